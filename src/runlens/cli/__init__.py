@@ -1,0 +1,58 @@
+"""The `runlens` command: thin wrappers that parse, call the library and print.
+
+Subcommands live in their own modules and are imported only when invoked, so
+`runlens --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+# command name -> (module, attribute, one-line help)
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("runlens.cli.run", "run_command", "Run a plugin on an input and validate the result."),
+    "validate": (
+        "runlens.cli.validate",
+        "validate_command",
+        "Run the Stop validators on an existing workspace.",
+    ),
+    "runs": ("runlens.cli.runs", "runs_command", "List past runs."),
+    "show": ("runlens.cli.runs", "show_command", "Show one run: status, plan, findings, events."),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = _COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _ = entry
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            return None
+        command: click.Command = getattr(module, attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, _, help_text) in _COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="runlens")
+def cli() -> None:
+    """RunLens: agent runs that complete only when their deliverables hold up."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point. Usage errors exit 2 (click's convention, matching SPEC section 10)."""
+    return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="runlens")

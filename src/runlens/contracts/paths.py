@@ -1,0 +1,105 @@
+"""The dotted-path rule language of artifact contracts.
+
+`items.sentiment` names the `sentiment` of every element of `items`: a list met on the way is
+walked element by element. Every match carries its concrete location, e.g. `items[3].sentiment`,
+so a finding can point at the exact value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One place a dotted path leads to. `found` is False when the last key is absent."""
+
+    location: str
+    value: Any
+    found: bool = True
+
+
+def split(path: str) -> tuple[str, ...]:
+    return tuple(part for part in path.split(".") if part)
+
+
+def _join(location: str, key: str) -> str:
+    return f"{location}.{key}" if location else key
+
+
+def walk(document: Any, path: str | tuple[str, ...]) -> Iterator[Match]:
+    """Yield every value the path leads to, lists walked element by element.
+
+    A key missing from an object yields a `Match` with `found=False` at that location, so
+    callers can tell "absent" from "present but null". Values of the wrong shape on the way
+    (a string where an object was expected) end that branch silently; JSON Schema rules are
+    the place to require shapes.
+    """
+    keys = split(path) if isinstance(path, str) else path
+    yield from _walk(document, keys, "")
+
+
+def _walk(node: Any, keys: tuple[str, ...], location: str) -> Iterator[Match]:
+    if isinstance(node, list):
+        for index, element in enumerate(node):
+            yield from _walk(element, keys, f"{location}[{index}]")
+        return
+    if not keys:
+        yield Match(location, node)
+        return
+    if not isinstance(node, dict):
+        return
+    head, rest = keys[0], keys[1:]
+    child = node.get(head, _MISSING)
+    if child is _MISSING:
+        yield Match(_join(location, head), None, found=False)
+        return
+    if not rest:
+        yield Match(_join(location, head), child)
+        return
+    yield from _walk(child, rest, _join(location, head))
+
+
+def common_prefix(first: str, second: str) -> tuple[str, ...]:
+    """The leading keys two dotted paths share (the list their values sit in)."""
+    prefix: list[str] = []
+    for a, b in zip(split(first), split(second), strict=False):
+        if a != b:
+            break
+        prefix.append(a)
+    return tuple(prefix)
+
+
+def walk_pairs(
+    document: Any, first: str, second: str
+) -> Iterator[tuple[Match, Match]]:
+    """Pair the values of two paths that sit in the same item.
+
+    For `items.evidence_text` and `items.feedback_id`, yields one pair per element of `items`.
+    Only the first value of each relative path in an item is used.
+    """
+    prefix = common_prefix(first, second)
+    if len(prefix) == len(split(first)) or len(prefix) == len(split(second)):
+        prefix = prefix[:-1]
+    rest_first = split(first)[len(prefix) :]
+    rest_second = split(second)[len(prefix) :]
+    containers = (
+        [Match("", document)]
+        if not prefix
+        else [m for m in walk(document, prefix) if m.found]
+    )
+    for container in containers:
+        elements = (
+            [(f"{container.location}[{i}]", e) for i, e in enumerate(container.value)]
+            if isinstance(container.value, list)
+            else [(container.location, container.value)]
+        )
+        for location, element in elements:
+            a = next(_walk(element, rest_first, location), None)
+            b = next(_walk(element, rest_second, location), None)
+            if a is not None and b is not None:
+                yield a, b

@@ -1,0 +1,1 @@
+"""Hooks on runtime events, and the built-in Stop validators."""

@@ -1,0 +1,1 @@
+"""Model providers behind one interface and one neutral message format."""

@@ -1,0 +1,13 @@
+"""The plugin interface and plugin loading."""
+
+from runlens.plugins.base import CriterionKind, PlanStep, Plugin, SuccessCriterion
+from runlens.plugins.loader import available_plugins, load_plugin
+
+__all__ = [
+    "CriterionKind",
+    "PlanStep",
+    "Plugin",
+    "SuccessCriterion",
+    "available_plugins",
+    "load_plugin",
+]
