@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from runlens.contracts import ArtifactContract
@@ -62,6 +63,8 @@ class Plugin:
     id_column: str = "id"
     text_column: str = "text"
     extra_validators: tuple[object, ...] = field(default=())
+    #: Rich-printable text summarising a completed run's deliverables for the terminal.
+    describe_result: Callable[[Path], object] | None = None
 
     def contract(self, artifact_name: str) -> ArtifactContract | None:
         return next((c for c in self.contracts if c.name == artifact_name), None)

@@ -34,6 +34,9 @@ class ToolContext:
     on_evidence_index: Callable[[Path], None] | None = None
     #: Publishes a plugin-specific event (e.g. a batch finished) into the run's event stream.
     emit: Callable[[str, dict[str, Any]], None] | None = None
+    #: Makes a model call through the run's retries and records (e.g. one analysis batch):
+    #: `await call_model(messages, tools, purpose="batch")`.
+    call_model: Callable[..., Awaitable[Any]] | None = None
     #: Per-run scratch state for tools (e.g. a cached CSV table). Never shown to the model.
     state: dict[str, Any] = field(default_factory=dict)
 

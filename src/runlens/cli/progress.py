@@ -1,0 +1,78 @@
+"""Live progress of a run for a person at a terminal: plan steps, the tool being called."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from runlens.plugins.base import PlanStep
+from runlens.records.events import Event
+
+_ICONS = {"pending": ("○", "dim"), "completed": ("✓", "green"), "failed": ("✗", "red")}
+
+
+class RunProgress:
+    """An event subscriber that redraws a small live view; plain lines when not a terminal."""
+
+    def __init__(self, console: Console, steps: tuple[PlanStep, ...]) -> None:
+        self.console = console
+        self.steps = steps
+        self.status = {step.step_id: "pending" for step in steps}
+        self.activity = "starting"
+        self.tool_calls = 0
+        self.turns = 0
+        self._live: Live | None = None
+
+    def __enter__(self) -> RunProgress:
+        if self.console.is_terminal:
+            self._live = Live(
+                self._render(), console=self.console, refresh_per_second=8, transient=True
+            )
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.__exit__(*exc)
+            self._live = None
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        if event.type == "plan.step.updated":
+            self.status[data["step_id"]] = data["status"]
+            if self._live is None:
+                self.console.print(f"  {data['step_id']}: {data['status']}", highlight=False)
+        elif event.type == "tool.called":
+            self.tool_calls += 1
+            self.activity = f"calling {data.get('name')}"
+        elif event.type == "model.called":
+            self.turns += 1 if data.get("purpose", "turn") == "turn" else 0
+            self.activity = "waiting for the model"
+        elif event.type == "batch.completed":
+            self.activity = f"analysed batch {data.get('batch')} of {data.get('batches')}"
+        elif event.type == "run.validating":
+            self.activity = "validating deliverables"
+        elif event.type == "repair.requested":
+            self.activity = f"repair round {data.get('round')}: model fixing findings"
+        if self._live is not None:
+            self._live.update(self._render())
+
+    def _render(self) -> Group:
+        table = Table.grid(padding=(0, 1))
+        for step in self.steps:
+            status = self.status[step.step_id]
+            if status == "running":
+                icon: Any = Spinner("dots", style="cyan")
+            else:
+                symbol, style = _ICONS[status]
+                icon = Text(symbol, style=style)
+            table.add_row(icon, Text(step.title, style="bold" if status == "running" else ""))
+        footer = Text(
+            f"{self.activity} · turns {self.turns} · tool calls {self.tool_calls}", style="dim"
+        )
+        return Group(table, footer)

@@ -1,0 +1,185 @@
+"""`runlens run PLUGIN INPUT`: run a plugin, show progress, print the verdict."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import click
+
+EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+_SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RUNLENS_OPENAI_API_KEY")
+
+
+@click.command("run")
+@click.argument("plugin_name", metavar="PLUGIN")
+@click.argument("input_file", metavar="INPUT", type=click.Path(path_type=Path))
+@click.option(
+    "--model",
+    "model_spec",
+    default="offline",
+    show_default=True,
+    help="offline, scripted:PATH, openai:MODEL or anthropic:MODEL.",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Run folder (default: $RUNLENS_HOME or ./runlens-runs, then the run id).",
+)
+@click.option(
+    "--repair-turns",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Rounds in which validation findings go back to the model to fix.",
+)
+@click.option(
+    "--hooks",
+    "hooks_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="JSON file of command hooks (PreToolUse, PostToolUse, Stop, ...).",
+)
+@click.option("--max-turns", type=click.IntRange(min=1), default=None)
+@click.option("--max-tool-calls", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--wall-time",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds before the run is stopped.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
+def run_command(
+    plugin_name: str,
+    input_file: Path,
+    model_spec: str,
+    workspace: Path | None,
+    repair_turns: int,
+    hooks_file: Path | None,
+    max_turns: int | None,
+    max_tool_calls: int | None,
+    wall_time: float | None,
+    as_json: bool,
+) -> None:
+    """Run PLUGIN on INPUT and validate every deliverable before calling it completed.
+
+    Exit code 0 when the run completed, 1 when it failed or was cancelled, 2 for a usage error.
+    """
+    from runlens.cli.common import exit_on_user_error
+
+    run = exit_on_user_error()(_prepare)(
+        plugin_name,
+        input_file,
+        model_spec,
+        workspace,
+        repair_turns,
+        hooks_file,
+        max_turns,
+        max_tool_calls,
+        wall_time,
+    )
+    raise SystemExit(_execute(run, as_json))
+
+
+def _prepare(
+    plugin_name: str,
+    input_file: Path,
+    model_spec: str,
+    workspace: Path | None,
+    repair_turns: int,
+    hooks_file: Path | None,
+    max_turns: int | None,
+    max_tool_calls: int | None,
+    wall_time: float | None,
+):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from runlens.errors import UserError
+    from runlens.hooks.command import load_hooks_file
+    from runlens.models.registry import ModelContext, resolve_model
+    from runlens.plugins import load_plugin
+    from runlens.records.store import new_run_id, runs_home
+    from runlens.runtime.loop import LoopLimits
+    from runlens.runtime.run import Run, RunSettings
+
+    plugin = load_plugin(plugin_name)
+    if not input_file.is_file():
+        raise UserError(f"input file not found: {input_file}")
+    model = resolve_model(model_spec, ModelContext(plugin=plugin))
+    limits = LoopLimits()
+    overrides = {
+        "max_turns": max_turns,
+        "max_tool_calls": max_tool_calls,
+        "wall_time_seconds": wall_time,
+    }
+    limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
+    settings = RunSettings(
+        limits=limits,
+        repair_turns=repair_turns,
+        command_hooks=tuple(load_hooks_file(hooks_file)) if hooks_file else (),
+        secrets=tuple(v for v in (os.environ.get(n) for n in _SECRET_VARIABLES) if v),
+    )
+    run_id = new_run_id()
+    return Run(
+        plugin=plugin,
+        input_path=input_file,
+        model=model,
+        workspace=workspace or runs_home() / run_id,
+        settings=settings,
+        run_id=run_id,
+    )
+
+
+def _execute(run, as_json: bool) -> int:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from runlens.cli.progress import RunProgress
+
+    console = Console(stderr=True)
+    progress = RunProgress(console, run.plugin.plan)
+    if not as_json:
+        run.events.subscribe(progress)
+        console.print(
+            f"[bold]RunLens[/] {run.plugin.name} · model {run.model.spec} · run {run.run_id}",
+            highlight=False,
+        )
+
+    async def go():  # type: ignore[no-untyped-def]
+        try:
+            return await run.execute()
+        finally:
+            await run.model.aclose()
+
+    try:
+        if as_json:
+            result = asyncio.run(go())
+        else:
+            with progress:
+                result = asyncio.run(go())
+    except KeyboardInterrupt:
+        console.print(f"\n[yellow]Run cancelled.[/] Records kept in {run.workspace.root}")
+        if as_json:
+            click.echo(json.dumps(run.result().to_json(), ensure_ascii=False))
+        return EXIT_FAILED
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        _print_verdict(result, run)
+    return EXIT_COMPLETED if result.status == "completed" else EXIT_FAILED
+
+
+def _print_verdict(result, run) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from runlens.cli.render import render_verdict
+
+    console = Console()
+    render_verdict(console, result, run.plugin.contracts, verdict=result.status.upper())
+    if run.plugin.describe_result is not None and result.status == "completed":
+        summary = run.plugin.describe_result(result.workspace)
+        if summary:
+            console.print(summary)
+    console.print(f"Workspace: [bold]{result.workspace}[/]", highlight=False)

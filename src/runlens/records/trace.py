@@ -1,0 +1,142 @@
+"""The run's trace: OpenTelemetry-shaped spans derived from the event stream.
+
+Span and attribute names follow the OpenTelemetry GenAI semantic conventions where they exist
+(`invoke_agent`, `chat`, `execute_tool`, `gen_ai.*`); validators get `validate {name}` spans.
+The trace is built once, at the end of the run, from the events already in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from runlens.records.events import Event
+
+_NANOS = 1_000_000_000
+
+
+def _span_id(run_id: str, key: str) -> str:
+    return hashlib.sha256(f"{run_id}/{key}".encode()).hexdigest()[:16]
+
+
+def _nanos(seconds: float) -> int:
+    return int(seconds * _NANOS)
+
+
+def build_trace(
+    run_id: str, events: list[Event], *, plugin: str, model: str, status: str
+) -> dict[str, Any]:
+    """Spans for the run, each model call, tool call and validator, parent-linked."""
+    trace_id = hashlib.sha256(run_id.encode()).hexdigest()[:32]
+    root_id = _span_id(run_id, "run")
+    spans: list[dict[str, Any]] = []
+    open_tools: dict[str, Event] = {}
+    start = events[0].at if events else 0.0
+    end = events[-1].at if events else 0.0
+    provider = model.split(":", 1)[0]
+    for event in events:
+        data = event.data
+        if event.type == "model.called":
+            began = event.at - float(data.get("duration_ms", 0)) / 1000
+            attributes = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": provider,
+                "gen_ai.request.model": model,
+                "gen_ai.response.finish_reasons": [data.get("finish_reason") or "stop"],
+                "runlens.turn": data.get("turn"),
+                "runlens.purpose": data.get("purpose", "turn"),
+            }
+            for key in ("input_tokens", "output_tokens"):
+                if data.get(key) is not None:
+                    attributes[f"gen_ai.usage.{key}"] = data[key]
+            spans.append(
+                _span(
+                    trace_id,
+                    _span_id(run_id, f"model/{event.seq}"),
+                    root_id,
+                    f"chat {model}",
+                    began,
+                    event.at,
+                    attributes,
+                )
+            )
+        elif event.type == "tool.called":
+            open_tools[str(data.get("tool_call_id"))] = event
+        elif event.type in ("tool.completed", "tool.failed"):
+            call_id = str(data.get("tool_call_id"))
+            opened = open_tools.pop(call_id, event)
+            spans.append(
+                _span(
+                    trace_id,
+                    _span_id(run_id, f"tool/{opened.seq}"),
+                    root_id,
+                    f"execute_tool {data.get('name')}",
+                    opened.at,
+                    event.at,
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": data.get("name"),
+                        "gen_ai.tool.call.id": call_id,
+                    },
+                    error=data.get("error") if event.type == "tool.failed" else None,
+                )
+            )
+        elif event.type == "validator.completed":
+            began = event.at - float(data.get("duration_ms", 0)) / 1000
+            spans.append(
+                _span(
+                    trace_id,
+                    _span_id(run_id, f"validator/{event.seq}"),
+                    root_id,
+                    f"validate {data.get('validator')}",
+                    began,
+                    event.at,
+                    {
+                        "runlens.validator": data.get("validator"),
+                        "runlens.findings": len(data.get("finding_codes", ())),
+                        "runlens.validation_round": data.get("round"),
+                    },
+                    error=data.get("summary") if data.get("blocked") else None,
+                )
+            )
+    root = _span(
+        trace_id,
+        root_id,
+        None,
+        f"invoke_agent {plugin}",
+        start,
+        end,
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": plugin,
+            "gen_ai.request.model": model,
+            "runlens.run_id": run_id,
+            "runlens.status": status,
+        },
+        error=None if status == "completed" else status,
+    )
+    return {"trace_id": trace_id, "resource": {"service.name": "runlens"}, "spans": [root, *spans]}
+
+
+def _span(
+    trace_id: str,
+    span_id: str,
+    parent_span_id: str | None,
+    name: str,
+    start: float,
+    end: float,
+    attributes: dict[str, Any],
+    *,
+    error: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "trace_id": trace_id,
+        "span_id": span_id,
+        "parent_span_id": parent_span_id,
+        "name": name,
+        "kind": "INTERNAL" if parent_span_id is None else "CLIENT",
+        "start_time_unix_nano": _nanos(start),
+        "end_time_unix_nano": _nanos(max(end, start)),
+        "attributes": {k: v for k, v in attributes.items() if v is not None},
+        "status": {"code": "ERROR", "message": error} if error else {"code": "OK"},
+    }

@@ -1,0 +1,100 @@
+"""Plan steps whose status moves with the run and settles at validation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from runlens.plugins.base import PlanStep
+
+StepStatus = Literal["pending", "running", "completed", "failed"]
+
+
+class PlanTracker:
+    """Keeps each step's status; every change is published as `plan.step.updated`."""
+
+    def __init__(
+        self, steps: Sequence[PlanStep], publish: Callable[[str, dict[str, Any]], object]
+    ) -> None:
+        self.steps = tuple(steps)
+        self.status: dict[str, StepStatus] = {step.step_id: "pending" for step in steps}
+        self._publish = publish
+
+    def set(self, step_id: str, status: StepStatus, reason: str | None = None) -> None:
+        if self.status.get(step_id) == status:
+            return
+        self.status[step_id] = status
+        data: dict[str, Any] = {"step_id": step_id, "status": status}
+        if reason:
+            data["reason"] = reason
+        self._publish("plan.step.updated", data)
+
+    def on_tool(self, tool_name: str, path: str | None = None) -> None:
+        """A tool call starts the step that owns the tool, or the artifact it writes."""
+        for step in self.steps:
+            owns_tool = tool_name in step.tools
+            owns_path = path is not None and any(
+                c.kind == "artifact_validated" and c.artifact == path for c in step.success_criteria
+            )
+            if (owns_tool or owns_path) and self.status[step.step_id] == "pending":
+                self.set(step.step_id, "running")
+
+    def on_evidence_index(self) -> None:
+        for step in self.steps:
+            if all(c.kind == "evidence_index_built" for c in step.success_criteria):
+                self.set(step.step_id, "completed")
+
+    def settle(
+        self,
+        *,
+        index_built: bool,
+        artifacts: Mapping[str, str],
+        stop_passed: bool,
+        final: bool = True,
+    ) -> None:
+        """Give every step its verdict from the validation results.
+
+        With `final=False` (a repair round follows) only failures are published, so the model
+        and the events see which steps still need work.
+        """
+        for step in self.steps:
+            failed = [
+                c.describe()
+                for c in step.success_criteria
+                if not _holds(c.kind, c.artifact, index_built, artifacts, stop_passed)
+            ]
+            if failed:
+                self.set(step.step_id, "failed", "not met: " + ", ".join(failed))
+            elif final:
+                self.set(step.step_id, "completed")
+
+    def fail_open_steps(self, reason: str) -> None:
+        """On a failure before validation: the steps that were under way failed."""
+        for step in self.steps:
+            if self.status[step.step_id] == "running":
+                self.set(step.step_id, "failed", reason)
+
+    def as_records(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": step.step_id,
+                "title": step.title,
+                "status": self.status[step.step_id],
+                "success_criteria": [c.describe() for c in step.success_criteria],
+            }
+            for step in self.steps
+        ]
+
+
+def _holds(
+    kind: str,
+    artifact: str | None,
+    index_built: bool,
+    artifacts: Mapping[str, str],
+    stop_passed: bool,
+) -> bool:
+    if kind == "evidence_index_built":
+        return index_built
+    if kind == "artifact_validated":
+        return artifacts.get(artifact or "") == "validated"
+    return stop_passed

@@ -1,0 +1,512 @@
+"""One run of a plugin on one input with one model: from `created` to a terminal state.
+
+The flow is one-way: input tool -> Evidence Index -> AgentLoop -> final answer -> Stop
+validators -> status, events, manifest. Every record is derived from the event stream, and
+every record is written whatever the outcome (SPEC sections 2, 7 and 11).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runlens.errors import InputError, ProviderError, UserError
+from runlens.hooks.command import CommandHook, register_command_hooks
+from runlens.hooks.findings import Finding
+from runlens.hooks.manager import HookEvent, HookManager
+from runlens.hooks.validators.base import ValidationContext
+from runlens.models.base import Model
+from runlens.models.messages import Message, SystemMessage, UserMessage
+from runlens.models.retry import RetryPolicy
+from runlens.plugins.base import Plugin
+from runlens.records.events import EventLog, Subscriber
+from runlens.records.manifest import build_manifest
+from runlens.records.metrics import MetricsCollector
+from runlens.records.store import new_run_id, utc_now
+from runlens.records.trace import build_trace
+from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimits
+from runlens.runtime.plan import PlanTracker
+from runlens.runtime.prompt import build_system_prompt
+from runlens.runtime.repair import repair_message
+from runlens.runtime.state import RunStatus, check_transition
+from runlens.tools.base import ToolContext
+from runlens.tools.files import FILE_TOOLS
+from runlens.tools.registry import ToolRegistry
+from runlens.tools.workspace import Workspace, write_atomic
+from runlens.validation import (
+    ValidationReport,
+    aggregate,
+    builtin_validators,
+    load_validator_plugins,
+)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything that shapes a run besides plugin, input and model. Passed explicitly."""
+
+    limits: LoopLimits = field(default_factory=LoopLimits)
+    repair_turns: int = 0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    hook_timeout: float = 30.0
+    command_hooks: tuple[CommandHook, ...] = ()
+    #: Values (API keys) that must never appear in any record.
+    secrets: tuple[str, ...] = ()
+    #: Load validators registered by other packages under `runlens.validators`.
+    validator_plugins: bool = True
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    status: RunStatus
+    error_message: str | None
+    workspace: Path
+    artifacts: dict[str, str]
+    findings: tuple[Finding, ...]
+    metrics: dict[str, Any]
+
+    quotes: tuple[Any, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.status is RunStatus.COMPLETED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status.value,
+            "error_message": self.error_message,
+            "workspace": str(self.workspace),
+            "artifacts": self.artifacts,
+            "findings": [finding.model_dump() for finding in self.findings],
+            "metrics": self.metrics,
+        }
+
+
+class Run:
+    """Owns one run's state and records. Use `execute()` once."""
+
+    def __init__(
+        self,
+        *,
+        plugin: Plugin,
+        input_path: Path,
+        model: Model,
+        workspace: Path,
+        settings: RunSettings | None = None,
+        run_id: str | None = None,
+        subscribers: Sequence[Subscriber] = (),
+    ) -> None:
+        if not input_path.is_file():
+            raise UserError(f"input file not found: {input_path}")
+        self.plugin = plugin
+        self.model = model
+        self.settings = settings or RunSettings()
+        self.run_id = run_id or new_run_id()
+        self.source = input_path
+        self.workspace = Workspace(workspace)
+        if self.workspace.run_record.exists():
+            raise UserError(f"workspace already holds a run: {self.workspace.root}")
+        self.workspace.create()
+        self.status = RunStatus.CREATED
+        self.error_message: str | None = None
+        self.created_at = utc_now()
+        self.finished_at: str | None = None
+        self.index_sha256: str | None = None
+        self.report: ValidationReport | None = None
+        self.metrics = MetricsCollector()
+        self.events = EventLog(
+            self.workspace.events,
+            self.run_id,
+            subscribers=[self.metrics, *subscribers],
+            redact=self._redactor(),
+        )
+        self.plan = PlanTracker(plugin.plan, self.events.publish)
+        self.hooks = HookManager(default_timeout=self.settings.hook_timeout)
+        self.input_path = self.workspace.copy_input(input_path)
+        self.events.publish(
+            "run.created",
+            {
+                "plugin": plugin.name,
+                "model": model.spec,
+                "input": input_path.name,
+                "workspace": str(self.workspace.root),
+            },
+        )
+        self._write_run_record()
+
+    # -- public -----------------------------------------------------------------------------
+
+    async def execute(self) -> RunResult:
+        try:
+            await self._execute()
+        except asyncio.CancelledError:
+            self._finish_cancelled("cancelled by the user")
+            raise
+        except InputError as error:
+            self.plan.set(self.plugin.plan[0].step_id, "failed", str(error))
+            self._fail_early(f"input error: {error}")
+        except ProviderError as error:
+            self._fail_early(f"model provider error: {error}")
+        except Exception as error:
+            self._fail_early(f"internal error: {type(error).__name__}: {error}")
+            self._finalize()
+            raise
+        await self._run_end()
+        self._finalize()
+        return self.result()
+
+    async def _run_end(self) -> None:
+        payload = {
+            **self._hook_payload(),
+            "status": self.status.value,
+            "error_message": self.error_message,
+        }
+        for outcome in await self.hooks.dispatch(HookEvent.RUN_END, payload):
+            if outcome.error:
+                self.events.publish(
+                    "hook.failed", {"event": "RunEnd", "hook": outcome.hook, "error": outcome.error}
+                )
+
+    def result(self) -> RunResult:
+        report = self.report
+        return RunResult(
+            run_id=self.run_id,
+            status=self.status,
+            error_message=self.error_message,
+            workspace=self.workspace.root,
+            artifacts=self._artifact_statuses(),
+            findings=tuple(report.findings) if report else (),
+            metrics=self.metrics.as_dict(),
+            quotes=tuple(report.quotes) if report else (),
+        )
+
+    # -- the run ----------------------------------------------------------------------------
+
+    async def _execute(self) -> None:
+        context = ToolContext(
+            run_id=self.run_id,
+            workspace=self.workspace,
+            input_path=self.input_path,
+            model=self.model,
+            on_evidence_index=self._on_evidence_index,
+            emit=self.events.publish,
+        )
+        registry = ToolRegistry([*self.plugin.tools(context), *FILE_TOOLS])
+        self._register_hooks()
+        loop = AgentLoop(
+            model=self.model,
+            tools=registry,
+            hooks=self.hooks,
+            context=context,
+            events=self.events,
+            plan=self.plan,
+            limits=self.settings.limits,
+            retry=self.settings.retry,
+        )
+        context.call_model = loop.call_model
+        messages = self._opening_messages()
+        self._transition(RunStatus.RUNNING)
+        self.events.publish(
+            "run.started",
+            {"tools": list(registry.names), "repair_turns": self.settings.repair_turns},
+        )
+        await self.hooks.dispatch(HookEvent.RUN_START, self._hook_payload())
+        for validation_round in range(1, self.settings.repair_turns + 2):
+            outcome = await loop.run(messages)
+            if isinstance(outcome, LimitReached):
+                self._fail_early(outcome.reason)
+                return
+            assert isinstance(outcome, FinalAnswer)
+            report = await self._validate(validation_round)
+            if report.passed:
+                self._complete(report, validation_round)
+                return
+            if validation_round > self.settings.repair_turns:
+                self._fail_validation(report, validation_round)
+                return
+            self._request_repair(report, validation_round, messages)
+
+    def _opening_messages(self) -> list[Message]:
+        system_prompt = build_system_prompt(self.plugin)
+        write_atomic(self.workspace.runtime / "system_prompt.md", system_prompt.encode("utf-8"))
+        task = (
+            f"{self.plugin.task_prompt}\n\nThe input file is "
+            f"{self.workspace.relative(self.input_path)}. Start by calling "
+            f"{self.plugin.input_tool}."
+        )
+        return [SystemMessage(system_prompt), UserMessage(task)]
+
+    def _register_hooks(self) -> None:
+        validators = [*builtin_validators(self.plugin.contracts)]
+        validators.extend(self.plugin.extra_validators)  # type: ignore[arg-type]
+        if self.settings.validator_plugins:
+            validators.extend(load_validator_plugins())
+        for validator in validators:
+            self.hooks.register_validator(validator)
+        register_command_hooks(
+            self.hooks,
+            self.settings.command_hooks,
+            run_info={"session_id": self.run_id, "run_id": self.run_id, "plugin": self.plugin.name},
+            workspace=self.workspace.root,
+        )
+
+    async def _validate(self, validation_round: int) -> ValidationReport:
+        self._transition(RunStatus.VALIDATING)
+        self.events.publish("run.validating", {"round": validation_round})
+        context = ValidationContext(
+            workspace=self.workspace.root,
+            contracts=self.plugin.contracts,
+            expected_index_sha256=self.index_sha256,
+        )
+        results = await self.hooks.run_stop(context)
+        for result, seconds in results:
+            self.events.publish(
+                "validator.completed",
+                {
+                    "validator": result.validator,
+                    "round": validation_round,
+                    "blocked": result.blocked,
+                    "summary": result.summary,
+                    "finding_codes": [finding.code for finding in result.findings],
+                    "duration_ms": round(seconds * 1000, 3),
+                },
+            )
+        report = aggregate(
+            [result for result, _ in results], self.plugin.contracts, self.workspace.root
+        )
+        self.report = report
+        return report
+
+    def _settle_plan(self, report: ValidationReport, *, final: bool) -> None:
+        index_codes = {"evidence_index_missing", "evidence_index_tampered"}
+        index_ok = self.index_sha256 is not None and not any(
+            finding.code in index_codes for finding in report.findings
+        )
+        self.plan.settle(
+            index_built=index_ok, artifacts=report.artifacts, stop_passed=report.passed, final=final
+        )
+
+    def _publish_blocked(self, report: ValidationReport, validation_round: int) -> None:
+        blocking = sorted({finding.validator for finding in report.findings})
+        self.events.publish(
+            "hook.blocked",
+            {
+                "event": HookEvent.STOP.value,
+                "round": validation_round,
+                "hooks": blocking,
+                "hooks_blocked": len(blocking),
+                "reason": report.error_message,
+                "finding_count": len(report.findings),
+            },
+        )
+
+    def _publish_artifacts(self, report: ValidationReport, validation_round: int) -> None:
+        for name, status in report.artifacts.items():
+            findings = [f for f in report.findings if f.artifact == name]
+            event_type = "artifact.validated" if status == "validated" else "artifact.rejected"
+            self.events.publish(
+                event_type,
+                {
+                    "artifact": name,
+                    "status": status,
+                    "round": validation_round,
+                    "finding_codes": [finding.code for finding in findings],
+                },
+            )
+
+    def _complete(self, report: ValidationReport, validation_round: int) -> None:
+        self._transition(RunStatus.COMPLETED)
+        self._settle_plan(report, final=True)
+        self._publish_artifacts(report, validation_round)
+        self.events.publish("run.completed", {"round": validation_round})
+
+    def _fail_validation(self, report: ValidationReport, validation_round: int) -> None:
+        """SPEC section 7, in this order."""
+        message = report.error_message or "validation failed"
+        if self.settings.repair_turns:
+            used = validation_round - 1
+            message += f"; repair rounds exhausted ({used} of {self.settings.repair_turns} used)"
+        self._transition(RunStatus.FAILED, message)
+        self._settle_plan(report, final=True)
+        self._publish_blocked(report, validation_round)
+        self._publish_artifacts(report, validation_round)
+        self.events.publish(
+            "run.failed",
+            {"error_message": message, "phase": "validating", "round": validation_round},
+        )
+
+    def _request_repair(
+        self, report: ValidationReport, validation_round: int, messages: list[Message]
+    ) -> None:
+        self._settle_plan(report, final=False)
+        self._publish_blocked(report, validation_round)
+        self._publish_artifacts(report, validation_round)
+        remaining = self.settings.repair_turns - validation_round
+        self.events.publish(
+            "repair.requested",
+            {
+                "round": validation_round,
+                "remaining": remaining,
+                "finding_codes": [finding.code for finding in report.findings],
+            },
+        )
+        messages.append(UserMessage(repair_message(report, self.plugin.contracts, remaining)))
+        self._transition(RunStatus.RUNNING)
+
+    def _fail_early(self, message: str) -> None:
+        """Failure before validation: input error, provider error, loop limit, crash."""
+        if self.status.is_terminal:
+            return
+        self._transition(RunStatus.FAILED, message)
+        self.plan.fail_open_steps(message)
+        self.events.publish("run.failed", {"error_message": message, "phase": "running"})
+
+    def _finish_cancelled(self, reason: str) -> None:
+        if not self.status.is_terminal:
+            self._transition(RunStatus.CANCELLED, reason)
+            self.plan.fail_open_steps(reason)
+            self.events.publish("run.cancelled", {"reason": reason})
+        self._finalize()
+
+    # -- records ----------------------------------------------------------------------------
+
+    def _transition(self, target: RunStatus, error_message: str | None = None) -> None:
+        self.status = check_transition(self.status, target)
+        if error_message is not None:
+            self.error_message = error_message
+        if target.is_terminal:
+            self.finished_at = utc_now()
+        self._write_run_record()
+
+    def _on_evidence_index(self, path: Path) -> None:
+        self.index_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        self.events.publish(
+            "evidence.indexed", {"path": self.workspace.relative(path), "sha256": self.index_sha256}
+        )
+        self.plan.on_evidence_index()
+        self._write_run_record()
+
+    def _artifact_statuses(self) -> dict[str, str]:
+        if self.report is not None:
+            return dict(self.report.artifacts)
+        return {
+            contract.name: "not_validated"
+            if (self.workspace.root / contract.name).is_file()
+            else "missing"
+            for contract in self.plugin.contracts
+        }
+
+    def _run_record(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "plugin": self.plugin.name,
+            "model": self.model.spec,
+            "status": self.status.value,
+            "error_message": self.error_message,
+            "input": self.workspace.relative(self.input_path),
+            "plan": self.plan.as_records(),
+            "metrics": self.metrics.as_dict(),
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
+            "evidence_index_sha256": self.index_sha256,
+            "repair_turns": self.settings.repair_turns,
+            "limits": {
+                "max_turns": self.settings.limits.max_turns,
+                "max_tool_calls": self.settings.limits.max_tool_calls,
+                "wall_time_seconds": self.settings.limits.wall_time_seconds,
+            },
+        }
+
+    def _write_run_record(self) -> None:
+        text = json.dumps(self._run_record(), ensure_ascii=False, indent=2)
+        write_atomic(self.workspace.run_record, self._redact(text).encode("utf-8"))
+
+    def _finalize(self) -> None:
+        """Write the trace, the manifest and the final run record; close the event log."""
+        record = self._run_record()
+        trace = build_trace(
+            self.run_id,
+            self.events.events,
+            plugin=self.plugin.name,
+            model=self.model.spec,
+            status=self.status.value,
+        )
+        write_atomic(self.workspace.trace, self._dump(trace))
+        manifest = build_manifest(
+            run=record,
+            workspace=self.workspace.root,
+            contracts=self.plugin.contracts,
+            statuses=self.report.artifacts if self.report else None,
+            findings=self.report.findings if self.report else (),
+            input_name=self.input_path.name,
+            source_hash=self._source_hash(),
+        )
+        write_atomic(self.workspace.manifest, self._dump(manifest))
+        self._write_run_record()
+        self.events.close()
+
+    def _source_hash(self) -> str | None:
+        try:
+            index = json.loads(self.workspace.evidence_index.read_text(encoding="utf-8"))
+            return str(index["source_hash"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return hashlib.sha256(self.input_path.read_bytes()).hexdigest()
+
+    def _hook_payload(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "plugin": self.plugin.name,
+            "workspace": str(self.workspace.root),
+        }
+
+    def _dump(self, value: Any) -> bytes:
+        return self._redact(json.dumps(value, ensure_ascii=False, indent=2)).encode("utf-8")
+
+    def _redactor(self) -> Callable[[str], str] | None:
+        secrets = tuple(s for s in self.settings.secrets if len(s) >= 6)
+        if not secrets:
+            return None
+
+        def redact(text: str) -> str:
+            for secret in secrets:
+                text = text.replace(secret, "[REDACTED]")
+            return text
+
+        return redact
+
+    def _redact(self, text: str) -> str:
+        redact = self._redactor()
+        return redact(text) if redact else text
+
+
+async def run_plugin(
+    plugin: Plugin,
+    input_path: Path,
+    model: Model,
+    *,
+    workspace: Path,
+    settings: RunSettings | None = None,
+    subscribers: Sequence[Subscriber] = (),
+    run_id: str | None = None,
+) -> RunResult:
+    """Run `plugin` on `input_path` with `model` in `workspace` and return its result."""
+    run = Run(
+        plugin=plugin,
+        input_path=input_path,
+        model=model,
+        workspace=workspace,
+        settings=settings,
+        run_id=run_id,
+        subscribers=subscribers,
+    )
+    try:
+        return await run.execute()
+    finally:
+        await model.aclose()

@@ -1,0 +1,99 @@
+"""Looking tools up and calling them safely on the model's behalf.
+
+Everything a model can get wrong — an unknown tool, arguments that are not an object or fail the
+tool's JSON Schema, a tool that raises — becomes a `ToolOutcome` with `is_error=True` that goes
+back to the model. Only `InputError` (the run's input is unusable) and cancellation escape.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from runlens.errors import InputError, ToolError
+from runlens.models.messages import ToolCall, ToolSpec
+from runlens.tools.base import Tool, ToolContext
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    content: str
+    is_error: bool
+    error_kind: str | None = None  # unknown_tool | invalid_arguments | refused | tool_exception
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._validators: dict[str, Draft202012Validator] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            Draft202012Validator.check_schema(tool.parameters)
+            self._tools[tool.name] = tool
+            self._validators[tool.name] = Draft202012Validator(tool.parameters)
+        self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in self._tools.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def check_call(self, call: ToolCall) -> ToolOutcome | None:
+        """Return an error outcome when the call cannot run as sent, else None."""
+        if call.name not in self._tools:
+            known = ", ".join(self._tools)
+            return ToolOutcome(
+                f"unknown tool {call.name!r}; available tools: {known}", True, "unknown_tool"
+            )
+        if call.arguments is None:
+            reason = call.arguments_error or "arguments are not a JSON object"
+            return ToolOutcome(
+                f"invalid arguments for {call.name}: {reason}", True, "invalid_arguments"
+            )
+        error = best_match(self._validators[call.name].iter_errors(call.arguments))
+        if error is not None:
+            where = "/".join(str(part) for part in error.absolute_path) or "arguments"
+            return ToolOutcome(
+                f"invalid arguments for {call.name} at {where}: {error.message}",
+                True,
+                "invalid_arguments",
+            )
+        return None
+
+    async def invoke(self, context: ToolContext, call: ToolCall) -> ToolOutcome:
+        """Check the call, then run it."""
+        problem = self.check_call(call)
+        return problem if problem is not None else await self.run_checked(context, call)
+
+    async def run_checked(self, context: ToolContext, call: ToolCall) -> ToolOutcome:
+        """Run a call that `check_call` accepted."""
+        tool = self._tools[call.name]
+        arguments = call.arguments or {}
+        try:
+            result = tool.function(context, **arguments)
+            if inspect.isawaitable(result):
+                result = await result
+        except (InputError, KeyboardInterrupt):
+            raise
+        except ToolError as error:
+            return ToolOutcome(str(error), True, "refused")
+        except Exception as error:  # a tool bug must not crash the run; the model is told
+            return ToolOutcome(
+                f"{call.name} failed: {type(error).__name__}: {error}", True, "tool_exception"
+            )
+        return ToolOutcome(_as_text(result), False)
+
+
+def _as_text(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, ensure_ascii=False)

@@ -1,0 +1,96 @@
+"""Feedback Analysis: the first RunLens business plugin.
+
+Registered through the `runlens.plugins` entry point exactly as a third-party plugin would be,
+and built only on RunLens's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from runlens.plugins import PlanStep, Plugin, SuccessCriterion
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+
+if TYPE_CHECKING:
+    from runlens.models.base import Model
+    from runlens.tools.base import Tool, ToolContext
+
+NAME = "feedback-analysis"
+
+
+def _text(name: str) -> str:
+    return files("runlens_feedback").joinpath(name).read_text(encoding="utf-8")
+
+
+def _tools(context: ToolContext) -> Sequence[Tool]:
+    from runlens_feedback.tools import build_tools
+
+    return build_tools(context)
+
+
+def _offline_model() -> Model:
+    from runlens_feedback.offline import OfflineAnalyst
+
+    return OfflineAnalyst()
+
+
+PLAN = (
+    PlanStep(
+        "load_feedback",
+        "Load the feedback CSV and build the Evidence Index",
+        (SuccessCriterion("evidence_index_built"),),
+        tools=("read_feedback_csv",),
+    ),
+    PlanStep(
+        "analyze_feedback",
+        "Analyse every feedback row",
+        (SuccessCriterion("artifact_validated", ANALYSIS),),
+        tools=("analyze_feedback_batches",),
+    ),
+    PlanStep(
+        "build_backlog",
+        "Build the product backlog",
+        (SuccessCriterion("artifact_validated", BACKLOG),),
+    ),
+    PlanStep(
+        "write_report",
+        "Write the insight report",
+        (SuccessCriterion("artifact_validated", REPORT),),
+    ),
+    PlanStep(
+        "validate_deliverables",
+        "Validate every deliverable against its contract and the source",
+        (SuccessCriterion("stop_passed"),),
+    ),
+)
+
+
+def _build() -> Plugin:
+    return Plugin(
+        name=NAME,
+        description="Analyse product-feedback CSVs into an analysis, a backlog and a report.",
+        skill=_text("skill.md"),
+        prompt_fragments=tuple(
+            block.strip()
+            for block in _text("prompt_fragments.md").split("\n---\n")
+            if block.strip()
+        ),
+        contracts=CONTRACTS,
+        plan=PLAN,
+        tools=_tools,
+        input_tool="read_feedback_csv",
+        task_prompt=(
+            "Analyse the product feedback in the input CSV and write the three deliverables: "
+            f"{ANALYSIS}, {BACKLOG} and {REPORT}."
+        ),
+        offline_model=_offline_model,
+        id_column="feedback_id",
+        text_column="text",
+    )
+
+
+plugin = _build()
+
+__all__ = ["NAME", "PLAN", "plugin"]

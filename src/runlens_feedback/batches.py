@@ -1,0 +1,292 @@
+"""Analysing an input larger than any context window: one model call per batch of rows.
+
+Each batch is a short, focused conversation: the batch instructions, the rows as JSON lines,
+and one tool (`submit_batch_analysis`) whose arguments are the batch's items. The items are
+checked on the spot (every row covered once, enums, verbatim quotes) and the model gets one
+more attempt with the problems listed; rows still without a valid item are recorded in
+`failed_batches` with the reason, never a crash. Batches run with bounded concurrency, and the
+analysis file is written in input order whatever order they finish in.
+
+With 40 rows of a few hundred characters a batch stays far below an 8k-token context, and
+the main conversation only ever sees the aggregated summary, so the run's context does not
+grow with the input: 100,000 rows are 2,500 independent batch calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.resources import files
+from typing import Any
+
+from runlens.errors import ProviderError
+from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.models.messages import (
+    Message,
+    ModelResponse,
+    SystemMessage,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
+from runlens.tools.base import ToolContext
+from runlens.tools.workspace import write_atomic
+from runlens_feedback.aggregate import summarize_analysis
+from runlens_feedback.contracts import ANALYSIS, SENTIMENTS, SEVERITIES
+
+SUBMIT_TOOL = "submit_batch_analysis"
+MAX_ATTEMPTS = 2
+MAX_TEXT_CHARS = 2000
+_ITEM_FIELDS = (
+    "feedback_id",
+    "sentiment",
+    "severity",
+    "pain_point",
+    "evidence_text",
+    "theme",
+    "suggested_action",
+)
+
+SUBMIT_SPEC = ToolSpec(
+    name=SUBMIT_TOOL,
+    description="Submit the analysis of this batch: exactly one item per row of the batch.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "feedback_id": {"type": "string"},
+                        "sentiment": {"type": "string", "enum": list(SENTIMENTS)},
+                        "severity": {"type": "string", "enum": list(SEVERITIES)},
+                        "pain_point": {"type": "string"},
+                        "evidence_text": {"type": "string"},
+                        "theme": {"type": "string"},
+                        "suggested_action": {"type": "string"},
+                    },
+                    "required": [
+                        "feedback_id",
+                        "sentiment",
+                        "severity",
+                        "pain_point",
+                        "evidence_text",
+                    ],
+                },
+            }
+        },
+        "required": ["items"],
+    },
+)
+
+
+def batch_instructions() -> str:
+    return files("runlens_feedback").joinpath("batch_prompt.md").read_text(encoding="utf-8")
+
+
+@dataclass
+class BatchOutcome:
+    number: int
+    offset: int
+    rows: Sequence[Mapping[str, str]]
+    items: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def failure(self, id_column: str) -> dict[str, Any] | None:
+        covered = {item["feedback_id"] for item in self.items}
+        missing = [row[id_column] for row in self.rows if row[id_column] not in covered]
+        if not missing:
+            return None
+        reason = self.error or "; ".join(self.problems[:5]) or "no analysis returned"
+        return {
+            "batch": self.number,
+            "offset": self.offset,
+            "rows": len(self.rows),
+            "feedback_ids": missing,
+            "reason": reason,
+        }
+
+
+async def analyze_in_batches(
+    context: ToolContext,
+    table: CsvTable,
+    index: EvidenceIndex,
+    *,
+    id_column: str,
+    text_column: str,
+    batch_size: int,
+    concurrency: int,
+) -> dict[str, Any]:
+    """Analyse every row, write the analysis artifact, return the aggregated summary."""
+    if context.call_model is None:
+        raise RuntimeError("analyze_in_batches needs a run context with call_model")
+    offsets = range(0, table.total_rows, batch_size)
+    limiter = asyncio.Semaphore(concurrency)
+
+    async def one(number: int, offset: int) -> BatchOutcome:
+        async with limiter:
+            rows = table.page(offset, batch_size)["rows"]
+            outcome = await _run_batch(
+                context, index, rows, number, offset, id_column=id_column, text_column=text_column
+            )
+        _emit(context, outcome, len(offsets), id_column)
+        return outcome
+
+    outcomes = await asyncio.gather(*(one(n, o) for n, o in enumerate(offsets, start=1)))
+    items = [item for outcome in outcomes for item in outcome.items]
+    failed = [f for f in (o.failure(id_column) for o in outcomes) if f is not None]
+    document = {"items": items, "failed_batches": failed}
+    target = context.workspace.resolve_write(ANALYSIS)
+    write_atomic(target, json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8"))
+    return {
+        "analysis_path": ANALYSIS,
+        **summarize_analysis(
+            items, total_rows=table.total_rows, failed_batches=failed, source=table.source
+        ),
+    }
+
+
+def _emit(context: ToolContext, outcome: BatchOutcome, batches: int, id_column: str) -> None:
+    if context.emit is None:
+        return
+    failure = outcome.failure(id_column)
+    data = {
+        "batch": outcome.number,
+        "batches": batches,
+        "offset": outcome.offset,
+        "rows": len(outcome.rows),
+        "items": len(outcome.items),
+    }
+    if failure is None:
+        context.emit("batch.completed", data)
+    else:
+        context.emit(
+            "batch.failed",
+            {**data, "reason": failure["reason"], "unanalysed": len(failure["feedback_ids"])},
+        )
+
+
+def _rows_message(rows: Sequence[Mapping[str, str]], id_column: str, text_column: str) -> str:
+    lines = []
+    for row in rows:
+        entry = {id_column: row[id_column], text_column: row[text_column][:MAX_TEXT_CHARS]}
+        entry.update({k: v for k, v in row.items() if k not in entry and len(v) <= 40})
+        lines.append(json.dumps(entry, ensure_ascii=False))
+    return (
+        f"Analyse these {len(rows)} feedback rows and call {SUBMIT_TOOL} once with one "
+        "item per row:\n" + "\n".join(lines)
+    )
+
+
+async def _run_batch(
+    context: ToolContext,
+    index: EvidenceIndex,
+    rows: Sequence[Mapping[str, str]],
+    number: int,
+    offset: int,
+    *,
+    id_column: str,
+    text_column: str,
+) -> BatchOutcome:
+    assert context.call_model is not None
+    outcome = BatchOutcome(number, offset, rows)
+    messages: list[Message] = [
+        SystemMessage(batch_instructions()),
+        UserMessage(_rows_message(rows, id_column, text_column)),
+    ]
+    wanted = [row[id_column] for row in rows]
+    for _attempt in range(MAX_ATTEMPTS):
+        try:
+            response: ModelResponse = await context.call_model(
+                messages, [SUBMIT_SPEC], purpose="batch"
+            )
+        except ProviderError as error:
+            outcome.error = f"model provider error: {error}"
+            return outcome
+        accepted, problems = check_batch(response, wanted, index)
+        _merge(outcome, accepted, id_column)
+        outcome.problems = problems
+        if not problems:
+            return outcome
+        messages.extend(_retry_messages(response, problems))
+    return outcome
+
+
+def _merge(outcome: BatchOutcome, accepted: list[dict[str, Any]], id_column: str) -> None:
+    """Add newly accepted items; keep the batch's items in row order."""
+    known = {item["feedback_id"] for item in outcome.items}
+    outcome.items.extend(item for item in accepted if item["feedback_id"] not in known)
+    order = {row[id_column]: n for n, row in enumerate(outcome.rows)}
+    outcome.items.sort(key=lambda item: order.get(item["feedback_id"], len(order)))
+
+
+def _retry_messages(response: ModelResponse, problems: list[str]) -> list[Message]:
+    text = (
+        "Some items were not accepted; submit again with every problem fixed (quotes must "
+        "be copied verbatim from the row):\n- " + "\n- ".join(problems[:20])
+    )
+    calls = list(response.tool_calls)
+    if not calls:
+        return [response.to_message(), UserMessage(text)]
+    results: list[Message] = [
+        ToolResultMessage(call.tool_call_id, call.name, text, True) for call in calls
+    ]
+    return [response.to_message(), *results]
+
+
+def check_batch(
+    response: ModelResponse, wanted: Sequence[str], index: EvidenceIndex
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Split the submitted items into accepted ones and problems, one line each."""
+    submitted = _submitted_items(response)
+    if submitted is None:
+        return [], [f"no {SUBMIT_TOOL} call with an 'items' list was made"]
+    wanted_set = set(wanted)
+    accepted: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    for position, item in enumerate(submitted):
+        problem = _item_problem(item, wanted_set, index)
+        if problem is not None:
+            problems.append(f"items[{position}]: {problem}")
+        elif item["feedback_id"] not in accepted:
+            accepted[item["feedback_id"]] = {k: item[k] for k in _ITEM_FIELDS if k in item}
+    problems.extend(
+        f"no item for row {row_id}"
+        for row_id in wanted
+        if row_id not in accepted
+        and not any(p.startswith("items[") and row_id in p for p in problems)
+    )
+    return list(accepted.values()), problems
+
+
+def _submitted_items(response: ModelResponse) -> list[Any] | None:
+    for call in response.tool_calls:
+        if call.name == SUBMIT_TOOL and call.arguments is not None:
+            items = call.arguments.get("items")
+            if isinstance(items, list):
+                return items
+    return None
+
+
+def _item_problem(item: Any, wanted: set[str], index: EvidenceIndex) -> str | None:
+    if not isinstance(item, dict):
+        return "not an object"
+    feedback_id = item.get("feedback_id")
+    if not isinstance(feedback_id, str) or feedback_id not in wanted:
+        return f"feedback_id {feedback_id!r} is not a row of this batch"
+    if item.get("sentiment") not in SENTIMENTS:
+        return f"{feedback_id}: sentiment must be one of {', '.join(SENTIMENTS)}"
+    if item.get("severity") not in SEVERITIES:
+        return f"{feedback_id}: severity must be one of {', '.join(SEVERITIES)}"
+    if not isinstance(item.get("pain_point"), str) or not item["pain_point"].strip():
+        return f"{feedback_id}: pain_point must be a non-empty string"
+    quote = item.get("evidence_text")
+    if not isinstance(quote, str) or not quote.strip():
+        return f"{feedback_id}: evidence_text must be a non-empty verbatim quote"
+    if index.locate(feedback_id, quote) is None:
+        return f"{feedback_id}: evidence_text is not a verbatim fragment of the row's text"
+    return None

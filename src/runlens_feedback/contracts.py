@@ -1,0 +1,146 @@
+"""The Feedback Analysis deliverables, declared once (SPEC section 8).
+
+The same contracts drive the Stop validators, the manifest, the UI metadata and the part of the
+system prompt that tells a model what will be checked.
+"""
+
+from __future__ import annotations
+
+from runlens.contracts import ArtifactContract, EvidenceQuote, HeadingRules, JsonRules
+
+SENTIMENTS = ("positive", "neutral", "negative", "mixed")
+SEVERITIES = ("low", "medium", "high", "critical")
+PRIORITIES = ("P0", "P1", "P2", "P3")
+REPORT_HEADINGS = (
+    "# FeedbackLens Insight Report",
+    "## Product Context",
+    "## Executive Summary",
+    "## Top Pain Points",
+    "## Evidence",
+    "## Recommended Actions",
+    "## Risks And Unknowns",
+)
+
+ANALYSIS = "artifacts/feedback_analysis.json"
+BACKLOG = "artifacts/product_backlog.json"
+REPORT = "artifacts/insight_report.md"
+
+_NON_EMPTY_STRING = {"type": "string", "minLength": 1}
+
+ANALYSIS_CONTRACT = ArtifactContract(
+    name=ANALYSIS,
+    label="Feedback Analysis JSON",
+    description=(
+        "One item per analysed feedback row: sentiment, severity, the pain point in a few words "
+        "and a verbatim quote of the row as evidence; plus the batches that could not be analysed."
+    ),
+    audience="developer",
+    sensitivity="internal",
+    required=True,
+    schema=JsonRules(
+        required_fields=("items", "failed_batches"),
+        enum_fields={"items.sentiment": SENTIMENTS, "items.severity": SEVERITIES},
+    ),
+    json_schema={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "required": ["items", "failed_batches"],
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": [
+                        "feedback_id",
+                        "sentiment",
+                        "severity",
+                        "pain_point",
+                        "evidence_text",
+                    ],
+                    "properties": {
+                        "feedback_id": _NON_EMPTY_STRING,
+                        "sentiment": {"type": "string"},
+                        "severity": {"type": "string"},
+                        "pain_point": {"type": "string"},
+                        "evidence_text": {"type": "string"},
+                    },
+                },
+            },
+            "failed_batches": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["reason"],
+                    "properties": {"reason": _NON_EMPTY_STRING},
+                },
+            },
+        },
+    },
+    evidence_fields=("items.feedback_id",),
+    evidence_quotes=(EvidenceQuote(text="items.evidence_text", id="items.feedback_id"),),
+)
+
+BACKLOG_CONTRACT = ArtifactContract(
+    name=BACKLOG,
+    label="Product Backlog JSON",
+    description=(
+        "Prioritised backlog items, each citing the feedback ids that justify it, with testable "
+        "acceptance criteria and a success metric."
+    ),
+    audience="user",
+    sensitivity="internal",
+    required=True,
+    schema=JsonRules(required_fields=("items",), enum_fields={"items.priority": PRIORITIES}),
+    json_schema={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": [
+                        "title",
+                        "priority",
+                        "evidence_feedback_ids",
+                        "acceptance_criteria",
+                        "metric",
+                    ],
+                    "properties": {
+                        "title": _NON_EMPTY_STRING,
+                        "priority": {"type": "string"},
+                        "evidence_feedback_ids": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": _NON_EMPTY_STRING,
+                        },
+                        "acceptance_criteria": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": _NON_EMPTY_STRING,
+                        },
+                        "metric": _NON_EMPTY_STRING,
+                    },
+                },
+            },
+        },
+    },
+    evidence_fields=("items.evidence_feedback_ids",),
+)
+
+REPORT_CONTRACT = ArtifactContract(
+    name=REPORT,
+    label="Insight Report",
+    description=(
+        "The Markdown report a product manager reads: context, summary, top pain points with "
+        "verbatim evidence, recommended actions, risks and unknowns."
+    ),
+    audience="user",
+    sensitivity="internal",
+    required=True,
+    required_headings=REPORT_HEADINGS,
+    heading_rules=HeadingRules(ordered=True, unique=True),
+)
+
+CONTRACTS = (ANALYSIS_CONTRACT, BACKLOG_CONTRACT, REPORT_CONTRACT)
