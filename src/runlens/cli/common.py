@@ -1,0 +1,89 @@
+"""What every `runlens` command shares: turning user errors into exit code 2, printing JSON.
+
+A person's mistake (a missing workspace, an unknown plugin, a bad CSV) gets one line,
+`Error: <message>`, on stderr and exit code 2: never a traceback. Anything else is a bug and
+is allowed to show one.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
+
+import click
+
+from runlens.errors import InputError, UserError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+USAGE_EXIT_CODE = 2
+
+
+class UsageFailure(click.ClickException):
+    """A click error that exits 2, the code SPEC section 10 gives usage errors."""
+
+    exit_code = USAGE_EXIT_CODE
+
+
+def one_line(error: BaseException) -> str:
+    """The error's message on one line, with an input error's file/row/field if it lacks them."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    if isinstance(error, InputError):
+        places = [
+            f"{label} {value}"
+            for label, value in (("file", error.file), ("row", error.row), ("field", error.field))
+            if value is not None and str(value) not in message
+        ]
+        if places:
+            message += f" ({', '.join(places)})"
+    return message
+
+
+@contextmanager
+def usage_errors(*also: type[Exception]) -> Iterator[None]:
+    """Inside a click command: `UserError` (and the `also` types) exit 2 with one line.
+
+    `also` is for errors that are user input problems in that command but not in general,
+    e.g. `InputError` for `runlens validate --source` (a bad CSV is the user's input), while
+    `runlens run` records the same error as a failed run instead.
+    """
+    caught: tuple[type[Exception], ...] = (UserError, *also)
+    try:
+        yield
+    except caught as error:
+        raise UsageFailure(one_line(error)) from error
+
+
+def exit_on_user_error(
+    *also: type[Exception],
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorator form of `usage_errors` for a whole click callback."""
+
+    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(func)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            with usage_errors(*also):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def echo_json(payload: dict[str, Any]) -> None:
+    """Print exactly one JSON object on stdout (UTF-8 text kept readable)."""
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+__all__ = [
+    "USAGE_EXIT_CODE",
+    "UsageFailure",
+    "echo_json",
+    "exit_on_user_error",
+    "one_line",
+    "usage_errors",
+]

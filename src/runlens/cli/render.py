@@ -1,0 +1,143 @@
+"""Showing a validation verdict: a header, the artifacts, the findings (rich), or JSON.
+
+Shared by `runlens validate` and `runlens run`: everything takes a report-like object (a
+`ValidationReport`, or anything with the same read-only fields) and a rich `Console`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from runlens.contracts import ArtifactContract
+from runlens.hooks.findings import Finding
+
+#: Findings shown per artifact before "... and N more" (all of them are in `--json`).
+FINDINGS_SHOWN = 20
+
+_STATUS_STYLE = {"validated": "green", "rejected": "red", "missing": "yellow"}
+
+
+class ReportLike(Protocol):
+    """The read-only view of a verdict that rendering needs."""
+
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def findings(self) -> Sequence[Finding]: ...
+    @property
+    def artifacts(self) -> Mapping[str, str]: ...
+    @property
+    def error_message(self) -> str | None: ...
+    @property
+    def quotes(self) -> Sequence[Any]: ...
+
+
+def verdict_payload(report: ReportLike, status: str | None = None) -> dict[str, Any]:
+    """The `--json` object: `status`, `error_message`, `findings`, `artifacts`.
+
+    `status` defaults to `passed`/`failed`; `runlens run` passes the run's status and adds its
+    own keys (`run_id`, `workspace`, `metrics`) to the returned dict.
+    """
+    return {
+        "status": status or ("passed" if report.passed else "failed"),
+        "error_message": report.error_message,
+        "findings": [finding.model_dump(mode="json") for finding in report.findings],
+        "artifacts": dict(report.artifacts),
+    }
+
+
+def render_header(console: Console, report: ReportLike, verdict: str | None = None) -> None:
+    """`PASSED`/`FAILED` (or `verdict`), with the summary line when there is one."""
+    word = verdict or ("PASSED" if report.passed else "FAILED")
+    style = "bold green" if report.passed else "bold red"
+    counts = f"{len(report.findings)} finding(s), {len(report.quotes)} evidence quote(s) traced"
+    console.print(Text.assemble((word, style), "  ", counts))
+    if report.error_message:
+        console.print(Text(report.error_message, style="red"))
+
+
+def artifact_table(
+    artifacts: Mapping[str, str],
+    findings: Iterable[Finding],
+    contracts: Iterable[ArtifactContract] = (),
+) -> Table:
+    """One row per artifact: label, name, status, number of findings."""
+    labels = {contract.name: contract.display_name for contract in contracts}
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding.artifact] = counts.get(finding.artifact, 0) + 1
+    table = Table(title="Artifacts", title_justify="left")
+    table.add_column("Label")
+    table.add_column("Artifact", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
+    table.add_column("Findings", justify="right", no_wrap=True)
+    for name, status in artifacts.items():
+        table.add_row(
+            Text(labels.get(name, name)),
+            Text(name),
+            Text(status, style=_STATUS_STYLE.get(status, "")),
+            str(counts.get(name, 0)),
+        )
+    return table
+
+
+def findings_table(title: str, findings: Sequence[Finding], limit: int = FINDINGS_SHOWN) -> Table:
+    """The findings of one artifact: where (path), what (code) and why (message)."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("Path", overflow="fold")
+    table.add_column("Code", no_wrap=True)
+    table.add_column("Message", overflow="fold")
+    for finding in findings[:limit]:
+        table.add_row(Text(finding.path or "-"), Text(finding.code), Text(finding.message))
+    if len(findings) > limit:
+        more = f"... and {len(findings) - limit} more (all of them with --json)"
+        table.add_row("", "", Text(more, style="dim"))
+    return table
+
+
+def render_findings(
+    console: Console, findings: Sequence[Finding], order: Iterable[str] = ()
+) -> None:
+    """The findings grouped by the artifact they are attributed to, artifacts in `order` first."""
+    by_artifact: dict[str, list[Finding]] = {name: [] for name in order}
+    for finding in findings:
+        by_artifact.setdefault(finding.artifact, []).append(finding)
+    for artifact, group in by_artifact.items():
+        if group:
+            console.print(findings_table(f"Findings: {artifact or '(run)'}", group))
+
+
+def render_verdict(
+    console: Console,
+    report: ReportLike,
+    contracts: Iterable[ArtifactContract] = (),
+    *,
+    verdict: str | None = None,
+) -> None:
+    """The whole human-readable verdict: header, artifacts table, findings by artifact."""
+    render_header(console, report, verdict)
+    console.print(artifact_table(report.artifacts, report.findings, contracts))
+    render_findings(console, report.findings, report.artifacts)
+
+
+class RunResultLike(ReportLike, Protocol):
+    """A finished run as `runlens run` shows it: a verdict plus the run's status."""
+
+    @property
+    def status(self) -> Any: ...
+
+
+class HasContracts(Protocol):
+    @property
+    def contracts(self) -> Sequence[ArtifactContract]: ...
+
+
+def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContracts) -> None:
+    """The verdict of a run: its status (`COMPLETED`, `FAILED`, ...) instead of PASSED/FAILED."""
+    status = str(getattr(result.status, "value", result.status))
+    render_verdict(console, result, plugin.contracts, verdict=status.upper())

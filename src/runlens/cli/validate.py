@@ -1,0 +1,104 @@
+"""`runlens validate WORKSPACE`: run the Stop validators on an existing workspace.
+
+Exit codes: 0 when every validator passes, 1 when there are findings, 2 for a usage error
+(a missing workspace, an unknown plugin, an unreadable `runtime/run.json`, or a `--source`
+CSV that cannot be read: that CSV is the user's own input, so it is a usage error here).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from runlens.cli.common import echo_json, exit_on_user_error
+from runlens.cli.render import render_verdict, verdict_payload
+from runlens.errors import InputError, UserError
+from runlens.hooks.validators.base import EVIDENCE_INDEX
+from runlens.plugins import Plugin, load_plugin
+from runlens.validation import load_validator_plugins, plugin_validators, validate_workspace
+
+DEFAULT_PLUGIN = "feedback-analysis"
+RUN_RECORD = "runtime/run.json"
+
+
+def read_run_record(workspace: Path) -> dict[str, Any]:
+    """`runtime/run.json` as a dict; {} when the workspace has none (e.g. written by hand)."""
+    path = workspace / RUN_RECORD
+    if not path.is_file():
+        return {}
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as error:
+        raise UserError(f"{path} cannot be read as JSON: {error}") from error
+    if not isinstance(record, dict):
+        raise UserError(f"{path} must hold a JSON object")
+    return record
+
+
+def _expected_hash(record: dict[str, Any]) -> str | None:
+    value = record.get("evidence_index_sha256")
+    if value is not None and not isinstance(value, str):
+        raise UserError(f"{RUN_RECORD}: evidence_index_sha256 must be a string, got {value!r}")
+    return value or None
+
+
+def rebuild_index(workspace: Path, source: Path, plugin: Plugin) -> str:
+    """Build the Evidence Index from `source` into the workspace; return the file's sha256."""
+    from runlens.evidence import build_evidence_index  # only needed with --source
+
+    if not source.is_file():
+        raise UserError(f"source CSV not found: {source}")
+    index = build_evidence_index(
+        source,
+        id_column=plugin.id_column,
+        text_column=plugin.text_column,
+        source_name=source.name,
+    )
+    target = workspace / EVIDENCE_INDEX
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return index.write(target)
+
+
+@click.command("validate")
+@click.argument("workspace", type=click.Path(path_type=Path))
+@click.option(
+    "--plugin",
+    "plugin_name",
+    metavar="NAME",
+    help=f"Plugin whose contracts apply (default: the one in {RUN_RECORD}, else {DEFAULT_PLUGIN}).",
+)
+@click.option(
+    "--source",
+    type=click.Path(path_type=Path),
+    metavar="CSV",
+    help=f"Rebuild {EVIDENCE_INDEX} from this CSV first (the tamper check then uses it).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+@exit_on_user_error(InputError)
+def validate_command(
+    workspace: Path, plugin_name: str | None, source: Path | None, as_json: bool
+) -> None:
+    """Run the Stop validators on an existing WORKSPACE.
+
+    Exit 0 when all pass, 1 when there are findings, 2 for a usage error.
+    """
+    if not workspace.is_dir():
+        raise UserError(f"workspace not found: {workspace}")
+    record = read_run_record(workspace)
+    plugin = load_plugin(plugin_name or record.get("plugin") or DEFAULT_PLUGIN)
+    expected = _expected_hash(record)
+    if source is not None:
+        expected = rebuild_index(workspace, source, plugin)
+    extra = [*plugin_validators(plugin.extra_validators), *load_validator_plugins()]
+    report = validate_workspace(
+        workspace, plugin.contracts, expected_index_sha256=expected, extra=extra
+    )
+    if as_json:
+        echo_json(verdict_payload(report))
+    else:
+        render_verdict(Console(highlight=False), report, plugin.contracts)
+    raise click.exceptions.Exit(0 if report.passed else 1)

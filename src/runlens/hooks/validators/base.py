@@ -1,0 +1,210 @@
+"""What every Stop validator shares: its input, its result and the one-line summary.
+
+A validator reads the workspace, never changes it, and returns a `ValidatorResult`: the
+findings (each naming the artifact where the bad value sits) plus one summary line whose
+wording starts with the phrase the design article shows (`missing required files: ...`,
+`invalid priority: ...`, `missing evidence ids: ...`, `text mismatch: ...`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from runlens.contracts import ArtifactContract
+from runlens.hooks.findings import Finding, FindingCode
+
+EVIDENCE_INDEX = "runtime/evidence_index.json"
+
+#: How many items of one kind a summary lists before it says "and N more".
+SUMMARY_ITEMS = 5
+
+
+@dataclass(frozen=True)
+class ValidationContext:
+    """What a validator may look at: the workspace, the contracts, the expected index hash.
+
+    `expected_index_sha256` is the hash the run recorded when it wrote the Evidence Index
+    (`runtime/run.json` field `evidence_index_sha256`); None switches the tamper check off.
+    """
+
+    workspace: Path
+    contracts: tuple[ArtifactContract, ...]
+    expected_index_sha256: str | None = None
+
+    @property
+    def evidence_index_path(self) -> Path:
+        return self.workspace / EVIDENCE_INDEX
+
+
+@dataclass(frozen=True)
+class QuoteLocation:
+    """Where an accepted evidence quote sits in its source row (character offsets, NFC text)."""
+
+    artifact: str
+    path: str
+    feedback_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ValidatorResult:
+    """One validator's verdict. It blocks exactly when it has findings.
+
+    `summary` is None when the validator passed, else one line for the run's `error_message`.
+    """
+
+    validator: str
+    findings: tuple[Finding, ...]
+    summary: str | None
+    quotes: tuple[QuoteLocation, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.findings)
+
+
+@runtime_checkable
+class Validator(Protocol):
+    """A Stop validator: reads the workspace described by the context, returns findings."""
+
+    name: str
+
+    def validate(self, context: ValidationContext) -> ValidatorResult: ...
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One entry of a summary line: `head: item, item (tail)` once grouped.
+
+    Problems with the same head and tail are listed together, so ten bad priorities read as
+    one `invalid priority: ...` entry rather than ten.
+    """
+
+    head: str
+    item: str
+    tail: str = ""
+
+
+def summarize(problems: Iterable[Problem], limit: int = SUMMARY_ITEMS) -> str:
+    """Group problems by (head, tail), keep first-seen order, drop repeats, cap each list."""
+    groups: dict[tuple[str, str], dict[str, None]] = {}
+    for problem in problems:
+        groups.setdefault((problem.head, problem.tail), {})[problem.item] = None
+    parts = []
+    for (head, tail), items in groups.items():
+        shown = list(items)[:limit]
+        listing = ", ".join(shown)
+        if len(items) > limit:
+            listing += f" and {len(items) - limit} more"
+        parts.append(f"{head}: {listing}" + (f" {tail}" if tail else ""))
+    # One line: an id or value quoted from an artifact may itself contain line breaks.
+    return " ".join("; ".join(parts).splitlines())
+
+
+@dataclass
+class Collector:
+    """Accumulates one validator's findings, summary problems and quote locations."""
+
+    validator: str
+    findings: list[Finding] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    quotes: list[QuoteLocation] = field(default_factory=list)
+
+    def add(
+        self,
+        artifact: str,
+        code: FindingCode,
+        message: str,
+        problem: Problem,
+        *,
+        path: str = "",
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        """Record one finding and the entry it contributes to the summary line."""
+        self.findings.append(
+            Finding(
+                validator=self.validator,
+                artifact=artifact,
+                code=code,
+                path=path,
+                message=message,
+                details=details or {},
+            )
+        )
+        self.problems.append(problem)
+
+    def result(self) -> ValidatorResult:
+        """The verdict: a summary line exactly when there are findings."""
+        summary = None
+        if self.findings:
+            summary = summarize(self.problems) or f"{self.validator}: {len(self.findings)} findings"
+        return ValidatorResult(self.validator, tuple(self.findings), summary, tuple(self.quotes))
+
+
+def file_problem(workspace: Path, artifact_name: str) -> str | None:
+    """Why `artifact_name` is not a usable regular file inside the workspace, or None if it is.
+
+    A directory is not a deliverable, and neither is a symlink that leads out of the
+    workspace: the model's tools could never have written its target.
+    """
+    path = workspace / artifact_name
+    if not path.exists():
+        return "does not exist" if not path.is_symlink() else "is a broken symlink"
+    if not path.is_file():
+        return "is a directory, not a file" if path.is_dir() else "is not a regular file"
+    if not path.resolve().is_relative_to(workspace.resolve()):
+        return "is a symlink that leads outside the workspace"
+    return None
+
+
+def artifact_file(workspace: Path, artifact_name: str) -> Path | None:
+    """The artifact's path when it is a regular file inside the workspace, else None."""
+    return None if file_problem(workspace, artifact_name) else workspace / artifact_name
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(path: Path) -> Any:
+    """Parse a JSON file strictly: UTF-8 (a BOM is allowed), no NaN or Infinity.
+
+    Raises `ValueError`: `json.JSONDecodeError` (with line and column), `UnicodeDecodeError`,
+    or a plain `ValueError` for a non-standard constant.
+    """
+    return json.loads(path.read_bytes().decode("utf-8-sig"), parse_constant=_reject_constant)
+
+
+def load_document(workspace: Path, artifact_name: str) -> tuple[bool, Any]:
+    """`(True, document)` when the artifact is a readable JSON file, else `(False, None)`.
+
+    Used by validators that need the parsed document but leave reporting an unreadable one to
+    the JSON validator, so one problem gives one finding.
+    """
+    path = artifact_file(workspace, artifact_name)
+    if path is None:
+        return False, None
+    try:
+        return True, parse_json(path)
+    except (ValueError, OSError):
+        return False, None
+
+
+def join_path(location: str, key: str) -> str:
+    """Append a key to a concrete location: `items[0]` + `priority` -> `items[0].priority`."""
+    return f"{location}.{key}" if location else key
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def show_value(value: Any, limit: int = 60) -> str:
+    """A value as JSON for messages, shortened: `"high"`, `42`, `null`."""
+    return shorten(json.dumps(value, ensure_ascii=False), limit)

@@ -1,0 +1,222 @@
+"""EvidenceCitationValidationHook: every cited id and quote traces back to the source CSV.
+
+Two artifacts agreeing with each other proves nothing: both can cite the same invented id.
+So every id at a contract's `evidence_fields` is looked up in the Evidence Index the input
+tool built from the CSV, and every quote at `evidence_quotes` must be a verbatim fragment of
+the text of the row its sibling id names (a fragment of some other row is still a mismatch).
+
+One pass over each artifact; each lookup is a dict access and a substring search in one row,
+so a hundred thousand citations cost linear time.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk, walk_pairs
+from runlens.errors import EvidenceIndexError
+from runlens.evidence import EvidenceIndex, file_sha256
+from runlens.hooks.findings import FindingCode
+from runlens.hooks.validators.base import (
+    EVIDENCE_INDEX,
+    Collector,
+    Problem,
+    QuoteLocation,
+    ValidationContext,
+    ValidatorResult,
+    artifact_file,
+    load_document,
+    show_value,
+)
+
+
+class EvidenceCitationValidator:
+    """Reports unknown ids, empty or non-verbatim quotes, and a missing or changed index."""
+
+    name = "EvidenceCitationValidationHook"
+
+    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
+        self.contracts = tuple(c for c in contracts if self.applies_to(c))
+
+    @staticmethod
+    def applies_to(contract: ArtifactContract) -> bool:
+        return bool(contract.evidence_fields or contract.evidence_quotes)
+
+    def validate(self, context: ValidationContext) -> ValidatorResult:
+        collector = Collector(self.name)
+        present = [c for c in self.contracts if artifact_file(context.workspace, c.name)]
+        if not present:
+            return collector.result()  # nothing cites anything (missing files are reported)
+        index = _open_index(context)
+        if isinstance(index, _Untrusted):
+            _report_untrusted(collector, index, present)
+            return collector.result()
+        for contract in present:
+            readable, document = load_document(context.workspace, contract.name)
+            if readable:  # an unparsable artifact is JsonOutputValidationHook's finding
+                _Checker(collector, index, contract).check(document)
+        return collector.result()
+
+
+@dataclass(frozen=True)
+class _Untrusted:
+    """Why the index cannot be used: the finding code, summary head and reason."""
+
+    code: FindingCode
+    head: str
+    reason: str
+
+
+def _open_index(context: ValidationContext) -> EvidenceIndex | _Untrusted:
+    path = context.evidence_index_path
+    if not path.is_file():
+        return _Untrusted("evidence_index_missing", "evidence index missing", "does not exist")
+    expected = (context.expected_index_sha256 or "").lower()
+    if expected and (actual := file_sha256(path)) != expected:
+        return _Untrusted(
+            "evidence_index_tampered",
+            "evidence index tampered",
+            f"has sha256 {actual[:12]}…, not the {expected[:12]}… recorded when the run wrote it",
+        )
+    try:
+        return EvidenceIndex.load(path)
+    except EvidenceIndexError as error:
+        return _Untrusted(
+            "evidence_index_missing", "evidence index missing", f"unreadable: {error}"
+        )
+
+
+def _report_untrusted(
+    collector: Collector, untrusted: _Untrusted, citing: Iterable[ArtifactContract]
+) -> None:
+    """Each citing artifact gets the finding (none of them can be verified, so each is
+    rejected); they share one summary entry, so the error message says it once."""
+    for contract in citing:
+        collector.add(
+            contract.name,
+            untrusted.code,
+            f"{EVIDENCE_INDEX} {untrusted.reason}: the evidence cited in {contract.name} "
+            "cannot be traced to the source",
+            Problem(untrusted.head, f"{EVIDENCE_INDEX} {untrusted.reason}"),
+            details={"index": EVIDENCE_INDEX},
+        )
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _elements(match: Match) -> Iterator[tuple[str, Any]]:
+    """An evidence field holds one id or a list of ids; yield each with its location."""
+    if isinstance(match.value, list):
+        for position, value in enumerate(match.value):
+            yield f"{match.location}[{position}]", value
+    else:
+        yield match.location, match.value
+
+
+class _Checker:
+    """Checks one artifact's citations against the index, adding to the shared collector."""
+
+    def __init__(
+        self, collector: Collector, index: EvidenceIndex, contract: ArtifactContract
+    ) -> None:
+        self.collector = collector
+        self.index = index
+        self.artifact = contract.name
+        self.id_paths = set(contract.evidence_fields)
+        self.contract = contract
+
+    def check(self, document: Any) -> None:
+        for field_path in self.contract.evidence_fields:
+            for match in walk(document, field_path):
+                if match.found:  # an absent field is a schema finding, not an evidence one
+                    for location, value in _elements(match):
+                        self.check_id(location, value)
+        for quote in self.contract.evidence_quotes:
+            for text_match, id_match in walk_pairs(document, quote.text, quote.id):
+                if text_match.found and id_match.found:
+                    self.check_quote(quote, text_match, id_match)
+
+    def check_id(self, location: str, value: Any) -> None:
+        """Report `value` unless it is an id of the index."""
+        if isinstance(value, str) and value in self.index:
+            return
+        if isinstance(value, str):
+            source = self.index.source or "the source"
+            message = f"{location} cites {show_value(value)}, but no row of {source} has that id"
+            problem = Problem("missing evidence ids", value or '""')
+        else:
+            message = f"{location} is {show_value(value)}, not an evidence id"
+            problem = Problem("invalid evidence ids", f"{self.artifact} {location}")
+        self.collector.add(
+            self.artifact,
+            "unknown_evidence_id",
+            message,
+            problem,
+            path=location,
+            details={"feedback_id": value},
+        )
+
+    def check_quote(self, quote: EvidenceQuote, text_match: Match, id_match: Match) -> None:
+        text, location, feedback_id = text_match.value, text_match.location, id_match.value
+        if isinstance(text, str) and not text.strip():
+            self.collector.add(
+                self.artifact,
+                "empty_evidence_text",
+                f"{location} is empty: evidence must quote the source",
+                Problem("empty evidence text", f"{self.artifact} {location}"),
+                path=location,
+                details={"feedback_id": feedback_id},
+            )
+            return
+        # An unknown id is reported once: at the evidence field when the contract declares
+        # it there, else here. Either way there is no row to compare the quote with.
+        known = isinstance(feedback_id, str) and feedback_id in self.index
+        if not known:
+            if quote.id not in self.id_paths:
+                self.check_id(id_match.location, feedback_id)
+            return
+        if not isinstance(text, str):
+            why = f"is {show_value(text)}, not a quoted string"
+            self.mismatch(location, feedback_id, why, text)
+            return
+        self.locate(quote, text, location, feedback_id)
+
+    def locate(self, quote: EvidenceQuote, text: str, location: str, feedback_id: str) -> None:
+        # Surrounding whitespace is not part of what was quoted; inside, the quote is verbatim.
+        fragment = text.strip()
+        span = self.index.locate(feedback_id, fragment)
+        if span is None:
+            why = f"is not a verbatim fragment of {feedback_id}"
+            self.mismatch(location, feedback_id, why, text)
+            return
+        length = len(_nfc(fragment))
+        if length < quote.min_length and not self.is_whole_text(fragment, feedback_id):
+            self.mismatch(
+                location,
+                feedback_id,
+                f"is {length} characters, shorter than the minimum of {quote.min_length}, "
+                f"and not the whole text of {feedback_id}",
+                text,
+            )
+            return
+        self.collector.quotes.append(
+            QuoteLocation(self.artifact, location, feedback_id, span.start, span.end)
+        )
+
+    def is_whole_text(self, fragment: str, feedback_id: str) -> bool:
+        return _nfc(fragment) == _nfc(self.index.text(feedback_id).strip())
+
+    def mismatch(self, location: str, feedback_id: str, why: str, quoted: Any) -> None:
+        self.collector.add(
+            self.artifact,
+            "evidence_text_mismatch",
+            f"{location} {why}",
+            Problem("text mismatch", f"{self.artifact} {location} {why}"),
+            path=location,
+            details={"feedback_id": feedback_id, "quote": quoted},
+        )

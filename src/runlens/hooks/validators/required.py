@@ -1,0 +1,44 @@
+"""RequiredOutputValidationHook: every required artifact exists as a regular file.
+
+A model saying "the report is written" only ends the loop; this checks the workspace itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from runlens.contracts import ArtifactContract
+from runlens.hooks.validators.base import (
+    Collector,
+    Problem,
+    ValidationContext,
+    ValidatorResult,
+    file_problem,
+)
+
+
+class RequiredOutputValidator:
+    """Reports `missing_file` for each required artifact that is not a usable file."""
+
+    name = "RequiredOutputValidationHook"
+
+    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
+        self.contracts = tuple(c for c in contracts if self.applies_to(c))
+
+    @staticmethod
+    def applies_to(contract: ArtifactContract) -> bool:
+        return contract.required
+
+    def validate(self, context: ValidationContext) -> ValidatorResult:
+        collector = Collector(self.name)
+        for contract in self.contracts:
+            reason = file_problem(context.workspace, contract.name)
+            if reason is not None:
+                collector.add(
+                    contract.name,
+                    "missing_file",
+                    f"required artifact {contract.name} {reason}",
+                    Problem("missing required files", contract.name),
+                    details={"label": contract.display_name, "reason": reason},
+                )
+        return collector.result()

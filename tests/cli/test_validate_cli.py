@@ -1,0 +1,266 @@
+"""`runlens validate`: the article's failure cases, the JSON shape, exit codes, --source."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runlens.cli import cli
+from runlens.evidence import build_evidence_index
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
+PARAPHRASE = "每周导出报告需要等待很长时间，影响团队协作效率。"
+
+
+def invoke(*args: object):
+    runner = CliRunner(env={"COLUMNS": "200"})
+    return runner.invoke(cli, ["validate", *map(str, args)], catch_exceptions=False)
+
+
+def verdict(*args: object):
+    result = invoke(*args, "--json")
+    return result.exit_code, json.loads(result.stdout)
+
+
+# --- the article's six failure cases ---------------------------------------------------------
+
+
+def only_two_files(ws):
+    ws.remove(REPORT)
+
+
+def lacks_required_field(ws):
+    del ws.analysis["failed_batches"]
+    ws.write()
+
+
+def priority_high(ws):
+    ws.backlog["items"][0]["priority"] = "high"
+    ws.write()
+
+
+def no_risks_section(ws):
+    ws.report = ws.report.replace("## Risks And Unknowns", "Risks and unknowns are many.")
+    ws.write()
+
+
+def both_cite_fb_999(ws):
+    ws.analysis["items"][0]["feedback_id"] = "fb_999"
+    ws.backlog["items"][1]["evidence_feedback_ids"] = ["fb_999"]
+    ws.write()
+
+
+def paraphrased_evidence(ws):
+    ws.analysis["items"][0]["evidence_text"] = PARAPHRASE
+    ws.write()
+
+
+ARTICLE_CASES = [
+    (only_two_files, "missing_file", {REPORT: "missing"}, f"missing required files: {REPORT}"),
+    (
+        lacks_required_field,
+        "missing_field",
+        {ANALYSIS: "rejected"},
+        "missing field: failed_batches",
+    ),
+    (priority_high, "invalid_enum", {BACKLOG: "rejected"}, 'invalid priority: "high" at'),
+    (no_risks_section, "missing_heading", {REPORT: "rejected"}, "missing headings: ## Risks"),
+    (
+        both_cite_fb_999,
+        "unknown_evidence_id",
+        {ANALYSIS: "rejected", BACKLOG: "rejected"},
+        "missing evidence ids: fb_999",
+    ),
+    (
+        paraphrased_evidence,
+        "evidence_text_mismatch",
+        {ANALYSIS: "rejected"},
+        f"text mismatch: {ANALYSIS} items[0].evidence_text is not a verbatim fragment of fb_001",
+    ),
+]
+
+
+@pytest.mark.parametrize(("breaks", "code", "statuses", "phrase"), ARTICLE_CASES)
+def test_each_article_failure_fails_validation(feedback_workspace, breaks, code, statuses, phrase):
+    breaks(feedback_workspace)
+    exit_code, payload = verdict(feedback_workspace.root)
+    assert exit_code == 1
+    assert payload["status"] == "failed"
+    assert {f["code"] for f in payload["findings"]} == {code}
+    assert payload["error_message"].startswith(phrase)
+    expected = {ANALYSIS: "validated", BACKLOG: "validated", REPORT: "validated", **statuses}
+    assert payload["artifacts"] == expected
+
+
+def test_a_passing_workspace(feedback_workspace):
+    result = invoke(feedback_workspace.root)
+    assert result.exit_code == 0, result.output
+    assert "PASSED" in result.stdout
+    assert "3 evidence quote(s) traced" in result.stdout
+    for label in ("Feedback Analysis JSON", "Product Backlog JSON", "Insight Report"):
+        assert label in result.stdout
+
+
+def test_the_human_verdict_lists_each_finding_with_its_location(feedback_workspace):
+    paraphrased_evidence(feedback_workspace)
+    priority_high(feedback_workspace)
+    result = invoke(feedback_workspace.root)
+    assert result.exit_code == 1
+    out = result.stdout
+    assert out.startswith("FAILED")
+    assert "rejected" in out
+    assert "validated" in out  # the report is untouched
+    for text in ("items[0].evidence_text", "evidence_text_mismatch", "items[0].priority"):
+        assert text in out
+    assert f"Findings: {BACKLOG}" in out
+
+
+def test_json_is_exactly_one_object_with_the_spec_keys(feedback_workspace):
+    priority_high(feedback_workspace)
+    result = invoke(feedback_workspace.root, "--json")
+    payload = json.loads(result.stdout)  # fails on anything around the object
+    assert set(payload) == {"status", "error_message", "findings", "artifacts"}
+    (finding,) = payload["findings"]
+    assert set(finding) == {"validator", "artifact", "code", "path", "message", "details"}
+    assert finding["validator"] == "JsonOutputValidationHook"
+    assert finding["path"] == "items[0].priority"
+    passing = json.loads(invoke(EXAMPLE, "--json").stdout)
+    assert passing["status"] == "passed"
+    assert passing["error_message"] is None
+    assert passing["findings"] == []
+
+
+def test_a_fabricated_id_in_the_backlog_only_rejects_only_the_backlog(feedback_workspace):
+    feedback_workspace.backlog["items"][0]["evidence_feedback_ids"] = ["fb_999"]
+    _, payload = verdict(feedback_workspace.write().root)
+    assert payload["artifacts"] == {ANALYSIS: "validated", BACKLOG: "rejected", REPORT: "validated"}
+
+
+def test_a_tampered_index_fails(feedback_workspace):
+    text = feedback_workspace.index_path.read_text(encoding="utf-8")
+    feedback_workspace.index_path.write_text(text.replace("希望", "我们希望"), encoding="utf-8")
+    exit_code, payload = verdict(feedback_workspace.root)
+    assert exit_code == 1
+    assert {f["code"] for f in payload["findings"]} == {"evidence_index_tampered"}
+
+
+def test_a_missing_index_fails(feedback_workspace):
+    feedback_workspace.index_path.unlink()
+    exit_code, payload = verdict(feedback_workspace.root)
+    assert exit_code == 1
+    assert {f["code"] for f in payload["findings"]} == {"evidence_index_missing"}
+    assert payload["error_message"].startswith("evidence index missing")
+
+
+# --- --source ----------------------------------------------------------------------------
+
+
+def test_source_rebuilds_the_index_and_the_tamper_check_uses_it(feedback_workspace):
+    run_json = feedback_workspace.root / "runtime" / "run.json"
+    record = json.loads(run_json.read_text(encoding="utf-8"))
+    record["evidence_index_sha256"] = "0" * 64  # stale: the index no longer matches the record
+    run_json.write_text(json.dumps(record), encoding="utf-8")
+    feedback_workspace.index_path.unlink()
+    before = run_json.read_bytes()
+
+    assert verdict(feedback_workspace.root)[0] == 1
+    exit_code, payload = verdict(feedback_workspace.root, "--source", feedback_workspace.csv)
+    assert (exit_code, payload["findings"]) == (0, [])
+    assert feedback_workspace.index_path.is_file()
+    assert run_json.read_bytes() == before  # validate never rewrites the run record
+
+
+def test_source_from_a_changed_csv_exposes_stale_quotes(feedback_workspace, tmp_path):
+    changed = tmp_path / "changed.csv"
+    text = feedback_workspace.csv.read_text(encoding="utf-8")
+    changed.write_text(text.replace("等三分钟很影响效率", "等很久"), encoding="utf-8")
+    exit_code, payload = verdict(feedback_workspace.root, "--source", changed)
+    assert exit_code == 1
+    assert [f["path"] for f in payload["findings"]] == ["items[0].evidence_text"]
+
+
+# --- usage errors: exit 2, one line on stderr -------------------------------------------------
+
+
+def assert_usage_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    line = result.stderr.strip()
+    assert line.startswith("Error: ")
+    assert "\n" not in line
+    for fragment in fragments:
+        assert fragment in line
+
+
+def test_a_missing_workspace_is_a_usage_error(tmp_path):
+    assert_usage_error(invoke(tmp_path / "nope", "--json"), "workspace not found", "nope")
+
+
+def test_an_unknown_plugin_is_a_usage_error(feedback_workspace):
+    result = invoke(feedback_workspace.root, "--plugin", "no-such-plugin")
+    assert_usage_error(result, "unknown plugin 'no-such-plugin'", "feedback-analysis")
+
+
+def test_the_plugin_recorded_in_run_json_is_used(feedback_workspace):
+    (feedback_workspace.root / "runtime" / "run.json").write_text('{"plugin": "recorded-one"}')
+    assert_usage_error(invoke(feedback_workspace.root), "unknown plugin 'recorded-one'")
+    assert invoke(feedback_workspace.root, "--plugin", "feedback-analysis").exit_code == 0
+
+
+def test_an_unreadable_run_record_is_a_usage_error(feedback_workspace):
+    (feedback_workspace.root / "runtime" / "run.json").write_text("{oops", encoding="utf-8")
+    assert_usage_error(invoke(feedback_workspace.root), "run.json")
+
+
+def test_a_bad_source_csv_is_a_usage_error_naming_the_file(feedback_workspace, tmp_path):
+    bad = tmp_path / "no_ids.csv"
+    bad.write_text("comment,text\nx,hello\n", encoding="utf-8")
+    assert_usage_error(invoke(feedback_workspace.root, "--source", bad), "no_ids.csv")
+    missing = tmp_path / "absent.csv"
+    assert_usage_error(invoke(feedback_workspace.root, "--source", missing), "absent.csv")
+
+
+# --- the real console script and the example workspace --------------------------------------
+
+
+def _console_script() -> str:
+    script = Path(sys.executable).with_name("runlens")
+    found = str(script) if script.exists() else shutil.which("runlens")
+    if found is None:
+        pytest.skip("the runlens console script is not installed")
+    return found
+
+
+def test_the_console_script_exit_codes(feedback_workspace, tmp_path):
+    runlens = _console_script()
+
+    def run(*args: object) -> subprocess.CompletedProcess[str]:
+        command = [runlens, "validate", *map(str, args)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    assert run(feedback_workspace.root, "--json").returncode == 0
+    feedback_workspace.remove(REPORT)
+    failed = run(feedback_workspace.root, "--json")
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["artifacts"][REPORT] == "missing"
+    usage = run(tmp_path / "nowhere")
+    assert usage.returncode == 2
+    assert usage.stderr.startswith("Error: workspace not found")
+    assert "Traceback" not in usage.stderr
+
+
+def test_the_example_workspace_passes_and_its_index_matches_its_csv(tmp_path):
+    assert invoke(EXAMPLE).exit_code == 0
+    fresh = tmp_path / "index.json"
+    build_evidence_index(
+        EXAMPLE / "input" / "feedback.csv", id_column="feedback_id", text_column="text"
+    ).write(fresh)
+    stored = json.loads((EXAMPLE / "runtime" / "evidence_index.json").read_text(encoding="utf-8"))
+    assert stored == json.loads(fresh.read_text(encoding="utf-8"))
