@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 from pathlib import Path
 
 import click
@@ -99,7 +100,9 @@ def _prepare(
 
     from runlens.errors import UserError
     from runlens.hooks.command import load_hooks_file
+    from runlens.models._http import env_positive_float
     from runlens.models.registry import ModelContext, resolve_model
+    from runlens.models.retry import RetryPolicy
     from runlens.plugins import load_plugin
     from runlens.records.store import new_run_id, runs_home
     from runlens.runtime.loop import LoopLimits
@@ -121,6 +124,12 @@ def _prepare(
         repair_turns=repair_turns,
         command_hooks=tuple(load_hooks_file(hooks_file)) if hooks_file else (),
         secrets=tuple(v for v in (os.environ.get(n) for n in _SECRET_VARIABLES) if v),
+        # Seconds before the first retry of a failed model call (doubling after); tests use it.
+        retry=RetryPolicy(
+            initial_delay=env_positive_float(
+                os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay
+            )
+        ),
     )
     run_id = new_run_id()
     return Run(
@@ -153,6 +162,10 @@ def _execute(run, as_json: bool) -> int:  # type: ignore[no-untyped-def]
         finally:
             await run.model.aclose()
 
+    # Ctrl-C (and SIGTERM from an operator) cancel the run cleanly, even when the parent
+    # process started us with SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         if as_json:
             result = asyncio.run(go())
@@ -169,6 +182,10 @@ def _execute(run, as_json: bool) -> int:  # type: ignore[no-untyped-def]
     else:
         _print_verdict(result, run)
     return EXIT_COMPLETED if result.status == "completed" else EXIT_FAILED
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _print_verdict(result, run) -> None:  # type: ignore[no-untyped-def]

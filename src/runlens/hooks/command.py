@@ -19,10 +19,14 @@ block is attributed to that artifact.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
 import re
+import signal
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,24 +62,58 @@ class CommandHook:
             completed = subprocess.run(
                 self.command,
                 shell=True,
-                input=json.dumps(payload, ensure_ascii=False, default=str),
+                input=_stdin(payload),
                 capture_output=True,
-                text=True,
                 timeout=self.timeout,
                 cwd=cwd,
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return HookDecision.block(f"hook {self.command!r} timed out after {self.timeout:g}s")
-        stderr = completed.stderr.strip()
-        if completed.returncode == 0:
+            return self._timed_out()
+        return self._decision(completed.returncode, completed.stderr)
+
+    async def decide_async(self, payload: dict[str, Any], cwd: Path | None) -> HookDecision:
+        """`decide` for the event loop: a cancelled run kills the command at once."""
+        process = await asyncio.create_subprocess_shell(
+            self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=True,  # so the whole process group can be killed
+        )
+        try:
+            _, stderr = await asyncio.wait_for(process.communicate(_stdin(payload)), self.timeout)
+        except TimeoutError:
+            _kill(process)
+            return self._timed_out()
+        except BaseException:
+            _kill(process)
+            raise
+        return self._decision(process.returncode or 0, stderr)
+
+    def _timed_out(self) -> HookDecision:
+        return HookDecision.block(f"hook {self.command!r} timed out after {self.timeout:g}s")
+
+    def _decision(self, returncode: int, stderr_bytes: bytes) -> HookDecision:
+        stderr = stderr_bytes.decode("utf-8", errors="replace").strip()
+        if returncode == 0:
             return HookDecision.allow()
-        if completed.returncode == BLOCK_EXIT_CODE:
+        if returncode == BLOCK_EXIT_CODE:
             return HookDecision.block(stderr or f"blocked by hook {self.command!r}")
         detail = f": {stderr}" if stderr else ""
         return HookDecision.block(
-            f"hook error: {self.command!r} exited with code {completed.returncode}{detail}"
+            f"hook error: {self.command!r} exited with code {returncode}{detail}"
         )
+
+
+def _stdin(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 class CommandValidator:
@@ -173,13 +211,13 @@ def register_command_hooks(
         )
 
 
-def _as_function(hook: CommandHook, run_info: dict[str, Any], workspace: Path):  # type: ignore[no-untyped-def]
-    import asyncio
-
+def _as_function(
+    hook: CommandHook, run_info: dict[str, Any], workspace: Path
+) -> Callable[[dict[str, Any]], Awaitable[HookDecision | None]]:
     async def run(payload: dict[str, Any]) -> HookDecision | None:
         if not hook.matches(payload.get("tool_name")):
             return None
         full = {**run_info, **payload, "hook_event_name": hook.event.value, "cwd": str(workspace)}
-        return await asyncio.to_thread(hook.decide, full, workspace)
+        return await hook.decide_async(full, workspace)
 
     return run

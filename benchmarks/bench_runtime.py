@@ -1,0 +1,238 @@
+"""Runtime overhead per agent step, and many concurrent runs.
+
+    python benchmarks/bench_runtime.py [--runs 200] [--steps 10] [--concurrent 100]
+
+1. Per-step overhead: a zero-latency function model makes N tool calls (one per turn), then a
+   final answer; hooks, events, trace, metrics, manifest and validation are all on, as in any
+   run. Printed: microseconds per step (run wall time / model calls), runs per second, peak
+   memory, and the same for a bare Python loop doing the same message bookkeeping. Repeated
+   with 10x the steps to show the cost per step stays flat as the history grows.
+2. Concurrency: 100 runs at once whose model sleeps 50 ms per call (11 calls each); wall time
+   against the ideal 11 x 50 ms.
+3. `runlens --help` start-up time.
+
+Targets (issue: Agent runtime): <= 0.25 ms per step; 100 concurrent runs within 20 % of the
+ideal; `runlens --help` under 0.3 s. This prints measurements; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from runlens.contracts import ArtifactContract, JsonRules
+from runlens.models.messages import ModelResponse, ToolCall
+from runlens.plugins import PlanStep, Plugin, SuccessCriterion
+from runlens.runtime.loop import LoopLimits
+from runlens.runtime.run import RunSettings, run_plugin
+from runlens.testing import FunctionModel
+from runlens.tools.base import Tool
+
+OUTPUT = "artifacts/out.json"
+
+
+def _plugin() -> Plugin:
+    def note(context: Any, text: str) -> dict[str, Any]:
+        return {"noted": len(text)}
+
+    tool = Tool(
+        "note",
+        "Take a note.",
+        {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        note,
+    )
+    contract = ArtifactContract(
+        name=OUTPUT, label="Out", schema=JsonRules(required_fields=("done",))
+    )
+    return Plugin(
+        name="bench",
+        description="benchmark",
+        skill="Benchmark.",
+        prompt_fragments=(),
+        contracts=(contract,),
+        plan=(
+            PlanStep(
+                "work", "Work", (SuccessCriterion("artifact_validated", OUTPUT),), tools=("note",)
+            ),
+        ),
+        tools=lambda context: (tool,),
+        input_tool="note",
+    )
+
+
+def _model(steps: int, latency: float) -> FunctionModel:
+    async def respond(messages: Any, tools: Any) -> ModelResponse:
+        if latency:
+            await asyncio.sleep(latency)
+        done = sum(1 for m in messages if getattr(m, "role", "") == "tool")
+        if done < steps - 1:
+            return ModelResponse(tool_calls=(ToolCall(f"c{done}", "note", {"text": "x" * 40}),))
+        if done == steps - 1:
+            return ModelResponse(
+                tool_calls=(
+                    ToolCall(
+                        f"c{done}", "write_file", {"path": OUTPUT, "content": '{"done": true}'}
+                    ),
+                )
+            )
+        return ModelResponse(content="done")
+
+    return FunctionModel(respond)
+
+
+async def _one_run(plugin: Plugin, root: Path, number: int, steps: int, latency: float) -> str:
+    source = root / "input.txt"
+    settings = RunSettings(
+        limits=LoopLimits(max_turns=steps + 5, max_tool_calls=steps + 5), validator_plugins=False
+    )
+    result = await run_plugin(
+        plugin, source, _model(steps, latency), workspace=root / f"run_{number}", settings=settings
+    )
+    return result.status.value
+
+
+def _bare_loop(steps: int) -> None:
+    """The same message bookkeeping with nothing else: the floor a runtime is measured on."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+
+    def model(history: list[dict[str, Any]]) -> dict[str, Any]:
+        done = sum(1 for m in history if m["role"] == "tool")
+        if done < steps:
+            return {
+                "role": "assistant",
+                "tool_calls": [{"id": f"c{done}", "name": "note", "arguments": {"text": "x" * 40}}],
+            }
+        return {"role": "assistant", "content": "done"}
+
+    while True:
+        reply = model(messages)
+        messages.append(reply)
+        if "tool_calls" not in reply:
+            return
+        for call in reply["tool_calls"]:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": str({"noted": len(call["arguments"]["text"])}),
+                }
+            )
+
+
+def _measure(label: str, runs: int, steps: int, fn: Any) -> dict[str, float]:
+    gc.collect()
+    tracemalloc.start()
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    fn()
+    cpu = time.process_time() - cpu_started
+    wall = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    calls = runs * (steps + 1)
+    figures = {
+        "us_per_step": wall / calls * 1e6,
+        "cpu_us_per_step": cpu / calls * 1e6,
+        "runs_per_s": runs / wall,
+        "peak_mib": peak / 2**20,
+    }
+    print(
+        f"{label:<34} {figures['us_per_step']:>10.1f} {figures['cpu_us_per_step']:>10.1f} "
+        f"{figures['runs_per_s']:>10.1f} {figures['peak_mib']:>9.1f}"
+    )
+    return figures
+
+
+def per_step(runs: int, steps: int) -> None:
+    plugin = _plugin()
+    print(f"\nPer-step overhead ({runs} sequential runs; steps = model calls incl. final)")
+    print(f"{'':<34} {'µs/step':>10} {'cpu µs':>10} {'runs/s':>10} {'peak MiB':>9}")
+    for n_steps, n_runs in ((steps, runs), (steps * 10, max(runs // 10, 1))):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            (root / "input.txt").write_text("input", encoding="utf-8")
+
+            async def sequential(
+                root: Path = root, n_steps: int = n_steps, n_runs: int = n_runs
+            ) -> None:
+                for number in range(n_runs):
+                    status = await _one_run(plugin, root, number, n_steps, 0.0)
+                    assert status == "completed", status
+
+            _measure(
+                f"runlens, {n_steps} tool calls/run",
+                n_runs,
+                n_steps,
+                lambda: asyncio.run(sequential()),
+            )
+        _measure(
+            f"bare loop, {n_steps} tool calls/run",
+            n_runs * 10,
+            n_steps,
+            lambda n_steps=n_steps, n_runs=n_runs: [
+                _bare_loop(n_steps) for _ in range(n_runs * 10)
+            ],
+        )
+
+
+def concurrent(count: int, steps: int, latency: float) -> None:
+    plugin = _plugin()
+    ideal = (steps + 1) * latency
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "input.txt").write_text("input", encoding="utf-8")
+
+        async def all_runs() -> list[str]:
+            return await asyncio.gather(
+                *(_one_run(plugin, root, n, steps, latency) for n in range(count))
+            )
+
+        started = time.perf_counter()
+        statuses = asyncio.run(all_runs())
+        wall = time.perf_counter() - started
+    assert statuses == ["completed"] * count
+    print(
+        f"\n{count} concurrent runs, model sleeps {latency * 1000:.0f} ms per call, "
+        f"{steps + 1} calls each"
+    )
+    print(
+        f"  wall {wall * 1000:.0f} ms, ideal {ideal * 1000:.0f} ms, "
+        f"{(wall / ideal - 1) * 100:+.1f} % over ideal (target: within +20 %)"
+    )
+
+
+def startup() -> None:
+    timings = []
+    for _ in range(5):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "runlens", "--help"], check=True, capture_output=True)
+        timings.append(time.perf_counter() - started)
+    print(
+        f"\n`python -m runlens --help`: median {statistics.median(timings) * 1000:.0f} ms "
+        f"over 5 (target: under 300 ms)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--concurrent", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.05)
+    args = parser.parse_args()
+    per_step(args.runs, args.steps)
+    concurrent(args.concurrent, args.steps, args.latency)
+    startup()
+
+
+if __name__ == "__main__":
+    main()

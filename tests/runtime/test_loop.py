@@ -1,0 +1,67 @@
+"""The loop survives whatever the model sends, and stops at its limits."""
+
+from __future__ import annotations
+
+from .conftest import turns_for
+
+
+def test_model_mistakes_become_tool_errors(run_script, good_documents):
+    mistakes = {
+        "tool_calls": [
+            {"name": "delete_everything", "arguments": {}},
+            {"name": "read_feedback_csv", "arguments": {"offset": -5}},
+            {"name": "read_feedback_csv", "arguments": "{not json"},
+            {"name": "write_file", "arguments": {"path": "artifacts/x.md"}},
+            {"name": "read_file", "arguments": {"path": "artifacts/nope.md"}},
+        ]
+    }
+    turns = turns_for(*good_documents)
+    turns.insert(1, mistakes)
+    outcome = run_script(turns)
+    assert outcome.exit_code == 0, outcome.output
+    failed = [e["data"] for e in outcome.events if e["type"] == "tool.failed"]
+    kinds = [event["error_kind"] for event in failed]
+    assert kinds == [
+        "unknown_tool",
+        "invalid_arguments",
+        "invalid_arguments",
+        "invalid_arguments",
+        "refused",
+    ]
+    assert "unknown tool 'delete_everything'" in failed[0]["error"]
+    assert "offset" in failed[1]["error"]
+
+
+def test_max_turns_limit(run_script):
+    looping = [{"tool_calls": [{"name": "list_files", "arguments": {}}]}] * 50
+    outcome = run_script(looping, "--max-turns", "5")
+    assert outcome.exit_code == 1
+    assert outcome.record["status"] == "failed"
+    assert outcome.record["error_message"] == "loop limit: max turns (5) reached"
+    assert "run.validating" not in outcome.types
+    assert outcome.record["metrics"]["turns"] == 5
+
+
+def test_max_tool_calls_limit(run_script):
+    many = [{"tool_calls": [{"name": "list_files", "arguments": {}}] * 4}] * 10
+    outcome = run_script(many, "--max-tool-calls", "6")
+    assert outcome.record["error_message"] == "loop limit: max tool calls (6) reached"
+    assert outcome.record["metrics"]["tool_calls"] == 6
+
+
+def test_empty_answers_are_nudged_then_fail(run_script):
+    outcome = run_script([{"content": ""}])
+    assert outcome.exit_code == 1
+    assert outcome.record["error_message"] == "the model gave 3 empty answers in a row"
+
+
+def test_input_error_fails_at_the_input_step(run_script, tmp_path, good_documents):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("feedback_id,body\nfb_001,hello\n", encoding="utf-8")
+    outcome = run_script(turns_for(*good_documents), csv=bad)
+    assert outcome.exit_code == 1
+    message = outcome.record["error_message"]
+    assert message.startswith("input error:") and "text" in message and "bad.csv" in message
+    assert outcome.plan["load_feedback"] == "failed"
+    assert outcome.types[-1] == "run.failed"
+    assert (outcome.workspace / "manifest.json").is_file()
