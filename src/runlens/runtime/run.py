@@ -383,6 +383,7 @@ class Run:
             self.error_message = error_message
         if target.is_terminal:
             self.finished_at = utc_now()
+            return  # `_finalize` writes the final record with the trace and the manifest
         self._write_run_record()
 
     def _on_evidence_index(self, path: Path) -> None:
@@ -438,7 +439,7 @@ class Run:
             model=self.model.spec,
             status=self.status.value,
         )
-        write_atomic(self.workspace.trace, self._dump(trace))
+        write_atomic(self.workspace.trace, self._dump(trace, indent=None))
         manifest = build_manifest(
             run=record,
             workspace=self.workspace.root,
@@ -466,8 +467,8 @@ class Run:
             "workspace": str(self.workspace.root),
         }
 
-    def _dump(self, value: Any) -> bytes:
-        return self._redact(json.dumps(value, ensure_ascii=False, indent=2)).encode("utf-8")
+    def _dump(self, value: Any, indent: int | None = 2) -> bytes:
+        return self._redact(json.dumps(value, ensure_ascii=False, indent=indent)).encode("utf-8")
 
     def _redactor(self) -> Callable[[str], str] | None:
         secrets = tuple(s for s in self.settings.secrets if len(s) >= 6)

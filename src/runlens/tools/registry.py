@@ -7,6 +7,7 @@ back to the model. Only `InputError` (the run's input is unusable) and cancellat
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Iterable
@@ -28,6 +29,14 @@ class ToolOutcome:
     error_kind: str | None = None  # unknown_tool | invalid_arguments | refused | tool_exception
 
 
+@functools.lru_cache(maxsize=512)
+def _compiled(schema_json: str) -> Draft202012Validator:
+    """Check a tool's schema once per process and keep the validator: runs reuse tools."""
+    schema = json.loads(schema_json)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
@@ -35,9 +44,8 @@ class ToolRegistry:
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
-            Draft202012Validator.check_schema(tool.parameters)
             self._tools[tool.name] = tool
-            self._validators[tool.name] = Draft202012Validator(tool.parameters)
+            self._validators[tool.name] = _compiled(json.dumps(tool.parameters, sort_keys=True))
         self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in self._tools.values())
 
     def __contains__(self, name: object) -> bool:
