@@ -1,0 +1,80 @@
+"""Evidence quote selection: a verbatim slice of the row's text.
+
+The quote is the clause with the strongest signal: its sentiment weight of the row's polarity
+(negative for complaints, positive for praise, both for neutral rows), plus half a point for
+each keyword of the row's theme and each critical/blocking impact cue in it; ties go to
+the clause with more sentiment, then to the earlier one. A clause shorter than the minimum (6
+characters of Chinese, 15 of English) is widened to its neighbours on the same line. Texts of
+at most 20 characters, or of a single clause, are quoted whole. The quote never has surrounding
+whitespace and is always `text[start:end]`.
+
+Whitespace-only text: there is nothing to quote, so the text itself is returned unchanged (the
+row is flagged `empty_text` by the caller and a validator reports it as `empty_evidence_text`).
+"""
+
+from __future__ import annotations
+
+from runlens_feedback.analyst.document import Document
+from runlens_feedback.analyst.severity import clause_impact
+from runlens_feedback.analyst.text import strip_span
+from runlens_feedback.analyst.themes import theme_hits
+
+_SHORT_TEXT = 20
+_KEYWORD_WEIGHT = 0.5
+_MIN_QUOTE = {"zh": 6, "en": 15}
+
+
+def pick_evidence(doc: Document, theme_key: str) -> str:
+    """The evidence quote of a parsed row (see the module docstring)."""
+    text = doc.text
+    start, end = strip_span(text, 0, len(text))
+    if start == end:
+        return text
+    if end - start <= _SHORT_TEXT or len(doc.clauses) <= 1:
+        return text[start:end]
+    best = max(
+        range(len(doc.clauses)),
+        key=lambda index: (_signal(doc, index, theme_key), _polar(doc, index), -index),
+    )
+    first, last = _widen(doc, best)
+    return text[doc.clauses[first].start : doc.clauses[last].end]
+
+
+def _sign(doc: Document) -> int:
+    return {"positive": 1, "neutral": 0}.get(doc.sentiment.label, -1)
+
+
+def _polar(doc: Document, index: int) -> float:
+    return doc.sentiment.clause_signal(index, _sign(doc))
+
+
+def _signal(doc: Document, index: int, theme_key: str) -> float:
+    sign = _sign(doc)
+    return (
+        _polar(doc, index)
+        + _KEYWORD_WEIGHT * theme_hits(doc, index, theme_key)
+        + (_KEYWORD_WEIGHT * clause_impact(doc, index) if sign <= 0 else 0)
+    )
+
+
+def _widen(doc: Document, index: int) -> tuple[int, int]:
+    """Grow [first, last] over neighbouring clauses until the quote is long enough."""
+    minimum = _MIN_QUOTE[doc.lang]
+    first = last = index
+    while _length(doc, first, last) < minimum:
+        if last + 1 < len(doc.clauses) and _same_line(doc, last, last + 1):
+            last += 1
+        elif first > 0 and _same_line(doc, first - 1, first):
+            first -= 1
+        else:
+            break
+    return first, last
+
+
+def _length(doc: Document, first: int, last: int) -> int:
+    return doc.clauses[last].end - doc.clauses[first].start
+
+
+def _same_line(doc: Document, left: int, right: int) -> bool:
+    gap = doc.text[doc.clauses[left].end : doc.clauses[right].start]
+    return "\n" not in gap and "\r" not in gap

@@ -1,0 +1,1 @@
+"""Word lists and tables of the offline analyst (package data; see README.md)."""

@@ -1,0 +1,115 @@
+"""Keyword patterns shared by the theme table and the severity cues.
+
+English patterns match whole lower-cased tokens or token phrases; a trailing `*` matches any
+ending ("crash*" matches crashes, crashed). Patterns with Chinese characters match substrings
+when they have two or more characters and whole segmented words when they have one (a word
+with a glued-on modifier or particle counts: 太慢 and 慢得 match 慢). Latin patterns listed with
+the Chinese keywords ("PDF", "SSO") match as English ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from runlens_feedback.analyst.resources import lexicon
+from runlens_feedback.analyst.tokens import Token
+
+_PARTICLES = "了得的"
+
+
+@dataclass(frozen=True)
+class KeywordSet:
+    """A compiled set of patterns; `scan` counts matches in one clause in a single pass."""
+
+    substrings: tuple[str, ...]
+    chars: frozenset[str]
+    phrases: dict[str, tuple[tuple[str, ...], ...]]  # first word -> rest of each phrase
+    prefixes: tuple[tuple[str, tuple[str, ...]], ...]  # (prefix of first word, rest)
+
+    def scan(self, clause_text: str, tokens: Sequence[Token]) -> tuple[int, int]:
+        """(number of matches, offset in the clause of the first one, or len(clause) if none)."""
+        count, first = 0, len(clause_text)
+        for word in self.substrings:
+            found = clause_text.find(word)
+            if found >= 0:
+                count += clause_text.count(word)
+                first = min(first, found)
+        clause_start = tokens[0].start if tokens else 0
+        latin = [token for token in tokens if not token.cjk]
+        words = [token.norm for token in latin]
+        for token in tokens:
+            if token.cjk and self.chars and _core(token.norm) in self.chars:
+                count += 1
+                first = min(first, token.start - clause_start)
+        for index, word in enumerate(words):
+            hits = sum(1 for rest in self.phrases.get(word, ()) if _rest_at(words, index, rest))
+            hits += sum(
+                1
+                for prefix, rest in self.prefixes
+                if word.startswith(prefix) and _rest_at(words, index, rest)
+            )
+            if hits:
+                count += hits
+                first = min(first, latin[index].start - clause_start)
+        return count, first
+
+    def count(self, clause_text: str, tokens: Sequence[Token]) -> int:
+        return self.scan(clause_text, tokens)[0]
+
+
+def compile_keywords(patterns: Iterable[str]) -> KeywordSet:
+    """Compile patterns (duplicates and case variants of Latin ones count once)."""
+    substrings: dict[str, None] = {}
+    chars: set[str] = set()
+    phrases: dict[str, list[tuple[str, ...]]] = {}
+    prefixes: dict[tuple[str, tuple[str, ...]], None] = {}
+    for pattern in patterns:
+        if not pattern.isascii():
+            if len(pattern) >= 2:
+                substrings[pattern] = None
+            else:
+                chars.add(pattern)
+            continue
+        head, *rest = pattern.lower().split()
+        if head.endswith("*"):
+            prefixes[(head[:-1], tuple(rest))] = None
+        elif tuple(rest) not in phrases.setdefault(head, []):
+            phrases[head].append(tuple(rest))
+    return KeywordSet(
+        substrings=tuple(substrings),
+        chars=frozenset(chars),
+        phrases={head: tuple(rests) for head, rests in phrases.items()},
+        prefixes=tuple(prefixes),
+    )
+
+
+def _rest_at(words: list[str], index: int, rest: tuple[str, ...]) -> bool:
+    if index + 1 + len(rest) > len(words):
+        return False
+    for offset, part in enumerate(rest, start=index + 1):
+        word = words[offset]
+        if part.endswith("*"):
+            if not word.startswith(part[:-1]):
+                return False
+        elif word != part:
+            return False
+    return True
+
+
+def _core(word: str) -> str:
+    """A Chinese word without a glued-on modifier or particle: 太慢 -> 慢, 慢得 -> 慢."""
+    if len(word) > 1 and word[-1] in _PARTICLES:
+        word = word[:-1]
+    modifiers = _zh_prefixes()
+    for size in range(min(3, len(word) - 1), 0, -1):
+        if word[:size] in modifiers:
+            return word[size:]
+    return word
+
+
+@cache
+def _zh_prefixes() -> frozenset[str]:
+    zh = lexicon("zh")
+    return zh.negators | frozenset(zh.intensifiers)

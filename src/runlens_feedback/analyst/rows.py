@@ -1,0 +1,128 @@
+"""`analyze_rows`: one analysis item per feedback row, each row on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runlens_feedback.analyst.document import Document, parse
+from runlens_feedback.analyst.evidence import pick_evidence
+from runlens_feedback.analyst.labels import EMPTY_THEME, PRAISE_THEME, Lang
+from runlens_feedback.analyst.resources import theme_by_key
+from runlens_feedback.analyst.severity import assess_severity
+from runlens_feedback.analyst.text import detect_language
+from runlens_feedback.analyst.themes import ThemeChoice, choose_theme
+
+_SNIPPET = {"zh": 30, "en": 80}
+EMPTY_TEXT_FLAG = "empty_text"
+
+
+def analyze_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_column: str = "feedback_id",
+    text_column: str = "text",
+) -> list[dict[str, Any]]:
+    """One analysis item per row, in input order; each row is analysed on its own.
+
+    Item keys: `feedback_id` (the row's id, unchanged), `sentiment` (positive, neutral,
+    negative, mixed), `severity` (low, medium, high, critical), `theme` (a key of the theme
+    table, `praise`, `topic:<keyword>` or `empty`), `pain_point` (a short summary in the row's
+    language), `evidence_text` (a verbatim fragment of the text: `evidence_text in text`),
+    `suggested_action`, `language` (zh or en), `sentiment_score` (the signed lexicon score) and
+    `flags` (`["empty_text"]` for a whitespace-only text, whose evidence is the text itself).
+
+    Raises `KeyError` when a row lacks the id column. A missing or None text counts as empty.
+    """
+    return [
+        analyze_text(_feedback_id(row, id_column, position), _text(row, text_column))
+        for position, row in enumerate(rows)
+    ]
+
+
+def analyze_text(feedback_id: str, text: str) -> dict[str, Any]:
+    """The analysis item of one feedback text (see `analyze_rows`)."""
+    if not text.strip():
+        return _empty_item(feedback_id, text)
+    doc = parse(text)
+    choice = choose_theme(doc)
+    evidence = pick_evidence(doc, choice.key)
+    return {
+        "feedback_id": feedback_id,
+        "sentiment": doc.sentiment.label,
+        "severity": assess_severity(doc),
+        "theme": choice.key,
+        "pain_point": _pain_point(doc, choice, evidence),
+        "evidence_text": evidence,
+        "suggested_action": _action(doc, choice),
+        "language": doc.lang,
+        "sentiment_score": round(doc.sentiment.score, 3),
+        "flags": [],
+    }
+
+
+def _feedback_id(row: Mapping[str, Any], id_column: str, position: int) -> str:
+    if id_column not in row:
+        raise KeyError(f"row {position} has no {id_column!r} column")
+    return str(row[id_column])
+
+
+def _text(row: Mapping[str, Any], text_column: str) -> str:
+    value = row.get(text_column)
+    return "" if value is None else str(value)
+
+
+def _empty_item(feedback_id: str, text: str) -> dict[str, Any]:
+    lang = detect_language(text)
+    return {
+        "feedback_id": feedback_id,
+        "sentiment": "neutral",
+        "severity": "low",
+        "theme": EMPTY_THEME,
+        "pain_point": "空反馈（无文字）" if lang == "zh" else "Empty feedback (no text)",
+        "evidence_text": text,
+        "suggested_action": "No action: the row has no text to analyse.",
+        "language": lang,
+        "sentiment_score": 0.0,
+        "flags": [EMPTY_TEXT_FLAG],
+    }
+
+
+def _label(choice: ThemeChoice, lang: Lang) -> str:
+    spec = theme_by_key().get(choice.key)
+    if spec is not None:
+        return spec.label(lang)
+    keyword = choice.keyword or ("其他" if lang == "zh" else "other")
+    return f"关于“{keyword}”" if lang == "zh" else f"About “{keyword}”"
+
+
+def _pain_point(doc: Document, choice: ThemeChoice, evidence: str) -> str:
+    snippet = _shorten(" ".join(evidence.split()), _SNIPPET[doc.lang])
+    label = _label(choice, doc.lang)
+    separator = "：" if doc.lang == "zh" else ": "
+    if doc.sentiment.label == "positive":
+        prefix = "正面评价" if doc.lang == "zh" else "Praise"
+        label = prefix if choice.key == PRAISE_THEME else f"{prefix}（{label}）"
+    return f"{label}{separator}{snippet}"
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _action(doc: Document, choice: ThemeChoice) -> str:
+    zh = doc.lang == "zh"
+    if doc.sentiment.label == "positive" and choice.key != PRAISE_THEME:
+        if zh:
+            return "保持这方面的优势，并把好评同步给团队。"
+        return "Keep this strength and share the praise with the team."
+    spec = theme_by_key().get(choice.key)
+    if spec is not None:
+        return spec.action(doc.lang)
+    keyword = choice.keyword or ("这类问题" if zh else "this")
+    if zh:
+        return f"跟进关于“{keyword}”的反馈：确认问题、找出原因并评估改进方案。"
+    return (
+        f"Follow up on the feedback about “{keyword}”: confirm the problem, find the cause "
+        "and size a fix."
+    )

@@ -1,0 +1,315 @@
+"""Lexicon-and-rules sentiment of one text.
+
+Rules, in the order they apply to each sentiment word or phrase:
+
+1. its valence comes from the lexicon of its script (Chinese or English);
+2. modifiers in the few units before it (4 for Chinese, 3 for English; not past another
+   sentiment word, a contrast word or a barrier such as 就/and) apply: intensifiers multiply
+   (很 1.3, 非常 1.6, very 1.3, 有点 0.7, slightly 0.6 ...), an odd number of negators flips it
+   (a negated positive keeps 80% of its strength, a negated negative becomes a mild positive
+   at 50%: "not bad", "没有问题");
+3. cues without a sentiment word: 太/too or 有点 before a plain word ("太小了", "too small",
+   "有点薄") add -1.2/-1/-0.8 (Chinese uses 有点 almost only for unwelcome qualities); a verb
+   or noun negated outright ("不充电了", "没有发票", "doesn't sync", "can't log in") adds -0.8;
+4. emphasis: a clause that ends with "!" weighs 1.25, an ALL-CAPS English word 1.3;
+5. complaint questions: a clause ending in "?" with 为什么/怎么/难道/why/how come adds -1;
+6. discourse: after 总之/总的来说/overall everything weighs 1.5; a clause with a reservation
+   marker (就是 at its start, 美中不足, 唯一的缺点, only complaint, minor) weighs 0.5; 了点 after
+   a word dampens it to 0.6 ("慢了点");
+7. contrast: in a sentence with 但是/但/可是/却/不过/然而/but/however ..., what precedes the last
+   contrast word weighs 0.5 and what follows weighs 1.5; a sentence that opens with one halves
+   the sentence before it; a concessive clause (虽然/尽管/although/though) weighs 0.5.
+
+The score is the sum; `positive` and `negative` are the weighted sums of each sign. The label:
+`mixed` when both weighted sides reach 1 and the weaker is at least half the stronger;
+otherwise `positive` for a score >= 0.5, `negative` for <= -0.5, and in between `mixed` when
+both sides are present, else `neutral`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runlens_feedback.analyst.labels import Lang, Sentiment
+from runlens_feedback.analyst.resources import stopwords
+from runlens_feedback.analyst.text import Clause
+from runlens_feedback.analyst.units import Unit
+
+_WINDOW = {"zh": 4, "en": 3}
+_NEGATED_POSITIVE = -0.8
+_NEGATED_NEGATIVE = -0.5
+_EXCLAMATION = 1.25
+_ALL_CAPS = 1.3
+_BEFORE_CONTRAST = 0.5
+_AFTER_CONTRAST = 1.5
+_CONCESSIVE = 0.5
+_EXCESS = {"太": -1.2, "too": -1.0, "有点": -0.8, "有点儿": -0.8, "有一点": -0.8}
+_NEGATED_ACTION = -0.8
+# English negators that negate a following verb ("doesn't sync"); "no"/"without" take nouns.
+_VERB_NEGATORS = frozenset({"not", "never", "cannot", "cant", "dont", "doesnt", "didnt", "wont"})
+_COMPLAINT_QUESTION = -1.0
+_LABEL_THRESHOLD = 0.5
+_MIXED_MINIMUM = 1.0
+_MIXED_BALANCE = 0.5
+
+_QUESTION_WORDS = ("为什么", "为何", "怎么", "难道", "凭什么", "咋", "why", "how come", "seriously")
+# Contrast words that work anywhere in a clause; the others only near its start.
+_CONTRAST_ANYWHERE = frozenset({"but", "however", "却", "但是", "但", "可是", "然而"})
+_EXCESS_FALSE_FRIENDS = frozenset(
+    {"太阳", "太太", "太空", "太平", "太极", "太子", "太后", "太原", "太湖"}
+)
+# "too many steps", "too long": excess even though these are stopwords elsewhere.
+_QUANTITIES = frozenset({"many", "much", "few", "long", "little", "late", "early", "often"})
+_CLAUSE_FINAL = frozenset({"了", "啦", "吧", "啊", "呀", "的"})
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """The weighted part one unit (or one rule) adds to a clause's score."""
+
+    clause_index: int
+    start: int
+    end: int
+    value: float
+
+
+@dataclass(frozen=True)
+class SentimentResult:
+    """The sentiment of one text and the per-clause contributions behind it."""
+
+    label: Sentiment
+    score: float
+    positive: float
+    negative: float
+    contributions: tuple[Contribution, ...]
+
+    def clause_score(self, clause_index: int) -> float:
+        return sum(c.value for c in self.contributions if c.clause_index == clause_index)
+
+    def clause_signal(self, clause_index: int, sign: int) -> float:
+        """Magnitude of the clause's contributions of one sign (+1, -1) or of both (0)."""
+        return sum(
+            abs(c.value)
+            for c in self.contributions
+            if c.clause_index == clause_index and (sign == 0 or c.value * sign > 0)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Raw:
+    clause_index: int
+    unit: Unit
+    value: float
+
+
+def score_text(
+    text: str, lang: Lang, clauses: list[Clause], units: list[list[Unit]]
+) -> SentimentResult:
+    """The sentiment of `text` from its clauses and their units (see the module docstring)."""
+    raw: list[_Raw] = []
+    for index, (clause, clause_units) in enumerate(zip(clauses, units, strict=True)):
+        raw.extend(_clause_contributions(text, lang, index, clause, clause_units))
+    weights = _contrast_weights(clauses, units, raw)
+    _apply_discourse_markers(units, raw, weights)
+    contributions = tuple(
+        Contribution(item.clause_index, item.unit.start, item.unit.end, item.value * weight)
+        for item, weight in zip(raw, weights, strict=True)
+    )
+    return _result(contributions)
+
+
+def _clause_contributions(
+    text: str, lang: Lang, index: int, clause: Clause, units: list[Unit]
+) -> list[_Raw]:
+    found: list[_Raw] = []
+    for position, unit in enumerate(units):
+        if unit.kind == "sentiment":
+            value = _modified(units, position, _WINDOW[lang])
+            if not unit.term.isupper() and _is_shouted(text, unit, lang):
+                value *= _ALL_CAPS
+            found.append(_Raw(index, unit, value))
+        elif _is_excess(units, position, lang):
+            found.append(_Raw(index, units[position + 1], _EXCESS[unit.term]))
+        elif _is_negated_action(units, position, lang):
+            found.append(_Raw(index, units[position + 1], _NEGATED_ACTION))
+    if clause.exclaims:
+        found = [_Raw(item.clause_index, item.unit, item.value * _EXCLAMATION) for item in found]
+    if clause.asks and _has_question_word(text[clause.start : clause.end]):
+        anchor = Unit("?", "word", 0.0, clause.start, clause.end)
+        found.append(_Raw(index, anchor, _COMPLAINT_QUESTION))
+    found.extend(_merged_excess(units, index))
+    return found
+
+
+def _modified(units: list[Unit], position: int, window: int) -> float:
+    value = units[position].value
+    negated = False
+    for previous in reversed(units[max(0, position - window) : position]):
+        if previous.kind in ("sentiment", "contrast", "concessive", "barrier"):
+            break
+        if previous.kind == "negator":
+            negated = not negated
+        elif previous.kind == "intensifier":
+            value *= previous.value
+    following = units[position + 1] if position + 1 < len(units) else None
+    if following is not None and following.kind == "post":
+        value *= following.value
+    if negated:
+        return value * (_NEGATED_POSITIVE if value > 0 else _NEGATED_NEGATIVE)
+    return value
+
+
+def _is_shouted(text: str, unit: Unit, lang: Lang) -> bool:
+    original = text[unit.start : unit.end]
+    return lang == "en" and len(original) > 1 and original.isupper() and not text.isupper()
+
+
+def _is_excess(units: list[Unit], position: int, lang: Lang) -> bool:
+    """太/too/有点 followed by a plain word that is not a stopword: "太小了", "too small"."""
+    return units[position].term in _EXCESS and _plain_word_follows(units, position)
+
+
+def _is_negated_action(units: list[Unit], position: int, lang: Lang) -> bool:
+    """A negator directly before a plain word: "不充电了", "没有发票", "doesn't sync"."""
+    unit = units[position]
+    if unit.kind != "negator":
+        return False
+    english = not _is_cjk_unit(unit)
+    if (
+        english
+        and unit.term.replace("'", "") not in _VERB_NEGATORS
+        and not unit.term.endswith("n't")
+    ):
+        return False
+    return _plain_word_follows(units, position)
+
+
+def _plain_word_follows(units: list[Unit], position: int) -> bool:
+    """The next unit is a plain content word; for Chinese it must also end the clause."""
+    if position + 1 >= len(units):
+        return False
+    following = units[position + 1]
+    if following.kind != "word":
+        return False
+    if not _is_cjk_unit(following):
+        if following.term in _QUANTITIES:
+            return True
+        return following.term.isalpha() and following.term not in stopwords("en")
+    if following.term in stopwords("zh"):
+        return False
+    after = units[position + 2] if position + 2 < len(units) else None
+    return after is None or after.term in _CLAUSE_FINAL
+
+
+def _is_cjk_unit(unit: Unit) -> bool:
+    return bool(unit.term) and not unit.term[0].isascii()
+
+
+def _merged_excess(units: list[Unit], index: int) -> list[_Raw]:
+    """A word jieba merged with 太 ("太小", "太多") at the end of a clause or before 了."""
+    found: list[_Raw] = []
+    for position, unit in enumerate(units):
+        term = unit.term
+        if unit.kind != "word" or not term.startswith("太") or not 2 <= len(term) <= 3:
+            continue
+        if term in _EXCESS_FALSE_FRIENDS:
+            continue
+        after = units[position + 1] if position + 1 < len(units) else None
+        if after is None or after.term in _CLAUSE_FINAL:
+            found.append(_Raw(index, unit, _EXCESS["太"]))
+    return found
+
+
+def _has_question_word(clause_text: str) -> bool:
+    lowered = clause_text.lower()
+    return any(word in lowered for word in _QUESTION_WORDS)
+
+
+def _contrast_weights(
+    clauses: list[Clause], units: list[list[Unit]], raw: list[_Raw]
+) -> list[float]:
+    weights = [1.0] * len(raw)
+    sentence: list[int] = []
+    previous_sentence: list[int] = []
+    for index, clause in enumerate(clauses):
+        sentence.append(index)
+        if clause.ends_sentence or index == len(clauses) - 1:
+            _weigh_sentence(sentence, previous_sentence, units, raw, weights)
+            previous_sentence, sentence = sentence, []
+    return weights
+
+
+def _weigh_sentence(
+    sentence: list[int],
+    previous_sentence: list[int],
+    units: list[list[Unit]],
+    raw: list[_Raw],
+    weights: list[float],
+) -> None:
+    markers = [
+        unit
+        for index in sentence
+        for position, unit in enumerate(units[index])
+        if unit.kind == "contrast" and (unit.term in _CONTRAST_ANYWHERE or position < 2)
+    ]
+    if markers:
+        pivot = markers[-1].start
+        for item_index, item in enumerate(raw):
+            if item.clause_index in sentence:
+                after = item.unit.start >= pivot
+                weights[item_index] *= _AFTER_CONTRAST if after else _BEFORE_CONTRAST
+        if _opens_with_contrast(units[sentence[0]]):
+            for item_index, item in enumerate(raw):
+                if item.clause_index in previous_sentence:
+                    weights[item_index] *= _BEFORE_CONTRAST
+        return
+    for index in sentence:
+        if any(unit.kind == "concessive" for unit in units[index][:3]):
+            for item_index, item in enumerate(raw):
+                if item.clause_index == index:
+                    weights[item_index] *= _CONCESSIVE
+
+
+def _apply_discourse_markers(
+    units: list[list[Unit]], raw: list[_Raw], weights: list[float]
+) -> None:
+    """Summary markers (总之, overall) raise what follows them in the text; reservation
+    markers (就是, 美中不足, only complaint) lower their own clause."""
+    for clause_index, clause_units in enumerate(units):
+        for position, unit in enumerate(clause_units):
+            if unit.kind == "summary" and position < 2:
+                for item_index, item in enumerate(raw):
+                    if item.unit.start >= unit.start:
+                        weights[item_index] *= unit.value
+            elif unit.kind == "reservation" and (position < 2 or unit.term != "就是"):
+                for item_index, item in enumerate(raw):
+                    if item.clause_index == clause_index:
+                        weights[item_index] *= unit.value
+
+
+def _opens_with_contrast(units: list[Unit]) -> bool:
+    return any(unit.kind == "contrast" for unit in units[:2])
+
+
+def _result(contributions: tuple[Contribution, ...]) -> SentimentResult:
+    positive = float(sum(c.value for c in contributions if c.value > 0))
+    negative = float(-sum(c.value for c in contributions if c.value < 0))
+    score = positive - negative
+    return SentimentResult(
+        label=_label(score, positive, negative),
+        score=round(score, 6),
+        positive=round(positive, 6),
+        negative=round(negative, 6),
+        contributions=contributions,
+    )
+
+
+def _label(score: float, positive: float, negative: float) -> Sentiment:
+    weaker, stronger = sorted((positive, negative))
+    if weaker >= _MIXED_MINIMUM and weaker >= _MIXED_BALANCE * stronger:
+        return "mixed"
+    if score >= _LABEL_THRESHOLD:
+        return "positive"
+    if score <= -_LABEL_THRESHOLD:
+        return "negative"
+    return "mixed" if positive > 0 and negative > 0 else "neutral"
