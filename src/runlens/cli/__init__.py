@@ -22,6 +22,11 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "runs": ("runlens.cli.runs", "runs_command", "List past runs."),
     "show": ("runlens.cli.runs", "show_command", "Show one run: status, plan, findings, events."),
+    "export-trace": (
+        "runlens.cli.export",
+        "export_trace_command",
+        "Send a run's trace to an OpenTelemetry collector (OTLP/HTTP).",
+    ),
 }
 
 
