@@ -6,6 +6,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +16,7 @@ from runlens.records.otlp import to_otlp, traces_url
 
 
 class _Collector(BaseHTTPRequestHandler):
-    received: list[tuple[str, dict]] = []
+    received: ClassVar[list[tuple[str, dict]]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
