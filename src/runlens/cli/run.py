@@ -7,8 +7,12 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from runlens.runtime.run import Run, RunResult
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RUNLENS_OPENAI_API_KEY")
@@ -95,9 +99,7 @@ def _prepare(
     max_turns: int | None,
     max_tool_calls: int | None,
     wall_time: float | None,
-):  # type: ignore[no-untyped-def]
-    from dataclasses import replace
-
+) -> Run:
     from runlens.errors import UserError
     from runlens.hooks.command import load_hooks_file
     from runlens.models._http import env_positive_float
@@ -112,13 +114,12 @@ def _prepare(
     if not input_file.is_file():
         raise UserError(f"input file not found: {input_file}")
     model = resolve_model(model_spec, ModelContext(plugin=plugin))
-    limits = LoopLimits()
-    overrides = {
-        "max_turns": max_turns,
-        "max_tool_calls": max_tool_calls,
-        "wall_time_seconds": wall_time,
-    }
-    limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
+    defaults = LoopLimits()
+    limits = LoopLimits(
+        max_turns=max_turns or defaults.max_turns,
+        max_tool_calls=max_tool_calls or defaults.max_tool_calls,
+        wall_time_seconds=wall_time or defaults.wall_time_seconds,
+    )
     settings = RunSettings(
         limits=limits,
         repair_turns=repair_turns,
@@ -142,7 +143,7 @@ def _prepare(
     )
 
 
-def _execute(run, as_json: bool) -> int:  # type: ignore[no-untyped-def]
+def _execute(run: Run, as_json: bool) -> int:
     from rich.console import Console
 
     from runlens.cli.progress import RunProgress
@@ -156,7 +157,7 @@ def _execute(run, as_json: bool) -> int:  # type: ignore[no-untyped-def]
             highlight=False,
         )
 
-    async def go():  # type: ignore[no-untyped-def]
+    async def go() -> RunResult:
         try:
             return await run.execute()
         finally:
@@ -188,7 +189,7 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _print_verdict(result, run) -> None:  # type: ignore[no-untyped-def]
+def _print_verdict(result: RunResult, run: Run) -> None:
     from rich.console import Console
 
     from runlens.cli.render import render_verdict

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from runlens.errors import UserError
-from runlens.hooks.findings import Finding
+from runlens.hooks.findings import Finding, FindingCode
 from runlens.hooks.manager import HookDecision, HookEvent, HookManager
 from runlens.hooks.validators.base import ValidationContext, ValidatorResult
 
@@ -140,7 +140,9 @@ class CommandValidator:
             }
             decision = self.hook.decide(payload, context.workspace)
             if decision.blocked:
-                code = "hook_error" if decision.reason.startswith("hook error") else "hook_blocked"
+                code: FindingCode = (
+                    "hook_error" if decision.reason.startswith("hook error") else "hook_blocked"
+                )
                 findings.append(
                     Finding(
                         validator=self.name,
