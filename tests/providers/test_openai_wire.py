@@ -54,7 +54,7 @@ async def test_request_body_and_headers(fault_server: FaultServer) -> None:
         {"role": "tool", "tool_call_id": "call_a", "content": '{"total_rows": 2}'},
         {
             "role": "assistant",
-            "content": None,
+            "content": "",
             "tool_calls": [
                 {
                     "id": "call_b",

@@ -73,24 +73,29 @@ class CommandHook:
         return self._decision(completed.returncode, completed.stderr)
 
     async def decide_async(self, payload: dict[str, Any], cwd: Path | None) -> HookDecision:
-        """`decide` for the event loop: a cancelled run kills the command at once."""
-        process = await asyncio.create_subprocess_shell(
+        """`decide` for the event loop: a cancelled run kills the command at once.
+
+        The process is started synchronously (a few milliseconds) so cancellation can never
+        land half-way through its creation; only the wait happens in a worker thread.
+        """
+        process = subprocess.Popen(
             self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
+            shell=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             cwd=cwd,
             start_new_session=True,  # so the whole process group can be killed
         )
         try:
-            _, stderr = await asyncio.wait_for(process.communicate(_stdin(payload)), self.timeout)
-        except TimeoutError:
+            _, stderr = await asyncio.to_thread(process.communicate, _stdin(payload), self.timeout)
+        except subprocess.TimeoutExpired:
             _kill(process)
             return self._timed_out()
         except BaseException:
             _kill(process)
             raise
-        return self._decision(process.returncode or 0, stderr)
+        return self._decision(process.returncode, stderr)
 
     def _timed_out(self) -> HookDecision:
         return HookDecision.block(f"hook {self.command!r} timed out after {self.timeout:g}s")
@@ -111,9 +116,12 @@ def _stdin(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
 
 
-def _kill(process: asyncio.subprocess.Process) -> None:
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill the command's whole process group (the shell and anything it started)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        process.communicate(timeout=5)
 
 
 class CommandValidator:

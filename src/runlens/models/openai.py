@@ -155,7 +155,9 @@ def _assistant_to_wire(message: AssistantMessage) -> dict[str, Any]:
         return {"role": "assistant", "content": message.content or ""}
     return {
         "role": "assistant",
-        "content": message.content or None,
+        # An empty string, not null: llama.cpp's server rejects null here and its chat
+        # templates fail on a missing key, while every other endpoint accepts "".
+        "content": message.content or "",
         "tool_calls": [
             {
                 "id": call.tool_call_id,
