@@ -197,10 +197,10 @@ def _terminate(signum: int, frame: object) -> None:
 def _print_verdict(result: RunResult, run: Run) -> None:
     from rich.console import Console
 
-    from runlens.cli.render import render_verdict
+    from runlens.cli.render import render_run_verdict
 
     console = Console()
-    render_verdict(console, result, run.plugin.contracts, verdict=result.status.upper())
+    render_run_verdict(console, result, run.plugin)
     if run.plugin.describe_result is not None and result.status == "completed":
         summary = run.plugin.describe_result(result.workspace)
         if summary:
