@@ -1,0 +1,288 @@
+"""The Evidence Index file: written atomically, loaded quickly.
+
+The file is JSON (UTF-8, ensure_ascii=False) of the shape SPEC section 5 gives, laid out with
+every id on a line of its own and its item on the next:
+
+    {"source":"x.csv","source_hash":"<hex>",...,"total_rows":N,"items":{    <- header: one line
+    "fb_001":
+    {"row_hash":"<64 hex>","text":"<text>"},
+    "fb_002":
+    {"row_hash":"<64 hex>","text":"<text>"}
+    }}
+
+JSON escaping never leaves a raw newline inside a string, so this split into lines is exact.
+It lets `load_index` find every id with C-level bulk operations (one split into lines, one
+`json.loads` of all ids as an array) and keep each item's line undecoded until its row is
+asked for: checking 100,000 citations against a million-row index decodes 100,000 items, not a
+million. A file of the same JSON shape laid out any other way is parsed in full.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from itertools import islice
+from json import decoder as _json_decoder
+from json.encoder import encode_basestring
+from pathlib import Path
+from typing import Any
+
+from runlens.errors import EvidenceIndexError
+from runlens.evidence.index import EvidenceIndex, EvidenceItem, ItemStore, RowStore
+
+_ITEMS_OPEN = b',"items":{'
+_END = b"}}"
+_HASH_KEY = '{"row_hash":"'
+_HASH_AT = len(_HASH_KEY)
+_HASH_END = _HASH_AT + 64
+_TEXT_KEY = '","text":"'
+_TEXT_AT = _HASH_END + len(_TEXT_KEY) - 1  # where the text's opening quote is
+_HEX64 = re.compile("[0-9a-f]{64}")
+_WRITE_ROWS = 4096
+#: The json module's C string decoder (json.loads uses it); absent from typeshed's stubs.
+_scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def write_index(index: EvidenceIndex, path: Path) -> str:
+    """Write `index` to `path` atomically; return the SHA-256 hex of the bytes written.
+
+    The bytes go to a temporary file in the same directory, are flushed to disk, and the
+    file is renamed over `path`, so readers see the old file or the new one, never a part.
+    """
+    digest = hashlib.sha256()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for chunk in _index_text(index):
+                data = chunk.encode("utf-8")
+                digest.update(data)
+                out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp_name, 0o644)  # mkstemp's 0600 would hide the record from other readers
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+    return digest.hexdigest()
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename itself durable. Not every platform can open a directory: best effort.
+    try:
+        handle = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+def _index_text(index: EvidenceIndex) -> Iterator[str]:
+    header = {
+        "source": index.source,
+        "source_hash": index.source_hash,
+        "id_column": index.id_column,
+        "text_column": index.text_column,
+        "columns": list(index.columns),
+        "encoding": index.encoding,
+        "total_rows": len(index),
+    }
+    head = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
+    yield head[:-1] + _ITEMS_OPEN.decode()
+    item = '\n{}:\n{{"row_hash":"{}","text":{}}}'.format
+    rows = index.rows()
+    separator = ""
+    while chunk := list(islice(rows, _WRITE_ROWS)):
+        ids, hashes, texts = zip(*chunk, strict=True)
+        items = map(item, map(encode_basestring, ids), hashes, map(encode_basestring, texts))
+        yield separator + ",".join(items)
+        separator = ","
+    yield "\n" + _END.decode() + "\n"
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def load_index(path: Path) -> EvidenceIndex:
+    """Load an index file; EvidenceIndexError (naming the path) if it cannot be used."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise EvidenceIndexError(f"{path}: evidence index does not exist") from None
+    except OSError as error:
+        raise EvidenceIndexError(f"{path}: cannot read evidence index ({error})") from None
+    fast = _load_line_layout(path, raw)
+    return fast if fast is not None else _load_any_layout(path, raw)
+
+
+def _load_line_layout(path: Path, raw: bytes) -> EvidenceIndex | None:
+    """Load a file laid out as `write_index` lays it out; None if it is laid out otherwise."""
+    lines = raw.split(b"\n")
+    if len(lines) < 3 or lines[-1] != b"" or lines[-2] != _END or len(lines) % 2 == 0:
+        return None
+    head = lines[0]
+    if not head.endswith(_ITEMS_OPEN):
+        return None
+    try:
+        header = json.loads(head[: -len(_ITEMS_OPEN)] + b"}")
+    except ValueError:
+        return None
+    if not isinstance(header, dict):
+        return None
+    key_lines, item_lines = lines[1:-2:2], lines[2:-2:2]
+    ids = _decode_ids(key_lines)
+    if ids is None:
+        return None
+    store = LineStore(path, dict(zip(ids, item_lines, strict=True)))
+    if len(store) != len(ids):
+        _raise_duplicate(path, ids)
+    return _index_from(path, header, store)
+
+
+def _decode_ids(key_lines: list[bytes]) -> list[str] | None:
+    """Decode lines of the form `"<id>":` into ids, all at once; None if any line is not."""
+    if not key_lines:
+        return []
+    # A raw newline cannot occur inside a JSON string, so '":\n' only ever follows a key.
+    joined = b"\n".join(key_lines) + b"\n"
+    if joined.count(b'":\n') != len(key_lines):
+        return None
+    try:
+        ids = json.loads(b"[" + joined.replace(b'":\n', b'",')[:-1] + b"]")
+    except ValueError:
+        return None
+    if len(ids) != len(key_lines) or set(map(type, ids)) != {str}:
+        return None
+    return ids
+
+
+def _raise_duplicate(path: Path, ids: list[str]) -> None:
+    seen: set[str] = set()
+    for feedback_id in ids:
+        if feedback_id in seen:
+            raise EvidenceIndexError(f"{path}: item {feedback_id!r} appears more than once")
+        seen.add(feedback_id)
+
+
+def _load_any_layout(path: Path, raw: bytes) -> EvidenceIndex:
+    try:
+        document = json.loads(raw)
+    except ValueError as error:
+        raise EvidenceIndexError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise EvidenceIndexError(f"{path}: expected a JSON object at the top level")
+    items = document.get("items")
+    if not isinstance(items, dict):
+        raise EvidenceIndexError(f"{path}: 'items' must be an object of id -> item")
+    checked = {key: _item(path, key, value) for key, value in items.items()}
+    return _index_from(path, document, ItemStore(checked))
+
+
+def _item(path: Path, feedback_id: str, value: Any) -> EvidenceItem:
+    if not isinstance(value, dict):
+        raise EvidenceIndexError(f"{path}: item {feedback_id!r} must be an object")
+    row_hash, text = value.get("row_hash"), value.get("text")
+    if not isinstance(row_hash, str) or not isinstance(text, str):
+        raise EvidenceIndexError(
+            f"{path}: item {feedback_id!r} needs string 'row_hash' and 'text' fields"
+        )
+    _check_hash(path, feedback_id, row_hash)
+    return EvidenceItem(row_hash, text)
+
+
+def _check_hash(path: Path, feedback_id: str, row_hash: str) -> None:
+    if not _HEX64.fullmatch(row_hash):
+        raise EvidenceIndexError(
+            f"{path}: item {feedback_id!r} has a malformed row_hash (64 lowercase hex digits)"
+        )
+
+
+def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> EvidenceIndex:
+    names = ("source", "source_hash", "id_column", "text_column")
+    fields = {name: header.get(name) for name in names}
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            raise EvidenceIndexError(f"{path}: {name!r} must be a string")
+    columns = header.get("columns", [])
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise EvidenceIndexError(f"{path}: 'columns' must be a list of strings")
+    encoding = header.get("encoding")
+    if encoding is not None and not isinstance(encoding, str):
+        raise EvidenceIndexError(f"{path}: 'encoding' must be a string")
+    total = header.get("total_rows")
+    if total is not None and total != len(store):
+        raise EvidenceIndexError(f"{path}: 'total_rows' is {total} but there are {len(store)}")
+    return EvidenceIndex(
+        source=str(fields["source"]),
+        source_hash=str(fields["source_hash"]),
+        id_column=str(fields["id_column"]),
+        text_column=str(fields["text_column"]),
+        store=store,
+        columns=columns,
+        encoding=encoding,
+    )
+
+
+class LineStore:
+    """Rows of a loaded index file: id -> the item's undecoded line, decoded when read.
+
+    A line damaged in a way the load-time checks cannot see (inside its text) raises
+    EvidenceIndexError when that row is read.
+    """
+
+    __slots__ = ("_lines", "_path")
+
+    def __init__(self, path: Path, lines: dict[str, bytes]) -> None:
+        self._path = path
+        self._lines = lines
+
+    def __contains__(self, feedback_id: object) -> bool:
+        return feedback_id in self._lines
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def text(self, feedback_id: str) -> str:
+        return self._decode(feedback_id, self._lines[feedback_id])[1]
+
+    def row_hash(self, feedback_id: str) -> str:
+        row_hash = self._decode(feedback_id, self._lines[feedback_id])[0]
+        _check_hash(self._path, feedback_id, row_hash)
+        return row_hash
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        for feedback_id, line in self._lines.items():
+            row_hash, text = self._decode(feedback_id, line)
+            _check_hash(self._path, feedback_id, row_hash)
+            yield feedback_id, row_hash, text
+
+    def _decode(self, feedback_id: str, line: bytes) -> tuple[str, str]:
+        """(row_hash, text) from an item line `{"row_hash":"<hex>","text":"<text>"}` [+ ","]."""
+        try:
+            item = line.decode("utf-8")
+            if not (item.startswith(_HASH_KEY) and item.startswith(_TEXT_KEY, _HASH_END)):
+                raise ValueError('expected {"row_hash":"...","text":"..."}')
+            text, end = _scanstring(item, _TEXT_AT + 1)
+            if item[end:] not in ("}", "},"):
+                raise ValueError("unexpected content after 'text'")
+        except ValueError as error:  # includes UnicodeDecodeError and JSONDecodeError
+            raise EvidenceIndexError(
+                f"{self._path}: item {feedback_id!r} is damaged ({error})"
+            ) from None
+        return item[_HASH_AT:_HASH_END], text

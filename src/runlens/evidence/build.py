@@ -1,0 +1,105 @@
+"""Building the Evidence Index from a CSV file in one streaming pass.
+
+The pass reads the file once: raw bytes are hashed as they are read (`source_hash`), decoded,
+parsed by the csv module and handled a batch of rows at a time. Per batch, only C-level bulk
+operations run (row hashes via `RowHasher`, an id -> text dict, digests appended to one
+buffer), which keeps the build within a small factor of a bare `csv.reader` pass. Checks that
+can fail (row widths, empty and duplicate ids) are done on whole batches too; when one fails,
+`diagnose` reads the file again slowly to name the exact row and line. Memory is the index
+itself plus one batch.
+"""
+
+from __future__ import annotations
+
+import csv
+from itertools import islice
+from operator import itemgetter
+from pathlib import Path
+
+from runlens.evidence import _records
+from runlens.evidence._encoding import ASCII_COMPATIBLE, candidate_encodings, open_text, undecodable
+from runlens.evidence._rowhash import RowHasher
+from runlens.evidence.index import BuiltStore, EvidenceIndex
+
+BATCH_ROWS = 512
+
+
+class _NeedsDiagnosis(Exception):
+    """The fast pass saw a problem; the slow pass will say exactly what and where."""
+
+
+def build_evidence_index(
+    csv_path: Path,
+    *,
+    id_column: str = "feedback_id",
+    text_column: str = "text",
+    source_name: str | None = None,
+) -> EvidenceIndex:
+    """Read `csv_path` once and index every row by its id (SPEC section 5).
+
+    Raises InputError, naming the file and the row, line, column or byte offset, for an
+    unreadable file (not UTF-8/GB18030, or a byte-order-marked UTF-16/32 file that does not
+    decode), malformed CSV, a missing or duplicated column, a row whose field count differs
+    from the header's, an empty or duplicate id, or a file without data rows.
+    """
+    source = source_name or csv_path.name
+    encodings = candidate_encodings(csv_path, source)
+    for encoding in encodings:
+        try:
+            return _build(csv_path, source, encoding, id_column, text_column)
+        except UnicodeDecodeError:
+            continue  # the next candidate (GB18030 after UTF-8) reads the file from the start
+        except (_NeedsDiagnosis, csv.Error):
+            required = (id_column, text_column)
+            raise _records.diagnose(
+                csv_path, encoding, source, required=required, id_column=id_column
+            ) from None
+    raise undecodable(source, csv_path, encodings)
+
+
+def _build(
+    path: Path, source: str, encoding: str, id_column: str, text_column: str
+) -> EvidenceIndex:
+    with open_text(path, encoding) as (stream, probe):
+        reader = _records.new_reader(stream)
+        columns = _records.read_header(reader, source)
+        _records.require_columns(columns, (id_column, text_column), source)
+        hasher = RowHasher(columns)
+        get_id = itemgetter(columns.index(id_column))
+        get_text = itemgetter(columns.index(text_column))
+        texts: dict[str, str] = {}  # id -> text, in CSV order
+        digests = bytearray()
+        rows = 0
+        while batch := list(islice(reader, BATCH_ROWS)):
+            batch = _usable_rows(batch, len(columns))
+            ids = list(map(get_id, batch))
+            if "" in ids or any(map(str.isspace, ids)):
+                raise _NeedsDiagnosis
+            # The raw reader is ahead of the parser, so this covers every row of the batch.
+            nul_possible = probe.nul_seen or encoding not in ASCII_COMPATIBLE
+            digests += hasher.digests(batch, may_contain_nul=nul_possible)
+            texts.update(zip(ids, map(get_text, batch), strict=True))
+            rows += len(batch)
+            if len(texts) != rows:
+                raise _NeedsDiagnosis  # a duplicate id
+        source_hash = probe.hexdigest  # complete: the reader has hit the end of the file
+    if not texts:
+        raise _records.no_rows(source)
+    return EvidenceIndex(
+        source=source,
+        source_hash=source_hash,
+        id_column=id_column,
+        text_column=text_column,
+        store=BuiltStore(texts, bytes(digests)),
+        columns=columns,
+        encoding=encoding,
+    )
+
+
+def _usable_rows(batch: list[list[str]], width: int) -> list[list[str]]:
+    """The batch without blank or all-empty rows; _NeedsDiagnosis if a row has the wrong width."""
+    if set(map(len, batch)) != {width} or not all(map(any, batch)):
+        batch = list(filter(any, batch))
+        if set(map(len, batch)) - {width}:
+            raise _NeedsDiagnosis
+    return batch

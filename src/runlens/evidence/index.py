@@ -1,0 +1,262 @@
+"""The Evidence Index in memory: every source row's id, row hash and original text.
+
+Rows live in a `RowStore` chosen by where the index came from: as built (an id -> text dict
+plus every row's digest in one bytes object), as loaded (an id -> undecoded line dict) or as
+given (`EvidenceItem`s). None of them holds an object per row beyond the id and its text or
+line, so building or loading a million rows stays cheap; `items` is a read-only mapping view
+that makes `EvidenceItem`s on access.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from runlens.evidence._rowhash import DIGEST_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    """One source row as the index records it: its row hash and its text column, unchanged."""
+
+    row_hash: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteSpan:
+    """Where a quote sits: character offsets `[start, end)` into the NFC-normalised row text."""
+
+    start: int
+    end: int
+
+
+class RowStore(Protocol):
+    """Storage of an index's rows, keyed by id, iterating in CSV order."""
+
+    def __contains__(self, feedback_id: object) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def text(self, feedback_id: str) -> str: ...
+
+    def row_hash(self, feedback_id: str) -> str: ...
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        """(id, row_hash, text) for every row, in CSV order."""
+        ...
+
+
+class BuiltStore:
+    """Rows as built: id -> text, and the raw 32-byte digests concatenated in CSV order.
+
+    No per-row object beyond the id and the text; a row's position (to find its digest) is
+    worked out only if a single row hash is asked for.
+    """
+
+    __slots__ = ("_digests", "_positions", "_texts")
+
+    def __init__(self, texts: dict[str, str], digests: bytes) -> None:
+        if len(digests) != DIGEST_SIZE * len(texts):
+            raise ValueError("one digest per row expected")
+        self._texts = texts
+        self._digests = digests
+        self._positions: dict[str, int] | None = None
+
+    def __contains__(self, feedback_id: object) -> bool:
+        return feedback_id in self._texts
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def text(self, feedback_id: str) -> str:
+        return self._texts[feedback_id]
+
+    def row_hash(self, feedback_id: str) -> str:
+        if self._positions is None:
+            self._positions = {key: n for n, key in enumerate(self._texts)}
+        start = self._positions[feedback_id] * DIGEST_SIZE
+        return self._digests[start : start + DIGEST_SIZE].hex()
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        digests = self._digests
+        hashes = (digests[i : i + DIGEST_SIZE].hex() for i in range(0, len(digests), DIGEST_SIZE))
+        return zip(self._texts.keys(), hashes, self._texts.values(), strict=True)
+
+
+class ItemStore:
+    """Rows held as ready-made `EvidenceItem`s (small indexes, tests, generic JSON files)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: dict[str, EvidenceItem]) -> None:
+        self._items = items
+
+    def __contains__(self, feedback_id: object) -> bool:
+        return feedback_id in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def text(self, feedback_id: str) -> str:
+        return self._items[feedback_id].text
+
+    def row_hash(self, feedback_id: str) -> str:
+        return self._items[feedback_id].row_hash
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        for feedback_id, item in self._items.items():
+            yield feedback_id, item.row_hash, item.text
+
+
+class _Items(Mapping[str, EvidenceItem]):
+    """`EvidenceIndex.items`: id -> EvidenceItem, in CSV order, built on access."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: RowStore) -> None:
+        self._store = store
+
+    def __getitem__(self, feedback_id: str) -> EvidenceItem:
+        if not isinstance(feedback_id, str):
+            raise KeyError(feedback_id)
+        return EvidenceItem(self._store.row_hash(feedback_id), self._store.text(feedback_id))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._store)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, feedback_id: object) -> bool:
+        return isinstance(feedback_id, str) and feedback_id in self._store
+
+
+class EvidenceIndex:
+    """Every row of one source CSV: id -> (row hash, original text). Read-only.
+
+    Made by `build_evidence_index`, `CsvTable.evidence_index`, `EvidenceIndex.load` or
+    `EvidenceIndex.from_items` (the constructor, taking a `RowStore`, is for those). Besides
+    the SPEC fields it records the CSV's `columns`, the `encoding` it was read with and its
+    `total_rows`. Quotes are matched in Unicode NFC on both sides.
+    """
+
+    __slots__ = (
+        "_store",
+        "columns",
+        "encoding",
+        "id_column",
+        "items",
+        "source",
+        "source_hash",
+        "text_column",
+        "total_rows",
+    )
+
+    def __init__(
+        self,
+        *,
+        source: str,
+        source_hash: str,
+        id_column: str,
+        text_column: str,
+        store: RowStore,
+        columns: Sequence[str] = (),
+        encoding: str | None = None,
+    ) -> None:
+        self.source = source
+        self.source_hash = source_hash
+        self.id_column = id_column
+        self.text_column = text_column
+        self.columns = tuple(columns)
+        self.encoding = encoding
+        self.total_rows = len(store)
+        self._store = store
+        self.items: Mapping[str, EvidenceItem] = _Items(store)
+
+    @classmethod
+    def from_items(
+        cls,
+        items: Mapping[str, EvidenceItem],
+        *,
+        source: str,
+        source_hash: str,
+        id_column: str = "feedback_id",
+        text_column: str = "text",
+        columns: Sequence[str] = (),
+        encoding: str | None = None,
+    ) -> EvidenceIndex:
+        """An index from ready-made items (tests, or indexes assembled by other tools)."""
+        return cls(
+            source=source,
+            source_hash=source_hash,
+            id_column=id_column,
+            text_column=text_column,
+            store=ItemStore(dict(items)),
+            columns=columns,
+            encoding=encoding,
+        )
+
+    def __contains__(self, feedback_id: object) -> bool:
+        return isinstance(feedback_id, str) and feedback_id in self._store
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __repr__(self) -> str:
+        return f"<EvidenceIndex {self.source!r}: {len(self)} rows>"
+
+    def text(self, feedback_id: str) -> str:
+        """The row's text column, unchanged. KeyError if the id is not in the index."""
+        return self._store.text(feedback_id)
+
+    def row_hash(self, feedback_id: str) -> str:
+        """The row's hash (hex). KeyError if the id is not in the index."""
+        return self._store.row_hash(feedback_id)
+
+    def locate(self, feedback_id: str, quote: str) -> QuoteSpan | None:
+        """Where `quote` occurs in the row's text, both in Unicode NFC; None if it does not.
+
+        Offsets count characters of the NFC-normalised row text. The first occurrence wins.
+        An empty quote matches at 0 (callers reject empty quotes before asking).
+        KeyError if the id is not in the index.
+        """
+        text = unicodedata.normalize("NFC", self._store.text(feedback_id))
+        needle = unicodedata.normalize("NFC", quote)
+        start = text.find(needle)
+        return None if start < 0 else QuoteSpan(start, start + len(needle))
+
+    @classmethod
+    def load(cls, path: Path) -> EvidenceIndex:
+        """Read an index file written by `write` (or any JSON of the same shape).
+
+        Raises EvidenceIndexError, naming the path, for a missing or unreadable file, bad
+        JSON or the wrong shape. For files in the layout `write` produces, ids and structure
+        are checked here and each row's text is decoded on first use; a row damaged inside
+        its text raises EvidenceIndexError then.
+        """
+        # Imported here: the storage module builds EvidenceIndex objects, so it imports this one.
+        from runlens.evidence._storage import load_index
+
+        return load_index(path)
+
+    def write(self, path: Path) -> str:
+        """Write the index as JSON (UTF-8), atomically; return the SHA-256 hex of its bytes."""
+        from runlens.evidence._storage import write_index
+
+        return write_index(self, path)
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        """(feedback_id, row_hash, text) for every row, in CSV order."""
+        return self._store.rows()

@@ -1,0 +1,45 @@
+"""Shared helpers: CSV text written by the csv module, and the reference row hash computed the
+way SPEC section 5 words it (csv.DictReader + json.dumps + hashlib), independently of runlens."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def csv_text(
+    rows: Iterable[Iterable[str]], lineterminator: str = "\r\n", quoting: int = csv.QUOTE_MINIMAL
+) -> str:
+    """Rows as CSV text written by the csv module (excel dialect).
+
+    With QUOTE_MINIMAL the writer quotes only fields holding characters of `lineterminator`,
+    so a "\n" terminator leaves a lone "\r" unquoted: use QUOTE_ALL for such data.
+    """
+    out = io.StringIO()
+    csv.writer(out, lineterminator=lineterminator, quoting=quoting).writerows(rows)
+    return out.getvalue()
+
+
+def reference_hashes(
+    path: Path,
+    *,
+    id_column: str = "feedback_id",
+    text_column: str = "text",
+    encoding: str = "utf-8",
+) -> dict[str, tuple[str, str]]:
+    """id -> (row_hash, text), recomputed independently of runlens from SPEC section 5."""
+    with path.open(encoding=encoding, newline="") as stream:
+        reader = csv.DictReader(stream)
+        result = {}
+        for raw_row in reader:
+            row = {name.removeprefix("\ufeff").strip(): value for name, value in raw_row.items()}
+            if not any(row.values()):
+                continue
+            canonical = json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+            result[row[id_column]] = (digest, row[text_column])
+    return result

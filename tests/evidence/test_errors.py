@@ -1,0 +1,180 @@
+"""Every input problem is an InputError whose message names the file and the place.
+
+Each case runs through both readers (`build_evidence_index` and `CsvTable.open(...)
+.evidence_index()`), which must report the same message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from runlens.errors import InputError
+from runlens.evidence import CsvTable, EvidenceIndex, build_evidence_index
+
+from .conftest import CsvWriter
+from .helpers import csv_text
+
+Reader = Callable[[Path], EvidenceIndex]
+
+
+def via_table(path: Path) -> EvidenceIndex:
+    return CsvTable.open(path, required_columns=("feedback_id", "text")).evidence_index()
+
+
+READERS = pytest.mark.parametrize("read", [build_evidence_index, via_table], ids=["build", "table"])
+
+
+def error_of(read: Reader, path: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        read(path)
+    return caught.value
+
+
+@READERS
+def test_missing_column(write_csv: CsvWriter, read: Reader) -> None:
+    error = error_of(read, write_csv("feedback_id,body,channel\nfb_1,x,app\n"))
+    assert str(error) == "sample.csv: missing column 'text' (found: feedback_id, body, channel)"
+    assert (error.file, error.field) == ("sample.csv", "text")
+
+
+@READERS
+@pytest.mark.parametrize(
+    "header", ["feedback_id,text,channel,text", "feedback_id, text ,channel,text"]
+)
+def test_duplicate_column_names(write_csv: CsvWriter, read: Reader, header: str) -> None:
+    error = error_of(read, write_csv(header + "\nfb_1,a,b,c\n"))
+    assert str(error) == "sample.csv: duplicate column 'text' in the header (columns 2 and 4)"
+    assert error.field == "text"
+
+
+MULTILINE_START = 'feedback_id,text\nfb_1,"two\nlines"\n\nfb_2,ok\n'  # rows 1-2, lines 2-5
+
+
+@READERS
+@pytest.mark.parametrize("blank_id", ["", "   ", "\t"])
+def test_empty_or_blank_id(write_csv: CsvWriter, read: Reader, blank_id: str) -> None:
+    path = write_csv(MULTILINE_START + csv_text([[blank_id, "no id here"]], "\n"))
+    error = error_of(read, path)
+    assert str(error) == f"sample.csv, row 3 (line 6): empty feedback_id {blank_id!r}"
+    assert (error.file, error.row, error.field) == ("sample.csv", 3, "feedback_id")
+
+
+@READERS
+def test_duplicate_id_names_both_rows(write_csv: CsvWriter, read: Reader) -> None:
+    path = write_csv(MULTILINE_START + "\nfb_3,x\nfb_1,again\n")
+    error = error_of(read, path)
+    assert str(error) == (
+        "sample.csv, row 4 (line 8): duplicate feedback_id 'fb_1' (first at row 1, line 2)"
+    )
+    assert (error.row, error.field) == (4, "feedback_id")
+
+
+@READERS
+@pytest.mark.parametrize(("row", "count"), [("fb_3,a", 2), ("fb_3,a,b,c", 4)])
+def test_row_with_wrong_field_count(
+    write_csv: CsvWriter, read: Reader, row: str, count: int
+) -> None:
+    path = write_csv('feedback_id,text,channel\nfb_1,"a\nb",app\nfb_2,b,web\n' + row + "\n")
+    error = error_of(read, path)
+    assert str(error) == f"sample.csv, row 3 (line 5): {count} fields, but the header has 3"
+    assert error.row == 3
+
+
+@READERS
+@pytest.mark.parametrize("content", ["", "\n\n", "\r\n"])
+def test_empty_file(write_csv: CsvWriter, read: Reader, content: str) -> None:
+    assert str(error_of(read, write_csv(content))) == "sample.csv: empty file (no header row)"
+
+
+@READERS
+@pytest.mark.parametrize("content", ["feedback_id,text\n", "feedback_id,text\n\n\n,\n"])
+def test_header_only_means_no_rows(write_csv: CsvWriter, read: Reader, content: str) -> None:
+    error = error_of(read, write_csv(content))
+    assert str(error) == "sample.csv: no feedback rows (only a header)"
+
+
+@READERS
+def test_undecodable_bytes_name_the_byte_offset(write_csv: CsvWriter, read: Reader) -> None:
+    prefix = "feedback_id,text\nfb_1,好\nfb_2,".encode()
+    error = error_of(read, write_csv(prefix + b"\xff bad\n"))
+    assert str(error) == (
+        "sample.csv: not UTF-8 or GB18030 text "
+        f"(undecodable byte 0xff at byte offset {len(prefix)})"
+    )
+    assert error.byte_offset == len(prefix)
+
+
+@READERS
+def test_undecodable_byte_past_the_sniffed_head(write_csv: CsvWriter, read: Reader) -> None:
+    prefix = ("feedback_id,text\n" + "".join(f"fb_{n},ascii\n" for n in range(9000))).encode()
+    assert len(prefix) > 1 << 16
+    error = error_of(read, write_csv(prefix + b"fb_x,\x80\n"))
+    assert error.byte_offset == len(prefix) + len(b"fb_x,")
+    assert "undecodable byte 0x80 at byte offset" in str(error)
+
+
+@READERS
+def test_broken_utf8_after_its_bom(write_csv: CsvWriter, read: Reader) -> None:
+    prefix = "\ufefffeedback_id,text\nfb_1,".encode()
+    error = error_of(read, write_csv(prefix + b"\xff\n"))
+    assert str(error) == (
+        "sample.csv: not UTF-8 text despite its byte-order mark "
+        f"(undecodable byte 0xff at byte offset {len(prefix)})"
+    )
+
+
+@READERS
+def test_broken_utf16_after_its_bom(write_csv: CsvWriter, read: Reader) -> None:
+    data = "feedback_id,text\nfb_1,a\n".encode("utf-16")  # BOM + UTF-16-LE
+    error = error_of(read, write_csv(data + b"\x00\xdc" + "x\n".encode("utf-16-le")))
+    assert str(error).startswith("sample.csv: not UTF-16 text despite its byte-order mark")
+    assert error.byte_offset == len(data)
+
+
+@READERS
+@pytest.mark.parametrize(
+    ("tail", "detail"),
+    [
+        ('fb_2,"closed"then more\n', "',' expected after '\"'"),
+        ('fb_2,"never closed\nfb_3,x\n', "unexpected end of data"),
+        ("fb_2," + "x" * 140_000 + "\n", "field larger than field limit (131072)"),
+    ],
+    ids=["text-after-quote", "unterminated-quote", "field-too-large"],
+)
+def test_malformed_csv(write_csv: CsvWriter, read: Reader, tail: str, detail: str) -> None:
+    error = error_of(read, write_csv('feedback_id,text\nfb_1,"a\nb"\n' + tail))
+    assert str(error) == f"sample.csv, row 2 (line 4): malformed CSV: {detail}"
+    assert error.row == 2
+
+
+@READERS
+def test_problems_far_into_the_file_are_placed_exactly(write_csv: CsvWriter, read: Reader) -> None:
+    rows = [["feedback_id", "text"]] + [[f"fb_{n:05d}", f"text {n}"] for n in range(1, 1500)]
+    rows[1300][0] = "fb_00007"
+    error = error_of(read, write_csv(csv_text(rows)))
+    assert str(error) == (
+        "sample.csv, row 1300 (line 1301): "
+        "duplicate feedback_id 'fb_00007' (first at row 7, line 8)"
+    )
+
+
+def test_table_checks_only_its_required_columns(write_csv: CsvWriter) -> None:
+    path = write_csv("feedback_id,text\nfb_1,a\nfb_1,b\n")
+    table = CsvTable.open(path, required_columns=("feedback_id",))  # ids are not checked here
+    assert table.total_rows == 2
+    with pytest.raises(InputError, match=r"row 2 \(line 3\): duplicate feedback_id 'fb_1'"):
+        table.evidence_index()
+    with pytest.raises(InputError, match="missing column 'body'"):
+        table.evidence_index(text_column="body")
+    with pytest.raises(InputError, match="missing column 'rating'"):
+        CsvTable.open(path, required_columns=("feedback_id", "rating"))
+
+
+@READERS
+def test_missing_or_unreadable_file(tmp_path: Path, read: Reader) -> None:
+    error = error_of(read, tmp_path / "nope.csv")
+    assert str(error) == "nope.csv: cannot be read (No such file or directory)"
+    assert str(error_of(read, tmp_path)).startswith(f"{tmp_path.name}: cannot be read (")

@@ -1,0 +1,83 @@
+"""CsvTable: decoded and checked once, paged for the model, indexed without a second read."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlens.evidence import CsvTable, build_evidence_index
+
+from .conftest import CsvWriter
+from .helpers import csv_text
+
+ROWS = [["feedback_id", "text", "rating"]] + [
+    [f"fb_{n:03d}", f"第{n}条，反馈", str(n % 5)] for n in range(1, 251)
+]
+
+
+@pytest.fixture
+def table(write_csv: CsvWriter) -> CsvTable:
+    return CsvTable.open(write_csv(csv_text(ROWS)), required_columns=("feedback_id", "text"))
+
+
+def test_table_describes_the_file(table: CsvTable) -> None:
+    assert table.source == "sample.csv"
+    assert table.columns == ("feedback_id", "text", "rating")
+    assert table.total_rows == 250
+    assert table.encoding == "utf-8"
+
+
+def test_pages_walk_every_row_once(table: CsvTable) -> None:
+    seen, offset = [], 0
+    while offset is not None:
+        page = table.page(offset, 100)
+        assert set(page) == {"source", "total_rows", "columns", "rows", "next_offset"}
+        assert page["total_rows"] == 250 and page["columns"] == ["feedback_id", "text", "rating"]
+        seen += page["rows"]
+        offset = page["next_offset"]
+    assert [len(table.page(o, 100)["rows"]) for o in (0, 100, 200)] == [100, 100, 50]
+    assert seen == [dict(zip(ROWS[0], row, strict=True)) for row in ROWS[1:]]
+
+
+def test_page_edges(table: CsvTable) -> None:
+    assert table.page(249, 100)["rows"] == [
+        {"feedback_id": "fb_250", "text": "第250条，反馈", "rating": "0"}
+    ]
+    assert table.page(249, 100)["next_offset"] is None
+    assert table.page(150, 100)["next_offset"] is None
+    assert table.page(149, 100)["next_offset"] == 249
+    assert table.page(250, 10) == {**table.page(250, 10), "rows": [], "next_offset": None}
+    assert table.page(10_000, 10)["rows"] == []
+    with pytest.raises(ValueError, match="offset"):
+        table.page(-1, 10)
+    with pytest.raises(ValueError, match="limit"):
+        table.page(0, 0)
+
+
+def test_blank_lines_are_not_rows_and_header_names_are_clean(write_csv: CsvWriter) -> None:
+    path = write_csv('\ufeff feedback_id ,text\r\n\r\nfb_1,"a\r\nb"\r\n,\r\nfb_2,c\r\n')
+    table = CsvTable.open(path, required_columns=("feedback_id",))
+    assert table.columns == ("feedback_id", "text")
+    assert table.page(0, 10)["rows"] == [
+        {"feedback_id": "fb_1", "text": "a\r\nb"},
+        {"feedback_id": "fb_2", "text": "c"},
+    ]
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-8-sig", "gbk", "utf-16"])
+def test_evidence_index_from_the_table_equals_the_streaming_build(
+    write_csv: CsvWriter, codec: str
+) -> None:
+    rows = [*ROWS[:40], ["fb_x", 'nul \x00 and "quotes", \x01', "1"]] if codec != "gbk" else ROWS
+    path = write_csv(csv_text(rows), encoding=codec)
+    table = CsvTable.open(path, required_columns=("feedback_id", "text"))
+    from_table = table.evidence_index()
+    streamed = build_evidence_index(path)
+    assert dict(from_table.items) == dict(streamed.items)
+    assert list(from_table.items) == list(streamed.items)
+    for name in ("source", "source_hash", "columns", "encoding"):
+        assert getattr(from_table, name) == getattr(streamed, name)
+    assert table.source_hash == streamed.source_hash
+
+
+def test_row_values(table: CsvTable) -> None:
+    assert table.row_values(0) == ("fb_001", "第1条，反馈", "1")
