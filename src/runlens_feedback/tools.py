@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runlens.errors import ToolError
-from runlens.evidence import CsvTable, EvidenceIndex, build_evidence_index
+from runlens.evidence import CsvTable, EvidenceIndex
 from runlens.tools.base import Tool, ToolContext
 from runlens_feedback.batches import analyze_in_batches
 
@@ -24,9 +24,7 @@ def load_input(context: ToolContext) -> tuple[CsvTable, EvidenceIndex]:
     loaded: tuple[CsvTable, EvidenceIndex] | None = context.state.get(_LOADED)
     if loaded is None:
         table = CsvTable.open(context.input_path, required_columns=(ID_COLUMN, TEXT_COLUMN))
-        index = build_evidence_index(
-            context.input_path, id_column=ID_COLUMN, text_column=TEXT_COLUMN
-        )
+        index = table.evidence_index(ID_COLUMN, TEXT_COLUMN)
         path = context.workspace.evidence_index
         index.write(path)
         if context.on_evidence_index is not None:
