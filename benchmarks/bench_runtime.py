@@ -1,15 +1,22 @@
 """Runtime overhead per agent step, and many concurrent runs.
 
-    python benchmarks/bench_runtime.py [--runs 200] [--steps 10] [--concurrent 100]
+    python benchmarks/bench_runtime.py [--runs 200] [--steps 10] [--concurrent 100] [--repeat 5]
 
 1. Per-step overhead: a zero-latency function model makes N tool calls (one per turn), then a
    final answer; hooks, events, trace, metrics, manifest and validation are all on, as in any
-   run. Printed: microseconds per step (run wall time / model calls), runs per second, peak
-   memory, and the same for a bare Python loop doing the same message bookkeeping. Repeated
-   with 10x the steps to show the cost per step stays flat as the history grows.
+   run. Printed: microseconds per step (run wall time / model calls) and CPU microseconds per
+   step (the whole process, so the validators' worker thread counts too), runs per second,
+   peak memory, and the same for a bare Python loop doing the same message bookkeeping.
+   Repeated with 10x the steps to show the cost per step stays flat as the history grows; the
+   last line is the cost of each extra step between the two sizes (fixed costs cancel out).
 2. Concurrency: 100 runs at once whose model sleeps 50 ms per call (11 calls each); wall time
    against the ideal 11 x 50 ms.
 3. `runlens --help` start-up time.
+
+Timings are medians over `--repeat` rounds, with the fastest and slowest round's wall time
+beside them: on a shared machine one round can be slowed by other work, and the median is
+what a run sees typically. Deleting a round's workspaces afterwards is not part of any run and
+is left out of the timed region.
 
 Workspaces go to `--dir` (default: /dev/shm when it exists), so the figures measure the
 runtime rather than the disk: on this machine's disk one atomic file write (create + rename)
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import statistics
 import subprocess
@@ -30,6 +38,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +116,15 @@ async def _one_run(plugin: Plugin, root: Path, number: int, steps: int, latency:
     return result.status.value
 
 
+@contextlib.contextmanager
+def _folder() -> Iterator[Path]:
+    """A fresh folder under `_DIR` holding the input file; removed afterwards."""
+    with tempfile.TemporaryDirectory(dir=_DIR) as folder:
+        root = Path(folder)
+        (root / "input.txt").write_text("input", encoding="utf-8")
+        yield root
+
+
 def _bare_loop(steps: int) -> None:
     """The same message bookkeeping with nothing else: the floor a runtime is measured on."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
@@ -136,92 +154,132 @@ def _bare_loop(steps: int) -> None:
             )
 
 
-def _measure(label: str, runs: int, steps: int, fn: Any) -> dict[str, float]:
-    """Time `fn` without tracing, then run it again under tracemalloc for its peak memory."""
-    gc.collect()
-    started = time.perf_counter()
-    cpu_started = time.process_time()
-    fn()
-    cpu = time.process_time() - cpu_started
-    wall = time.perf_counter() - started
-    gc.collect()
-    tracemalloc.start()
-    fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+def _measure(
+    label: str, runs: int, steps: int, fn: Callable[[Path], object], repeat: int
+) -> dict[str, float]:
+    """Time `fn` `repeat` times without tracing, then once more under tracemalloc for memory.
+
+    Each round gets a fresh folder with the input file; creating it and deleting the
+    workspaces afterwards is not part of a run, so it is outside the timed region.
+    """
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(repeat):
+        with _folder() as root:
+            gc.collect()
+            started = time.perf_counter()
+            cpu_started = time.process_time()
+            fn(root)
+            cpus.append(time.process_time() - cpu_started)
+            walls.append(time.perf_counter() - started)
+    with _folder() as root:
+        gc.collect()
+        tracemalloc.start()
+        fn(root)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
     calls = runs * (steps + 1)
+    wall = statistics.median(walls)
     figures = {
         "us_per_step": wall / calls * 1e6,
-        "cpu_us_per_step": cpu / calls * 1e6,
+        "cpu_us_per_step": statistics.median(cpus) / calls * 1e6,
         "runs_per_s": runs / wall,
         "peak_mib": peak / 2**20,
     }
+    spread = f"{min(walls) / calls * 1e6:.1f}-{max(walls) / calls * 1e6:.1f}"
     print(
         f"{label:<34} {figures['us_per_step']:>10.1f} {figures['cpu_us_per_step']:>10.1f} "
-        f"{figures['runs_per_s']:>10.1f} {figures['peak_mib']:>9.1f}"
+        f"{figures['runs_per_s']:>10.1f} {figures['peak_mib']:>9.1f} {spread:>15}"
     )
     return figures
 
 
-def per_step(runs: int, steps: int) -> None:
+def per_step(runs: int, steps: int, repeat: int) -> None:
     plugin = _plugin()
-    print(f"\nPer-step overhead ({runs} sequential runs; steps = model calls incl. final)")
-    print(f"{'':<34} {'µs/step':>10} {'cpu µs':>10} {'runs/s':>10} {'peak MiB':>9}")
+    print(
+        f"\nPer-step overhead ({runs} sequential runs; steps = model calls incl. final; "
+        f"median of {repeat})"
+    )
+    print(
+        f"{'':<34} {'µs/step':>10} {'cpu µs':>10} {'runs/s':>10} {'peak MiB':>9} "
+        f"{'µs/step range':>15}"
+    )
+    per_run: list[tuple[int, dict[str, float]]] = []
     for n_steps, n_runs in ((steps, runs), (steps * 10, max(runs // 10, 1))):
 
-        def sequential(n_steps: int = n_steps, n_runs: int = n_runs) -> None:
-            with tempfile.TemporaryDirectory(dir=_DIR) as folder:
-                root = Path(folder)
-                (root / "input.txt").write_text("input", encoding="utf-8")
+        def sequential(root: Path, n_steps: int = n_steps, n_runs: int = n_runs) -> None:
+            async def all_runs() -> None:
+                for number in range(n_runs):
+                    status = await _one_run(plugin, root, number, n_steps, 0.0)
+                    assert status == "completed", status
 
-                async def all_runs() -> None:
-                    for number in range(n_runs):
-                        status = await _one_run(plugin, root, number, n_steps, 0.0)
-                        assert status == "completed", status
+            asyncio.run(all_runs())
 
-                asyncio.run(all_runs())
+        def bare(root: Path, n_steps: int = n_steps, n_runs: int = n_runs) -> None:
+            for _ in range(n_runs * 10):
+                _bare_loop(n_steps)
 
-        _measure(f"runlens, {n_steps} tool calls/run", n_runs, n_steps, sequential)
-        _measure(f"bare loop, {n_steps} tool calls/run", n_runs * 10, n_steps,
-                 lambda n_steps=n_steps, n_runs=n_runs: [
-                     _bare_loop(n_steps) for _ in range(n_runs * 10)])
+        figures = _measure(
+            f"runlens, {n_steps} tool calls/run", n_runs, n_steps, sequential, repeat
+        )
+        per_run.append((n_steps + 1, figures))
+        _measure(f"bare loop, {n_steps} tool calls/run", n_runs * 10, n_steps, bare, repeat)
+    _print_marginal(per_run)
 
 
-def concurrent(count: int, steps: int, latency: float) -> None:
+def _print_marginal(per_run: list[tuple[int, dict[str, float]]]) -> None:
+    """Cost of one more step, from the two run sizes: a run's fixed costs cancel out."""
+    (small, few), (large, many) = per_run
+    for key, label in (("us_per_step", "wall"), ("cpu_us_per_step", "cpu")):
+        extra = (many[key] * large - few[key] * small) / (large - small)
+        fixed = (few[key] - extra) * small
+        print(
+            f"  each step beyond {small - 1} tool calls: {extra:.1f} µs {label} "
+            f"(a run's fixed cost: {fixed / 1000:.2f} ms)"
+        )
+
+
+def concurrent(count: int, steps: int, latency: float, repeat: int) -> None:
     plugin = _plugin()
     ideal = (steps + 1) * latency
-    with tempfile.TemporaryDirectory(dir=_DIR) as folder:
-        root = Path(folder)
-        (root / "input.txt").write_text("input", encoding="utf-8")
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(repeat):
+        with _folder() as root:
 
-        async def all_runs() -> list[str]:
-            return await asyncio.gather(
-                *(_one_run(plugin, root, n, steps, latency) for n in range(count))
-            )
+            async def all_runs(root: Path = root) -> list[str]:
+                return await asyncio.gather(
+                    *(_one_run(plugin, root, n, steps, latency) for n in range(count))
+                )
 
-        started = time.perf_counter()
-        statuses = asyncio.run(all_runs())
-        wall = time.perf_counter() - started
-    assert statuses == ["completed"] * count
+            gc.collect()
+            started = time.perf_counter()
+            cpu_started = time.process_time()
+            statuses = asyncio.run(all_runs())
+            cpus.append(time.process_time() - cpu_started)
+            walls.append(time.perf_counter() - started)
+        assert statuses == ["completed"] * count
+    wall = statistics.median(walls)
     print(
         f"\n{count} concurrent runs, model sleeps {latency * 1000:.0f} ms per call, "
-        f"{steps + 1} calls each"
+        f"{steps + 1} calls each (median of {repeat})"
     )
     print(
-        f"  wall {wall * 1000:.0f} ms, ideal {ideal * 1000:.0f} ms, "
-        f"{(wall / ideal - 1) * 100:+.1f} % over ideal (target: within +20 %)"
+        f"  wall {wall * 1000:.0f} ms (range {min(walls) * 1000:.0f}-{max(walls) * 1000:.0f}), "
+        f"ideal {ideal * 1000:.0f} ms, {(wall / ideal - 1) * 100:+.1f} % over ideal "
+        f"(target: within +20 %); CPU {statistics.median(cpus) * 1000:.0f} ms"
     )
 
 
-def startup() -> None:
+def startup(repeat: int) -> None:
     timings = []
-    for _ in range(5):
+    for _ in range(max(repeat, 5)):
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "runlens", "--help"], check=True, capture_output=True)
         timings.append(time.perf_counter() - started)
     print(
         f"\n`python -m runlens --help`: median {statistics.median(timings) * 1000:.0f} ms "
-        f"over 5 (target: under 300 ms)"
+        f"over {len(timings)} (target: under 300 ms)"
     )
 
 
@@ -232,12 +290,13 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--dir", default=_DIR, help="where run workspaces are created")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds per figure (median)")
     args = parser.parse_args()
     globals()["_DIR"] = args.dir
     print(f"workspaces under {args.dir or tempfile.gettempdir()}")
-    per_step(args.runs, args.steps)
-    concurrent(args.concurrent, args.steps, args.latency)
-    startup()
+    per_step(args.runs, args.steps, args.repeat)
+    concurrent(args.concurrent, args.steps, args.latency, max(args.repeat // 2, 1))
+    startup(args.repeat)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from runlens.records.events import Event
@@ -29,7 +30,7 @@ class MetricsCollector:
         self.batches_completed = 0
         self.batches_failed = 0
         self._phase_started: dict[str, float] = {}
-        self.phase_seconds: Counter[str] = Counter()
+        self.phase_seconds: defaultdict[str, float] = defaultdict(float)
         self._current_phase: str | None = None
 
     def __call__(self, event: Event) -> None:
@@ -106,7 +107,7 @@ _PHASES = {
 }
 
 
-def _phase_handler(phase: str | None):  # type: ignore[no-untyped-def]
+def _phase_handler(phase: str | None) -> Callable[[MetricsCollector, Event], None]:
     def handle(collector: MetricsCollector, event: Event) -> None:
         collector._enter_phase(phase, event.at)
         if event.type == "run.validating":

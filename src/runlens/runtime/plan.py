@@ -19,6 +19,13 @@ class PlanTracker:
         self.steps = tuple(steps)
         self.status: dict[str, StepStatus] = {step.step_id: "pending" for step in steps}
         self._publish = publish
+        # Built once, as `on_tool` runs on every tool call: the artifacts each step delivers.
+        self._artifacts: dict[str, frozenset[str | None]] = {
+            step.step_id: frozenset(
+                c.artifact for c in step.success_criteria if c.kind == "artifact_validated"
+            )
+            for step in self.steps
+        }
 
     def set(self, step_id: str, status: StepStatus, reason: str | None = None) -> None:
         if self.status.get(step_id) == status:
@@ -32,11 +39,10 @@ class PlanTracker:
     def on_tool(self, tool_name: str, path: str | None = None) -> None:
         """A tool call starts the step that owns the tool, or the artifact it writes."""
         for step in self.steps:
-            owns_tool = tool_name in step.tools
-            owns_path = path is not None and any(
-                c.kind == "artifact_validated" and c.artifact == path for c in step.success_criteria
-            )
-            if (owns_tool or owns_path) and self.status[step.step_id] == "pending":
+            if self.status[step.step_id] != "pending":
+                continue
+            owns_path = path is not None and path in self._artifacts[step.step_id]
+            if owns_path or tool_name in step.tools:
                 self.set(step.step_id, "running")
 
     def on_evidence_index(self) -> None:

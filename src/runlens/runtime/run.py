@@ -27,7 +27,7 @@ from runlens.plugins.base import Plugin
 from runlens.records.events import EventLog, Subscriber
 from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
-from runlens.records.store import new_run_id, utc_now
+from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
 from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimits
 from runlens.runtime.plan import PlanTracker
@@ -121,15 +121,17 @@ class Run:
         self.index_sha256: str | None = None
         self.report: ValidationReport | None = None
         self.metrics = MetricsCollector()
+        self._redact_secrets = _redactor(self.settings.secrets)
         self.events = EventLog(
             self.workspace.events,
             self.run_id,
             subscribers=[self.metrics, *subscribers],
-            redact=self._redactor(),
+            redact=self._redact_secrets,
         )
         self.plan = PlanTracker(plugin.plan, self.events.publish)
         self.hooks = HookManager(default_timeout=self.settings.hook_timeout)
         self.input_path = self.workspace.copy_input(input_path)
+        self._input_relative = self.workspace.relative(self.input_path)
         self.events.publish(
             "run.created",
             {
@@ -196,7 +198,7 @@ class Run:
             input_path=self.input_path,
             model=self.model,
             on_evidence_index=self._on_evidence_index,
-            emit=self.events.publish,
+            emit=self._emit,
         )
         registry = ToolRegistry([*self.plugin.tools(context), *FILE_TOOLS])
         self._register_hooks()
@@ -238,7 +240,7 @@ class Run:
         write_atomic(self.workspace.runtime / "system_prompt.md", system_prompt.encode("utf-8"))
         task = (
             f"{self.plugin.task_prompt}\n\nThe input file is "
-            f"{self.workspace.relative(self.input_path)}. Start by calling "
+            f"{self._input_relative}. Start by calling "
             f"{self.plugin.input_tool}."
         )
         return [SystemMessage(system_prompt), UserMessage(task)]
@@ -386,6 +388,10 @@ class Run:
             return  # `_finalize` writes the final record with the trace and the manifest
         self._write_run_record()
 
+    def _emit(self, event_type: str, data: dict[str, Any]) -> None:
+        """For tools: publish a plugin-specific event into the run's stream."""
+        self.events.publish(event_type, data)
+
     def _on_evidence_index(self, path: Path) -> None:
         self.index_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.events.publish(
@@ -411,7 +417,7 @@ class Run:
             "model": self.model.spec,
             "status": self.status.value,
             "error_message": self.error_message,
-            "input": self.workspace.relative(self.input_path),
+            "input": self._input_relative,
             "plan": self.plan.as_records(),
             "metrics": self.metrics.as_dict(),
             "created_at": self.created_at,
@@ -425,9 +431,14 @@ class Run:
             },
         }
 
-    def _write_run_record(self) -> None:
-        text = json.dumps(self._run_record(), ensure_ascii=False, indent=2)
-        write_atomic(self.workspace.run_record, self._redact(text).encode("utf-8"))
+    def _write_run_record(self, record: dict[str, Any] | None = None) -> None:
+        if record is None:
+            record = self._run_record()
+        self._write_record(self.workspace.run_record, encode_record(record))
+
+    def _write_record(self, path: Path, text: str) -> None:
+        """Secrets blanked out, then written atomically."""
+        write_atomic(path, self._redact(text).encode("utf-8"))
 
     def _finalize(self) -> None:
         """Write the trace, the manifest and the final run record; close the event log."""
@@ -439,7 +450,7 @@ class Run:
             model=self.model.spec,
             status=self.status.value,
         )
-        write_atomic(self.workspace.trace, self._dump(trace, indent=None))
+        self._write_record(self.workspace.trace, json.dumps(trace, ensure_ascii=False))
         manifest = build_manifest(
             run=record,
             workspace=self.workspace.root,
@@ -449,8 +460,8 @@ class Run:
             input_name=self.input_path.name,
             source_hash=self._source_hash(),
         )
-        write_atomic(self.workspace.manifest, self._dump(manifest))
-        self._write_run_record()
+        self._write_record(self.workspace.manifest, encode_record(manifest))
+        self._write_run_record(record)
         self.events.close()
 
     def _source_hash(self) -> str | None:
@@ -467,24 +478,22 @@ class Run:
             "workspace": str(self.workspace.root),
         }
 
-    def _dump(self, value: Any, indent: int | None = 2) -> bytes:
-        return self._redact(json.dumps(value, ensure_ascii=False, indent=indent)).encode("utf-8")
-
-    def _redactor(self) -> Callable[[str], str] | None:
-        secrets = tuple(s for s in self.settings.secrets if len(s) >= 6)
-        if not secrets:
-            return None
-
-        def redact(text: str) -> str:
-            for secret in secrets:
-                text = text.replace(secret, "[REDACTED]")
-            return text
-
-        return redact
-
     def _redact(self, text: str) -> str:
-        redact = self._redactor()
-        return redact(text) if redact else text
+        return self._redact_secrets(text) if self._redact_secrets else text
+
+
+def _redactor(secrets: Sequence[str]) -> Callable[[str], str] | None:
+    """A function that blanks every secret out of a record's text, or None when there are none."""
+    long_enough = tuple(secret for secret in secrets if len(secret) >= 6)
+    if not long_enough:
+        return None
+
+    def redact(text: str) -> str:
+        for secret in long_enough:
+            text = text.replace(secret, "[REDACTED]")
+        return text
+
+    return redact
 
 
 async def run_plugin(
