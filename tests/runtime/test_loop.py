@@ -37,22 +37,27 @@ def test_max_turns_limit(run_script):
     outcome = run_script(looping, "--max-turns", "5")
     assert outcome.exit_code == 1
     assert outcome.record["status"] == "failed"
-    assert outcome.record["error_message"] == "loop limit: max turns (5) reached"
-    assert "run.validating" not in outcome.types
+    message = outcome.record["error_message"]
+    assert message.startswith("loop limit: max turns (5) reached; missing required files: ")
+    # What the model delivered before the limit is still validated and recorded.
+    assert "run.validating" in outcome.types
+    assert outcome.json["artifacts"]["artifacts/insight_report.md"] == "missing"
+    assert outcome.plan["validate_deliverables"] == "failed"
+    assert outcome.types[-1] == "run.failed"
     assert outcome.record["metrics"]["turns"] == 5
 
 
 def test_max_tool_calls_limit(run_script):
     many = [{"tool_calls": [{"name": "list_files", "arguments": {}}] * 4}] * 10
     outcome = run_script(many, "--max-tool-calls", "6")
-    assert outcome.record["error_message"] == "loop limit: max tool calls (6) reached"
+    assert outcome.record["error_message"].startswith("loop limit: max tool calls (6) reached")
     assert outcome.record["metrics"]["tool_calls"] == 6
 
 
 def test_empty_answers_are_nudged_then_fail(run_script):
     outcome = run_script([{"content": ""}])
     assert outcome.exit_code == 1
-    assert outcome.record["error_message"] == "the model gave 3 empty answers in a row"
+    assert outcome.record["error_message"].startswith("the model gave 3 empty answers in a row")
 
 
 def test_input_error_fails_at_the_input_step(run_script, tmp_path, good_documents):
@@ -65,3 +70,41 @@ def test_input_error_fails_at_the_input_step(run_script, tmp_path, good_document
     assert outcome.plan["load_feedback"] == "failed"
     assert outcome.types[-1] == "run.failed"
     assert (outcome.workspace / "manifest.json").is_file()
+
+
+def test_limit_with_valid_deliverables_still_fails(run_script, good_documents):
+    turns = (
+        turns_for(*good_documents)[:2]
+        + [{"tool_calls": [{"name": "list_files", "arguments": {}}]}] * 10
+    )
+    outcome = run_script(turns, "--max-turns", "4")
+    assert outcome.exit_code == 1
+    assert outcome.record["error_message"] == "loop limit: max turns (4) reached"
+    assert set(outcome.json["artifacts"].values()) == {"validated"}
+    assert outcome.plan["validate_deliverables"] == "failed"
+    assert "hook.blocked" not in outcome.types
+
+
+def test_wall_time_stops_a_model_call_in_flight(tmp_path, feedback_csv):
+    import asyncio
+
+    from runlens.plugins import load_plugin
+    from runlens.runtime.loop import LoopLimits
+    from runlens.runtime.run import RunSettings, run_plugin
+    from runlens.testing import FunctionModel
+
+    async def stuck(messages, tools):
+        await asyncio.sleep(60)
+
+    settings = RunSettings(limits=LoopLimits(wall_time_seconds=0.5), validator_plugins=False)
+    result = asyncio.run(
+        run_plugin(
+            load_plugin("feedback-analysis"),
+            feedback_csv,
+            FunctionModel(stuck),
+            workspace=tmp_path / "ws",
+            settings=settings,
+        )
+    )
+    assert result.status == "failed"
+    assert result.error_message.startswith("loop limit: wall time (0.5s) exceeded")

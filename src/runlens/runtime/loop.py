@@ -8,6 +8,7 @@ after its retries (`ProviderError`), or an unusable input (`InputError`).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -112,13 +113,24 @@ class AgentLoop:
                     )
                 messages.append(await self.execute(call))
 
+    async def run_within_wall_time(self, messages: list[Message]) -> LoopOutcome:
+        """`run`, stopped when the run's wall time is up, even inside a model or tool call."""
+        try:
+            async with asyncio.timeout(max(self._deadline - self._clock(), 0)) as scope:
+                return await self.run(messages)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            return self._wall_time_exceeded()
+
+    def _wall_time_exceeded(self) -> LimitReached:
+        return LimitReached(f"loop limit: wall time ({self.limits.wall_time_seconds:g}s) exceeded")
+
     def _limit_reached(self) -> LimitReached | None:
         if self.turns >= self.limits.max_turns:
             return LimitReached(f"loop limit: max turns ({self.limits.max_turns}) reached")
         if self._clock() > self._deadline:
-            return LimitReached(
-                f"loop limit: wall time ({self.limits.wall_time_seconds:g}s) exceeded"
-            )
+            return self._wall_time_exceeded()
         return None
 
     async def call_model(

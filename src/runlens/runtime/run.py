@@ -221,12 +221,14 @@ class Run:
         )
         await self.hooks.dispatch(HookEvent.RUN_START, self._hook_payload())
         for validation_round in range(1, self.settings.repair_turns + 2):
-            outcome = await loop.run(messages)
+            outcome = await loop.run_within_wall_time(messages)
+            report = await self._validate(validation_round)
             if isinstance(outcome, LimitReached):
-                self._fail_early(outcome.reason)
+                # The model never finished; what it delivered so far is still validated, so
+                # the records say which deliverables exist and hold up.
+                self._fail_validation(report, validation_round, cause=outcome.reason)
                 return
             assert isinstance(outcome, FinalAnswer)
-            report = await self._validate(validation_round)
             if report.passed:
                 self._complete(report, validation_round)
                 return
@@ -286,13 +288,17 @@ class Run:
         self.report = report
         return report
 
-    def _settle_plan(self, report: ValidationReport, *, final: bool) -> None:
+    def _settle_plan(self, report: ValidationReport, *, final: bool, finished: bool = True) -> None:
+        """Settle the plan; `finished=False` (a loop limit) means Stop cannot count as passed."""
         index_codes = {"evidence_index_missing", "evidence_index_tampered"}
         index_ok = self.index_sha256 is not None and not any(
             finding.code in index_codes for finding in report.findings
         )
         self.plan.settle(
-            index_built=index_ok, artifacts=report.artifacts, stop_passed=report.passed, final=final
+            index_built=index_ok,
+            artifacts=report.artifacts,
+            stop_passed=report.passed and finished,
+            final=final,
         )
 
     def _publish_blocked(self, report: ValidationReport, validation_round: int) -> None:
@@ -329,19 +335,26 @@ class Run:
         self._publish_artifacts(report, validation_round)
         self.events.publish("run.completed", {"round": validation_round})
 
-    def _fail_validation(self, report: ValidationReport, validation_round: int) -> None:
-        """SPEC section 7, in this order."""
-        message = report.error_message or "validation failed"
-        if self.settings.repair_turns:
+    def _fail_validation(
+        self, report: ValidationReport, validation_round: int, *, cause: str | None = None
+    ) -> None:
+        """SPEC section 7, in this order. `cause` is a loop limit that ended the run first."""
+        message = "; ".join(m for m in (cause, report.error_message) if m) or "validation failed"
+        if self.settings.repair_turns and cause is None:
             used = validation_round - 1
             message += f"; repair rounds exhausted ({used} of {self.settings.repair_turns} used)"
         self._transition(RunStatus.FAILED, message)
-        self._settle_plan(report, final=True)
-        self._publish_blocked(report, validation_round)
+        self._settle_plan(report, final=True, finished=cause is None)
+        if not report.passed:
+            self._publish_blocked(report, validation_round)
         self._publish_artifacts(report, validation_round)
         self.events.publish(
             "run.failed",
-            {"error_message": message, "phase": "validating", "round": validation_round},
+            {
+                "error_message": message,
+                "phase": "running" if cause else "validating",
+                "round": validation_round,
+            },
         )
 
     def _request_repair(
