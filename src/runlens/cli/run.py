@@ -163,22 +163,25 @@ def _execute(run: Run, as_json: bool) -> int:
         )
 
     async def go() -> RunResult:
+        # SIGTERM from an operator cancels the run like Ctrl-C does, at an await point.
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         try:
             return await run.execute()
         finally:
             await run.model.aclose()
 
-    # Ctrl-C (and SIGTERM from an operator) cancel the run cleanly, even when the parent
-    # process started us with SIGINT ignored.
+    # Ctrl-C cancels the run cleanly, even when the parent process started us with SIGINT
+    # ignored (asyncio turns the first Ctrl-C into a cancellation of the run).
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate)
     try:
         if as_json:
             result = asyncio.run(go())
         else:
             with progress:
                 result = asyncio.run(go())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         console.print(f"\n[yellow]Run cancelled.[/] Records kept in {run.workspace.root}")
         if as_json:
             click.echo(json.dumps(run.result().to_json(), ensure_ascii=False))
@@ -188,10 +191,6 @@ def _execute(run: Run, as_json: bool) -> int:
     else:
         _print_verdict(result, run)
     return EXIT_COMPLETED if result.status == "completed" else EXIT_FAILED
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _print_verdict(result: RunResult, run: Run) -> None:
