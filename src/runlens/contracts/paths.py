@@ -74,9 +74,7 @@ def common_prefix(first: str, second: str) -> tuple[str, ...]:
     return tuple(prefix)
 
 
-def walk_pairs(
-    document: Any, first: str, second: str
-) -> Iterator[tuple[Match, Match]]:
+def walk_pairs(document: Any, first: str, second: str) -> Iterator[tuple[Match, Match]]:
     """Pair the values of two paths that sit in the same item.
 
     For `items.evidence_text` and `items.feedback_id`, yields one pair per element of `items`.
@@ -88,9 +86,7 @@ def walk_pairs(
     rest_first = split(first)[len(prefix) :]
     rest_second = split(second)[len(prefix) :]
     containers = (
-        [Match("", document)]
-        if not prefix
-        else [m for m in walk(document, prefix) if m.found]
+        [Match("", document)] if not prefix else [m for m in walk(document, prefix) if m.found]
     )
     for container in containers:
         elements = (
