@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib.resources import files
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
@@ -28,6 +29,12 @@ def _tools(context: ToolContext) -> Sequence[Tool]:
     from runlens_feedback.tools import build_tools
 
     return build_tools(context)
+
+
+def _describe_result(workspace: Path) -> object:
+    from runlens_feedback.terminal import describe_result
+
+    return describe_result(workspace)
 
 
 def _offline_model() -> Model:
@@ -86,6 +93,7 @@ def _build() -> Plugin:
             f"{ANALYSIS}, {BACKLOG} and {REPORT}."
         ),
         offline_model=_offline_model,
+        describe_result=_describe_result,
         id_column="feedback_id",
         text_column="text",
     )

@@ -4,8 +4,11 @@ Each batch is a short, focused conversation: the batch instructions, the rows as
 and one tool (`submit_batch_analysis`) whose arguments are the batch's items. The items are
 checked on the spot (every row covered once, enums, verbatim quotes) and the model gets one
 more attempt with the problems listed; rows still without a valid item are recorded in
-`failed_batches` with the reason, never a crash. Batches run with bounded concurrency, and the
-analysis file is written in input order whatever order they finish in.
+`failed_batches` with the reason, never a crash. A row whose text is empty or whitespace only
+has nothing a quote could cite, so it is not sent to the model at all: it is recorded in
+`failed_batches` with the reason "row has no text to quote" (an analysis item for it could
+only fail validation with `empty_evidence_text`). Batches run with bounded concurrency, and the
+analysis file is written in input order whatever order they finish in, one item per line.
 
 With 40 rows of a few hundred characters a batch stays far below an 8k-token context, and
 the main conversation only ever sees the aggregated summary, so the run's context does not
@@ -18,6 +21,7 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from importlib.resources import files
 from typing import Any
 
@@ -37,17 +41,18 @@ from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.contracts import ANALYSIS, SENTIMENTS, SEVERITIES
 
 SUBMIT_TOOL = "submit_batch_analysis"
+NO_TEXT_REASON = "row has no text to quote"
 MAX_ATTEMPTS = 2
 MAX_TEXT_CHARS = 2000
-_ITEM_FIELDS = (
-    "feedback_id",
-    "sentiment",
-    "severity",
-    "pain_point",
-    "evidence_text",
-    "theme",
-    "suggested_action",
-)
+_REQUIRED_FIELDS = ("feedback_id", "sentiment", "severity", "pain_point", "evidence_text")
+#: Kept when a model gives them with the right type (the offline analyst does): they feed
+#: the summary's language counts and its choice of representative quotes.
+_OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "theme": str,
+    "suggested_action": str,
+    "language": str,
+    "sentiment_score": (int, float),
+}
 
 SUBMIT_SPEC = ToolSpec(
     name=SUBMIT_TOOL,
@@ -83,30 +88,44 @@ SUBMIT_SPEC = ToolSpec(
 )
 
 
+@cache
 def batch_instructions() -> str:
+    """The system prompt of every batch call (`batch_prompt.md`)."""
     return files("runlens_feedback").joinpath("batch_prompt.md").read_text(encoding="utf-8")
 
 
 @dataclass
 class BatchOutcome:
+    """What became of one batch: its accepted items, and why any row has none."""
+
     number: int
     offset: int
     rows: Sequence[Mapping[str, str]]
     items: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     error: str | None = None
+    #: Ids of the rows with no text to quote; never sent to the model.
+    no_text: list[str] = field(default_factory=list)
 
-    def failure(self, id_column: str) -> dict[str, Any] | None:
-        covered = {item["feedback_id"] for item in self.items}
+    def failures(self, id_column: str) -> list[dict[str, Any]]:
+        """The `failed_batches` entries of this batch: rows without text, then rows the
+        model could not analyse (each entry lists its rows' ids and one reason)."""
+        entries = []
+        if self.no_text:
+            entries.append(self._entry(self.no_text, NO_TEXT_REASON))
+        covered = {item["feedback_id"] for item in self.items} | set(self.no_text)
         missing = [row[id_column] for row in self.rows if row[id_column] not in covered]
-        if not missing:
-            return None
-        reason = self.error or "; ".join(self.problems[:5]) or "no analysis returned"
+        if missing:
+            reason = self.error or "; ".join(self.problems[:5]) or "no analysis returned"
+            entries.append(self._entry(missing, reason))
+        return entries
+
+    def _entry(self, feedback_ids: list[str], reason: str) -> dict[str, Any]:
         return {
             "batch": self.number,
             "offset": self.offset,
             "rows": len(self.rows),
-            "feedback_ids": missing,
+            "feedback_ids": feedback_ids,
             "reason": reason,
         }
 
@@ -138,10 +157,9 @@ async def analyze_in_batches(
 
     outcomes = await asyncio.gather(*(one(n, o) for n, o in enumerate(offsets, start=1)))
     items = [item for outcome in outcomes for item in outcome.items]
-    failed = [f for f in (o.failure(id_column) for o in outcomes) if f is not None]
-    document = {"items": items, "failed_batches": failed}
+    failed = [entry for outcome in outcomes for entry in outcome.failures(id_column)]
     target = context.workspace.resolve_write(ANALYSIS)
-    write_atomic(target, json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8"))
+    write_atomic(target, analysis_json(items, failed))
     return {
         "analysis_path": ANALYSIS,
         **summarize_analysis(
@@ -150,24 +168,57 @@ async def analyze_in_batches(
     }
 
 
+def analysis_json(items: Sequence[Any], failed_batches: Sequence[Any]) -> bytes:
+    """The analysis file: `{"items": [...], "failed_batches": [...]}` with one entry per line.
+
+    Each entry is encoded on its own (by the C encoder), so even 100,000 items never become
+    one giant string (a single emoji would make it four bytes per character), and the file
+    reads and diffs line by line.
+    """
+
+    return b"".join(
+        (
+            b'{"items": ',
+            *_json_lines(items),
+            b',\n"failed_batches": ',
+            *_json_lines(failed_batches),
+            b"}\n",
+        )
+    )
+
+
+def _json_lines(values: Sequence[Any]) -> tuple[bytes, ...]:
+    """A JSON array as parts to join, one value per line."""
+    if not values:
+        return (b"[]",)
+    body = b",\n".join(json.dumps(v, ensure_ascii=False).encode("utf-8") for v in values)
+    return (b"[\n", body, b"\n]")
+
+
 def _emit(context: ToolContext, outcome: BatchOutcome, batches: int, id_column: str) -> None:
     if context.emit is None:
         return
-    failure = outcome.failure(id_column)
     data = {
         "batch": outcome.number,
         "batches": batches,
         "offset": outcome.offset,
         "rows": len(outcome.rows),
         "items": len(outcome.items),
+        "no_text": len(outcome.no_text),
     }
-    if failure is None:
+    failed = [f for f in outcome.failures(id_column) if f["reason"] != NO_TEXT_REASON]
+    if not failed:
         context.emit("batch.completed", data)
     else:
         context.emit(
             "batch.failed",
-            {**data, "reason": failure["reason"], "unanalysed": len(failure["feedback_ids"])},
+            {**data, "reason": failed[0]["reason"], "unanalysed": len(failed[0]["feedback_ids"])},
         )
+
+
+def has_text(text: str) -> bool:
+    """Whether a row's text holds anything a quote could cite (not empty or whitespace)."""
+    return bool(text.strip())
 
 
 def _rows_message(rows: Sequence[Mapping[str, str]], id_column: str, text_column: str) -> str:
@@ -194,11 +245,15 @@ async def _run_batch(
 ) -> BatchOutcome:
     assert context.call_model is not None
     outcome = BatchOutcome(number, offset, rows)
+    outcome.no_text = [row[id_column] for row in rows if not has_text(row[text_column])]
+    quotable = [row for row in rows if has_text(row[text_column])]
+    if not quotable:
+        return outcome
     messages: list[Message] = [
         SystemMessage(batch_instructions()),
-        UserMessage(_rows_message(rows, id_column, text_column)),
+        UserMessage(_rows_message(quotable, id_column, text_column)),
     ]
-    wanted = [row[id_column] for row in rows]
+    wanted = [row[id_column] for row in quotable]
     for _attempt in range(MAX_ATTEMPTS):
         try:
             response: ModelResponse = await context.call_model(
@@ -253,7 +308,7 @@ def check_batch(
         if problem is not None:
             problems.append(f"items[{position}]: {problem}")
         elif item["feedback_id"] not in accepted:
-            accepted[item["feedback_id"]] = {k: item[k] for k in _ITEM_FIELDS if k in item}
+            accepted[item["feedback_id"]] = _accepted_item(item)
     problems.extend(
         f"no item for row {row_id}"
         for row_id in wanted
@@ -261,6 +316,15 @@ def check_batch(
         and not any(p.startswith("items[") and row_id in p for p in problems)
     )
     return list(accepted.values()), problems
+
+
+def _accepted_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    kept = {key: item[key] for key in _REQUIRED_FIELDS}
+    for key, kind in _OPTIONAL_FIELDS.items():
+        value = item.get(key)
+        if isinstance(value, kind) and not isinstance(value, bool):
+            kept[key] = value
+    return kept
 
 
 def _submitted_items(response: ModelResponse) -> list[Any] | None:

@@ -113,8 +113,8 @@ def _after_final(messages: Sequence[Message]) -> bool:
 
 def _closing_note(summary: dict[str, Any]) -> str:
     top = summary.get("pain_points", [])[:3]
-    themes = ", ".join(f"{p['pain_point']} ({p['count']})" for p in top) or "none"
+    themes = ", ".join(f"{p.get('pain_point') or p['key']} ({p['problem_rows']})" for p in top)
     return (
         f"Analysed {summary.get('analysed_rows')} of {summary.get('total_rows')} rows; "
-        f"wrote {BACKLOG} and {REPORT}. Top pain points: {themes}."
+        f"wrote {BACKLOG} and {REPORT}. Top pain points: {themes or 'none'}."
     )

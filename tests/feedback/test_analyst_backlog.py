@@ -1,17 +1,18 @@
-"""build_backlog and summarize: grouping, priorities, cited ids."""
+"""The backlog: one item per pain point of the aggregated analysis, priorities, cited ids."""
 
 from __future__ import annotations
 
 import csv
-from collections import Counter
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runlens_feedback.analyst import PRIORITIES, analyze_rows, build_backlog, summarize
-from runlens_feedback.analyst.backlog import MAX_EVIDENCE_IDS, priority_for
+from runlens_feedback.aggregate import priority_for, summarize_analysis
+from runlens_feedback.analyst import PRIORITIES, analyze_rows, backlog_from_summary, build_backlog
+from runlens_feedback.analyst.backlog import MAX_EVIDENCE_IDS
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
 
@@ -135,20 +136,34 @@ def test_items_from_other_sources_are_tolerated() -> None:
     assert entry["evidence_feedback_ids"] == ["m1"]
 
 
-def test_summarize_matches_the_items() -> None:
+def test_build_backlog_is_the_backlog_of_the_summary() -> None:
     items = sample_items()
-    summary = summarize(items)
-    assert summary["total"] == len(items)
-    assert summary["sentiment"] == {
-        s: Counter(i["sentiment"] for i in items)[s]
-        for s in ("positive", "neutral", "negative", "mixed")
-    }
-    themes = Counter(i["theme"] for i in items)
-    assert {row["theme"]: row["count"] for row in summary["themes"]} == dict(themes)
-    assert sum(row["count"] for row in summary["themes"]) == len(items)
-    texts = {i["feedback_id"]: i["evidence_text"] for i in items}
-    for quote in summary["top_quotes"]:
-        assert quote["evidence_text"] == texts[quote["feedback_id"]]
+    assert build_backlog(items) == backlog_from_summary(summarize_analysis(items))
+
+
+def test_backlog_from_a_summary_alone() -> None:
+    """What a model's context holds is enough: the summary, as JSON, round-tripped."""
+    summary = json.loads(json.dumps(summarize_analysis(sample_items(), source="s.csv")))
+    backlog = backlog_from_summary(summary)
+    assert [entry["theme"] for entry in backlog["items"]] == [
+        group["key"] for group in summary["pain_points"]
+    ]
+    for entry, group in zip(backlog["items"], summary["pain_points"], strict=True):
+        assert entry["priority"] == group["priority"]
+        assert entry["mentions"] == group["problem_rows"]
+        assert entry["evidence_feedback_ids"] == group["feedback_ids"]
+
+
+def test_items_without_theme_group_by_their_pain_point() -> None:
+    items = [
+        {"feedback_id": f"m{n}", "sentiment": "negative", "severity": "high", "pain_point": p}
+        for n, p in enumerate(["Slow export", "slow  export.", "Login fails", "SLOW EXPORT"])
+    ]
+    backlog = build_backlog(items)
+    by_key = {entry["theme"]: entry for entry in backlog["items"]}
+    assert set(by_key) == {"slow export", "login fails"}
+    assert by_key["slow export"]["evidence_feedback_ids"] == ["m0", "m1", "m3"]
+    assert "Slow export" in by_key["slow export"]["title"]
 
 
 _sentiments = st.sampled_from(["positive", "neutral", "negative", "mixed"])

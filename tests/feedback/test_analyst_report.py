@@ -1,15 +1,25 @@
-"""render_report: headings, counts and quotes that match the items."""
+"""The report, written from the aggregated analysis: headings, counts and quotes that match
+the items."""
 
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections import Counter
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from runlens_feedback.analyst import HEADINGS, analyze_rows, build_backlog, render_report
+from runlens_feedback.aggregate import TOP_GROUPS, summarize_analysis
+from runlens_feedback.analyst import (
+    HEADINGS,
+    analyze_rows,
+    backlog_from_summary,
+    build_backlog,
+    render_report,
+    report_from_summary,
+)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
 EXPECTED = [
@@ -86,22 +96,51 @@ def test_sentiment_and_severity_counts_match_the_items() -> None:
             assert f"- {value.capitalize()}: {counts[value]} ({share})" in summary
 
 
-def test_theme_table_matches_the_items() -> None:
-    items, report = render(sample_rows())
-    themes = Counter(item["theme"] for item in items)
+def is_problem(item: dict) -> bool:
+    """The documented rule: negative and mixed rows, neutral requests and neutral rows above
+    low severity; never praise or empty rows."""
+    if item.get("theme") in ("praise", "empty"):
+        return False
+    if item["sentiment"] in ("negative", "mixed"):
+        return True
+    return item["sentiment"] == "neutral" and (
+        item.get("theme") == "feature_request" or item["severity"] != "low"
+    )
+
+
+def table_rows(report: str) -> list[list[str]]:
     table = section(report, "## Top Pain Points")
-    rows = [line for line in table.splitlines() if re.match(r"^\| \d+ \|", line)]
+    lines = [line for line in table.splitlines() if re.match(r"^\| \d+ \|", line)]
+    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines]
+
+
+def test_pain_point_table_matches_the_items() -> None:
+    items, report = render(sample_rows())
+    rows = table_rows(report)
     assert rows
-    for line in rows:
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
+    for cells in rows:
         theme = cells[2].strip("`")
-        assert int(cells[3]) == themes[theme]
-        assert cells[4] == f"{themes[theme] / len(items):.1%}"
         members = [item for item in items if item["theme"] == theme]
+        problems = [item for item in members if is_problem(item)]
+        assert int(cells[3]) == len(members)
+        assert cells[4] == f"{len(members) / len(items):.1%}"
+        assert int(cells[5]) == len(problems)
         assert int(cells[6]) == sum(1 for m in members if m["sentiment"] == "negative")
         assert int(cells[7]) == sum(1 for m in members if m["sentiment"] == "mixed")
-        severe = sum(1 for m in members if m["severity"] in ("high", "critical"))
+        severe = sum(1 for m in problems if m["severity"] in ("high", "critical"))
         assert int(cells[8]) == severe
+
+
+def test_pain_point_table_lists_problems_only_and_counts_the_rest() -> None:
+    items, report = render(sample_rows())
+    listed = {cells[2].strip("`") for cells in table_rows(report)}
+    with_problems = {item["theme"] for item in items if is_problem(item)}
+    assert listed <= with_problems
+    assert len(listed) == min(len(with_problems), TOP_GROUPS)
+    other_rows = sum(1 for item in items if item["theme"] not in listed)
+    other_groups = len({item["theme"] for item in items} - listed)
+    groups = "1 other group is" if other_groups == 1 else f"{other_groups} other groups are"
+    assert f"{groups} not listed: {other_rows} rows" in report
 
 
 def test_quotes_are_verbatim_and_cited() -> None:
@@ -162,3 +201,42 @@ def test_report_of_nothing_still_has_every_heading() -> None:
 def test_report_is_deterministic() -> None:
     rows = sample_rows()
     assert render(rows)[1] == render(rows)[1]
+
+
+def test_report_from_a_summary_alone_is_the_same_report() -> None:
+    """The summary a model's context holds (JSON, round-tripped) is all the report needs."""
+    rows = sample_rows()
+    items = analyze_rows(rows)
+    summary = summarize_analysis(items, total_rows=len(rows), source="s.csv")
+    backlog = backlog_from_summary(summary)
+    from_json = report_from_summary(json.loads(json.dumps(summary)), backlog)
+    assert from_json == render_report(items, backlog, source="s.csv", total_rows=len(rows))
+
+
+def test_risks_group_failures_by_reason() -> None:
+    rows = sample_rows()[:40]
+    failed = [
+        {"batch": 2, "offset": 40, "feedback_ids": ["x1", "x2"], "reason": "provider timeout"},
+        {"batch": 3, "offset": 80, "feedback_ids": ["x3"], "reason": "row has no text to quote"},
+        {"batch": 4, "offset": 120, "feedback_ids": ["x4"], "reason": "row has no text to quote"},
+    ]
+    _, report = render(rows, total_rows=44, failed_batches=failed)
+    risks = section(report, "## Risks And Unknowns")
+    assert "Failed batches: 3 could not be analysed in full (4 rows left unanalysed)" in risks
+    assert "provider timeout: 2 rows in 1 batch" in risks
+    assert "row has no text to quote: 2 rows in 2 batches" in risks
+    assert "Unanalysed rows: 4 of 44" in risks
+
+
+def test_model_items_without_themes_are_named_by_their_pain_point() -> None:
+    items = [
+        {"feedback_id": f"m{n}", "sentiment": "negative", "severity": "high",
+         "pain_point": wording, "evidence_text": f"quote {n}"}
+        for n, wording in enumerate(["Export | too slow", "export | too slow", "Login\n# fails"])
+    ]  # fmt: skip
+    report = render_report(items, build_backlog(items), source="m.csv", total_rows=3)
+    assert headings(report) == EXPECTED
+    rows = table_rows(report)
+    assert [cells[3] for cells in rows] == ["2", "1"]
+    assert "Export \\| too slow" in section(report, "## Top Pain Points")
+    assert "- Grouping: 3 rows carried no theme" in section(report, "## Risks And Unknowns")

@@ -1,20 +1,15 @@
-"""`build_backlog`: one backlog item per theme that has actionable feedback.
+"""The product backlog, written from the aggregated analysis (`runlens_feedback.aggregate`).
 
-Actionable items are negative and mixed ones, plus neutral feature requests and neutral items
-with a severity above low (`summary.is_actionable`); praise, positive-only themes and empty
-rows produce no backlog item.
+One backlog item per pain point of the summary, that is per group with rows reporting a
+problem or a request (negative and mixed rows, neutral feature requests, neutral rows with a
+severity above low); praise, positive-only groups and empty rows produce no backlog item.
 
-Priority, per theme, where `n` is the theme's actionable items, `share` is `n` over all analysed
-items, and `critical`/`high` count its actionable items of that severity:
-
-- P0: critical >= 2, or critical >= 1 and share >= 10%;
-- P1: critical >= 1, or high >= 3, or high >= 1 and share >= 15%;
-- P2: high >= 1, or share >= 10%, or n >= 3;
-- P3: anything else.
-
-Items are ordered by priority, then by `n` (descending), then by theme key, and cut to
-`max_items`. Each cites up to 10 feedback ids, most representative first (highest severity,
-then strongest sentiment, then input order).
+Priority is the aggregate's documented rule (`runlens_feedback.aggregate.priority_for`:
+P0 for 2+ critical reports or a critical one raised by 10% of rows, down to P3 for a few
+low-severity reports), computed from each pain point's problem-row counts. Items are ordered
+by priority, then by problem rows (descending), then by group key, and cut to `max_items`.
+Each cites the pain point's ids (at most `EVIDENCE_IDS`, 6, most representative first: highest
+severity, then strongest sentiment, then input order).
 """
 
 from __future__ import annotations
@@ -22,109 +17,93 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runlens_feedback.analyst.labels import PRIORITIES, SEVERITIES, TOPIC_PREFIX, Priority
-from runlens_feedback.analyst.resources import ThemeSpec, theme_by_key
-from runlens_feedback.analyst.summary import (
-    distribution,
-    is_actionable,
-    representative_order,
-    theme_label,
-    theme_of,
-)
+from runlens_feedback.aggregate import EVIDENCE_IDS, priority_for, summarize_analysis
+from runlens_feedback.analyst.groups import group_keyword, theme_spec
+from runlens_feedback.analyst.labels import FEATURE_REQUEST, PRIORITIES
+from runlens_feedback.analyst.resources import ThemeSpec
 
-MAX_EVIDENCE_IDS = 10
+MAX_EVIDENCE_IDS = EVIDENCE_IDS
+MAX_ITEMS = 8
+_LEVELS = ("critical", "high", "medium", "low")
+Group = Mapping[str, Any]
 
 
-def build_backlog(items: Sequence[Mapping[str, Any]], *, max_items: int = 8) -> dict[str, Any]:
-    """`{"items": [...]}`: prioritised backlog items grouped by theme (module docstring).
+def backlog_from_summary(
+    summary: Mapping[str, Any], *, max_items: int = MAX_ITEMS
+) -> dict[str, Any]:
+    """`{"items": [...]}`: one prioritised backlog item per pain point of `summary`.
 
-    Each item: `title`, `theme`, `priority` (P0-P3), `evidence_feedback_ids` (non-empty, real
-    ids), `acceptance_criteria` (non-empty list of testable statements), `metric` (measurable,
-    with its baseline), `rationale` (the counts behind the priority) and `mentions`.
+    Each item: `title`, `theme` (the group key), `priority` (P0-P3), `evidence_feedback_ids`
+    (non-empty, real ids), `acceptance_criteria` (non-empty list of testable statements),
+    `metric` (measurable, with its baseline and target), `rationale` (the counts behind the
+    priority) and `mentions` (the problem rows). At most `max_items` items, and never more
+    than the summary lists.
     """
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for item in items:
-        if is_actionable(item):
-            groups.setdefault(theme_of(item), []).append(item)
-    entries = [_entry(theme, members, len(items)) for theme, members in groups.items()]
+    total = int(summary.get("analysed_rows", 0))
+    groups = [g for g in summary.get("pain_points", ()) if g.get("feedback_ids")]
+    entries = [_entry(group, total) for group in groups]
     entries.sort(
         key=lambda entry: (PRIORITIES.index(entry["priority"]), -entry["mentions"], entry["theme"])
     )
     return {"items": entries[: max(max_items, 0)]}
 
 
-def priority_for(severity: Mapping[str, int], mentions: int, total: int) -> tuple[Priority, str]:
-    """The priority of a theme and the reason, from its severity counts and frequency."""
-    share = mentions / total if total else 0.0
-    critical, high = severity.get("critical", 0), severity.get("high", 0)
-    if critical >= 2:
-        return "P0", f"{critical} critical reports"
-    if critical >= 1 and share >= 0.10:
-        return "P0", "a critical report in a theme raised by at least 10% of rows"
-    if critical >= 1:
-        return "P1", "a critical report"
-    if high >= 3:
-        return "P1", f"{high} high-severity reports"
-    if high >= 1 and share >= 0.15:
-        return "P1", "a high-severity report in a theme raised by at least 15% of rows"
-    if high >= 1:
-        return "P2", "a high-severity report"
-    if share >= 0.10 or mentions >= 3:
-        return "P2", "recurring reports (at least 3, or at least 10% of rows)"
-    return "P3", "few reports, none high or critical"
+def build_backlog(
+    items: Sequence[Mapping[str, Any]], *, max_items: int = MAX_ITEMS
+) -> dict[str, Any]:
+    """The backlog of analysis `items`: `backlog_from_summary(summarize_analysis(items))`."""
+    return backlog_from_summary(summarize_analysis(items), max_items=max_items)
 
 
-def _entry(theme: str, members: list[Mapping[str, Any]], total: int) -> dict[str, Any]:
-    severity = distribution(members, "severity", SEVERITIES)
-    sentiment = distribution(members, "sentiment", ("negative", "mixed", "neutral"))
-    mentions = len(members)
+def _entry(group: Group, total: int) -> dict[str, Any]:
+    severity: Mapping[str, int] = group["problem_severity"]
+    mentions = int(group["problem_rows"])
     priority, reason = priority_for(severity, mentions, total)
-    ids = _evidence_ids(members)
+    ids = [str(i) for i in group["feedback_ids"]][:MAX_EVIDENCE_IDS]
     share = f"{mentions / total:.1%}" if total else "0%"
-    spec = theme_by_key().get(theme)
+    spec = theme_spec(group)
     return {
-        "title": _title(theme, spec),
-        "theme": theme,
+        "title": _title(group, spec),
+        "theme": str(group["key"]),
         "priority": priority,
         "evidence_feedback_ids": ids,
-        "acceptance_criteria": _criteria(theme, spec, ids),
-        "metric": _metric(theme, spec, mentions, total, share),
+        "acceptance_criteria": _criteria(group, spec, ids),
+        "metric": _metric(group, spec, mentions, total, share),
         "rationale": (
             f"{mentions} of {total} analysed rows ({share}) raise this; severity: "
-            + ", ".join(f"{count} {level}" for level, count in reversed(severity.items()))
+            + ", ".join(f"{severity.get(level, 0)} {level}" for level in _LEVELS)
             + "; sentiment: "
-            + ", ".join(f"{count} {label}" for label, count in sentiment.items())
+            + ", ".join(f"{count} {label}" for label, count in _problem_sentiment(group).items())
             + f". {priority} because of {reason}."
         ),
         "mentions": mentions,
     }
 
 
-def _evidence_ids(members: list[Mapping[str, Any]]) -> list[str]:
-    ids: list[str] = []
-    for item in representative_order(members):
-        feedback_id = str(item.get("feedback_id"))
-        if feedback_id not in ids:
-            ids.append(feedback_id)
-    return ids[:MAX_EVIDENCE_IDS]
+def _problem_sentiment(group: Group) -> dict[str, int]:
+    """Sentiment of the problem rows: every negative and mixed row of a pain point is one;
+    the rest are neutral requests or neutral reports above low severity."""
+    sentiment = group.get("sentiment", {})
+    negative, mixed = int(sentiment.get("negative", 0)), int(sentiment.get("mixed", 0))
+    return {
+        "negative": negative,
+        "mixed": mixed,
+        "neutral": max(int(group["problem_rows"]) - negative - mixed, 0),
+    }
 
 
-def _keyword(theme: str) -> str:
-    return theme[len(TOPIC_PREFIX) :] if theme.startswith(TOPIC_PREFIX) else theme_label(theme)
-
-
-def _title(theme: str, spec: ThemeSpec | None) -> str:
+def _title(group: Group, spec: ThemeSpec | None) -> str:
     if spec is not None and spec.title:
         return spec.title
-    return f"Resolve the problems reported about “{_keyword(theme)}”"
+    return f"Resolve the problems reported about “{group_keyword(group)}”"
 
 
-def _criteria(theme: str, spec: ThemeSpec | None, ids: list[str]) -> list[str]:
+def _criteria(group: Group, spec: ThemeSpec | None, ids: list[str]) -> list[str]:
     cited = ", ".join(ids[:3])
     retest = f"Each cited case ({cited}) is re-tested after the change and no longer reproduces"
     if spec is not None and spec.acceptance_criteria:
-        return [*spec.acceptance_criteria, *([retest] if spec.key != "feature_request" else [])]
-    keyword = _keyword(theme)
+        return [*spec.acceptance_criteria, *([retest] if spec.key != FEATURE_REQUEST else [])]
+    keyword = group_keyword(group)
     return [
         f"The problem reported about “{keyword}” in the cited feedback is reproduced and its "
         "cause recorded",
@@ -133,10 +112,11 @@ def _criteria(theme: str, spec: ThemeSpec | None, ids: list[str]) -> list[str]:
     ]
 
 
-def _metric(theme: str, spec: ThemeSpec | None, mentions: int, total: int, share: str) -> str:
+def _metric(group: Group, spec: ThemeSpec | None, mentions: int, total: int, share: str) -> str:
     baseline = f"baseline: {mentions} of {total} analysed rows ({share})"
     if spec is not None and spec.metric:
         return f"{spec.metric}; share of feedback raising it ({baseline}, target: half)"
     return (
-        f"Share of feedback reporting problems about “{_keyword(theme)}” ({baseline}, target: half)"
+        f"Share of feedback reporting problems about “{group_keyword(group)}” ({baseline}, "
+        "target: half)"
     )

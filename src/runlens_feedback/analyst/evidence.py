@@ -9,7 +9,9 @@ at most 20 characters, or of a single clause, are quoted whole. The quote never 
 whitespace and is always `text[start:end]`.
 
 Whitespace-only text: there is nothing to quote, so the text itself is returned unchanged (the
-row is flagged `empty_text` by the caller and a validator reports it as `empty_evidence_text`).
+row is flagged `empty_text` by the caller). In a run such a row never reaches the analyst: the
+batch tool records it in `failed_batches` as "row has no text to quote", since any quote of it
+would be rejected as `empty_evidence_text`.
 """
 
 from __future__ import annotations

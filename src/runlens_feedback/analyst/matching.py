@@ -27,15 +27,20 @@ class KeywordSet:
     chars: frozenset[str]
     phrases: dict[str, tuple[tuple[str, ...], ...]]  # first word -> rest of each phrase
     prefixes: tuple[tuple[str, tuple[str, ...]], ...]  # (prefix of first word, rest)
+    # Fast rejection only (the analyst spends most of its time here): the first characters
+    # of the substrings, and every first-word prefix as one tuple for str.startswith.
+    initials: frozenset[str] = frozenset()
+    any_prefix: tuple[str, ...] = ()
 
     def scan(self, clause_text: str, tokens: Sequence[Token]) -> tuple[int, int]:
         """(number of matches, offset in the clause of the first one, or len(clause) if none)."""
         count, first = 0, len(clause_text)
-        for word in self.substrings:
-            found = clause_text.find(word)
-            if found >= 0:
-                count += clause_text.count(word)
-                first = min(first, found)
+        if not self.initials.isdisjoint(clause_text):
+            for word in self.substrings:
+                found = clause_text.find(word)
+                if found >= 0:
+                    count += clause_text.count(word)
+                    first = min(first, found)
         clause_start = tokens[0].start if tokens else 0
         latin = [token for token in tokens if not token.cjk]
         words = [token.norm for token in latin]
@@ -45,11 +50,12 @@ class KeywordSet:
                 first = min(first, token.start - clause_start)
         for index, word in enumerate(words):
             hits = sum(1 for rest in self.phrases.get(word, ()) if _rest_at(words, index, rest))
-            hits += sum(
-                1
-                for prefix, rest in self.prefixes
-                if word.startswith(prefix) and _rest_at(words, index, rest)
-            )
+            if word.startswith(self.any_prefix):
+                hits += sum(
+                    1
+                    for prefix, rest in self.prefixes
+                    if word.startswith(prefix) and _rest_at(words, index, rest)
+                )
             if hits:
                 count += hits
                 first = min(first, latin[index].start - clause_start)
@@ -82,6 +88,8 @@ def compile_keywords(patterns: Iterable[str]) -> KeywordSet:
         chars=frozenset(chars),
         phrases={head: tuple(rests) for head, rests in phrases.items()},
         prefixes=tuple(prefixes),
+        initials=frozenset(word[0] for word in substrings),
+        any_prefix=tuple(prefix for prefix, _ in prefixes),
     )
 
 

@@ -1,9 +1,10 @@
-"""`render_report`: the Markdown insight report a product manager would forward.
+"""The Markdown insight report a product manager would forward, written from the aggregated
+analysis (`runlens_feedback.aggregate`), never from raw rows.
 
 The seven headings of the Feedback Analysis contract appear exactly once each, in order, and
-are the only headings. Every count is computed from the items; every quote is an item's
-`evidence_text` (or one line of it), cited with its feedback id. Quotes never start a line, so
-feedback text cannot add headings or lists to the report.
+are the only headings. Every count is the summary's (exact counts of the analysis); every quote
+is a summary example's `evidence_text` (or one line of it), cited with its feedback id. Quotes
+and labels never start a line, so feedback text cannot add headings or lists to the report.
 """
 
 from __future__ import annotations
@@ -11,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runlens_feedback.analyst.labels import EMPTY_THEME, PRAISE_THEME, SENTIMENTS, SEVERITIES
-from runlens_feedback.analyst.summary import (
-    is_actionable,
-    representative_order,
-    summarize,
-    theme_of,
-)
+from runlens_feedback.aggregate import summarize_analysis
+from runlens_feedback.analyst.groups import group_label
+from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX
 
 HEADINGS = (
     "# FeedbackLens Insight Report",
@@ -28,41 +25,50 @@ HEADINGS = (
     "## Recommended Actions",
     "## Risks And Unknowns",
 )
-_TABLE_THEMES = 15
-_EVIDENCE_THEMES = 5
-_QUOTES_PER_THEME = 3
-_PRAISE_QUOTES = 2
+_LEADING = 3
+_EVIDENCE_GROUPS = 5
 _SMALL_SAMPLE = 30
 _HIGH_UNCERTAIN_SHARE = 0.3
+_LANGUAGES = {"zh": "Chinese", "en": "English"}
 
-Item = Mapping[str, Any]
+Summary = Mapping[str, Any]
+
+
+def report_from_summary(summary: Summary, backlog: Mapping[str, Any]) -> str:
+    """The report for `summary` (from `summarize_analysis`) and `backlog` (from
+    `backlog_from_summary`). English prose; quotes stay in their original language."""
+    bodies = (
+        _title(summary),
+        _context(summary),
+        _executive_summary(summary, backlog),
+        _pain_points(summary),
+        _evidence(summary),
+        _actions(backlog),
+        _risks(summary),
+    )
+    blocks = [
+        f"{heading}\n\n" + "\n".join(body) for heading, body in zip(HEADINGS, bodies, strict=True)
+    ]
+    return "\n\n".join(blocks) + "\n"
 
 
 def render_report(
-    items: Sequence[Item],
+    items: Sequence[Mapping[str, Any]],
     backlog: Mapping[str, Any],
     *,
     source: str,
     total_rows: int,
     failed_batches: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """The report for `items` (analysis items), `backlog` (from `build_backlog`), the input
-    file name `source` and its row count `total_rows`, with the `failed_batches` that could not
-    be analysed. English prose; quotes stay in their original language."""
-    summary = summarize(items)
-    bodies = (
-        _title(source),
-        _context(summary, source, total_rows),
-        _executive_summary(summary, backlog),
-        _pain_points(summary),
-        _evidence(items, summary),
-        _actions(backlog),
-        _risks(summary, items, total_rows, failed_batches),
+    """The report of analysis `items`: `report_from_summary(summarize_analysis(...), backlog)`
+    with the input file name `source`, its row count and the batches that failed."""
+    summary = summarize_analysis(
+        items, total_rows=total_rows, failed_batches=failed_batches, source=source
     )
-    blocks = [
-        f"{heading}\n\n" + "\n".join(body) for heading, body in zip(HEADINGS, bodies, strict=True)
-    ]
-    return "\n\n".join(blocks) + "\n"
+    return report_from_summary(summary, backlog)
+
+
+# -- formatting -----------------------------------------------------------------------------
 
 
 def _pct(count: int, total: int) -> str:
@@ -78,31 +84,59 @@ def _rows(count: int) -> str:
 
 
 def _plain(text: object) -> str:
-    """Text safe inside inline code: one line, no backticks."""
+    """Text safe inside inline code and on one line: no line breaks, no backticks."""
     return " ".join(str(text).split()).replace("`", "'")
 
 
-def _title(source: str) -> list[str]:
-    return [f"Insight report on the product feedback in `{_plain(source)}`."]
+def _cell(text: object) -> str:
+    return _plain(text).replace("|", "\\|")
 
 
-def _context(summary: Mapping[str, Any], source: str, total_rows: int) -> list[str]:
-    total = summary["total"]
-    languages = summary["languages"]
-    themes = summary["themes"]
-    named = [row for row in themes if row["theme"] != EMPTY_THEME]
-    top = ", ".join(f"{row['label']} ({_rows(row['count'])})" for row in named[:3]) or "none"
-    return [
-        f"- Source: `{_plain(source)}`, {total_rows} rows in the file, {total} analysed.",
-        f"- Languages: {languages.get('zh', 0)} Chinese, {languages.get('en', 0)} English.",
-        f"- Themes: {len(themes)} distinct; most discussed: {top}.",
+def _label(group: Mapping[str, Any]) -> str:
+    return _plain(group_label(group))
+
+
+def _quote_line(example: Mapping[str, Any]) -> str:
+    quote = str(example.get("evidence_text") or "")
+    if "\n" in quote or "\r" in quote:
+        quote = max((line.strip() for line in quote.splitlines()), key=len)
+    return (
+        f"> “{quote}” — {_plain(example.get('feedback_id'))} "
+        f"({example.get('sentiment')}, {example.get('severity')})"
+    )
+
+
+# -- sections -------------------------------------------------------------------------------
+
+
+def _title(summary: Summary) -> list[str]:
+    return [f"Insight report on the product feedback in `{_plain(summary.get('source', ''))}`."]
+
+
+def _context(summary: Summary) -> list[str]:
+    analysed = summary["analysed_rows"]
+    pains = summary["pain_points"]
+    top = ", ".join(f"{_label(g)} ({_rows(g['problem_rows'])})" for g in pains[:_LEADING])
+    lines = [
+        f"- Source: `{_plain(summary.get('source', ''))}`, {summary['total_rows']} rows in the "
+        f"file, {analysed} analysed.",
+    ]
+    if summary["languages"]:
+        languages = ", ".join(
+            f"{count} {_LANGUAGES.get(lang, _plain(lang))}"
+            for lang, count in summary["languages"].items()
+        )
+        lines.append(f"- Languages: {languages}.")
+    lines += [
+        f"- Themes: {summary['groups']} distinct; highest-priority pain points: {top or 'none'}.",
         "- Method: deterministic offline analysis (sentiment lexicons and rules, keyword themes);"
         " every quote below is verbatim from the cited row.",
     ]
+    return lines
 
 
-def _executive_summary(summary: Mapping[str, Any], backlog: Mapping[str, Any]) -> list[str]:
-    total = summary["total"]
+def _executive_summary(summary: Summary, backlog: Mapping[str, Any]) -> list[str]:
+    total = summary["analysed_rows"]
     lines = [f"Sentiment of the {total} analysed rows:", ""]
     for label in SENTIMENTS:
         count = summary["sentiment"].get(label, 0)
@@ -111,92 +145,80 @@ def _executive_summary(summary: Mapping[str, Any], backlog: Mapping[str, Any]) -
     for level in reversed(SEVERITIES):
         count = summary["severity"].get(level, 0)
         lines.append(f"- {level.capitalize()}: {count} ({_pct(count, total)})")
-    pains = [row for row in summary["themes"] if row["actionable"]]
-    pains.sort(key=lambda row: (-row["actionable"], row["theme"]))
-    if pains:
-        leading = "; ".join(
-            f"{row['label']}: {_rows(row['actionable'])} ({_pct(row['actionable'], total)})"
-            for row in pains[:3]
-        )
-        lines += ["", f"Biggest pain points (rows reporting a problem or request): {leading}."]
-    backlog_items = list(backlog.get("items", []))
-    by_priority = {
-        p: sum(1 for b in backlog_items if b.get("priority") == p) for p in ("P0", "P1", "P2", "P3")
-    }
-    counts = ", ".join(f"{count} {p}" for p, count in by_priority.items() if count)
-    lines.append(f"Backlog: {len(backlog_items)} items" + (f" ({counts})." if counts else "."))
-    return lines
-
-
-def _pain_points(summary: Mapping[str, Any]) -> list[str]:
-    total = summary["total"]
-    rows = sorted(
-        summary["themes"], key=lambda row: (-row["actionable"], -row["count"], row["theme"])
-    )
-    if not rows:
-        return ["No feedback rows were analysed."]
-    lines = [
-        "Themes ranked by rows reporting a problem or request (all rows of each theme counted).",
+    problems = summary["problem_rows"]
+    lines += [
         "",
-        "| # | Theme | Key | Rows | Share | Problem rows | Negative | Mixed | High or critical |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"Rows reporting a problem or request: {_rows(problems)} ({_pct(problems, total)}).",
     ]
-    for rank, row in enumerate(rows[:_TABLE_THEMES], start=1):
-        severe = row["severity"].get("high", 0) + row["severity"].get("critical", 0)
-        lines.append(
-            f"| {rank} | {row['label']} | `{_plain(row['theme'])}` | {row['count']} | "
-            f"{_pct(row['count'], total)} | {row['actionable']} | "
-            f"{row['sentiment'].get('negative', 0)} | "
-            f"{row['sentiment'].get('mixed', 0)} | {severe} |"
-        )
-    rest = rows[_TABLE_THEMES:]
-    if rest:
-        lines += ["", f"{len(rest)} more themes cover {sum(r['count'] for r in rest)} rows."]
+    leading = "; ".join(
+        f"{_label(g)}: {g['priority']}, {_rows(g['problem_rows'])} "
+        f"({_pct(g['problem_rows'], total)})"
+        for g in summary["pain_points"][:_LEADING]
+    )
+    if leading:
+        lines.append(f"Highest-priority pain points: {leading}.")
+    entries = list(backlog.get("items", []))
+    by_priority = {p: sum(1 for b in entries if b.get("priority") == p) for p in PRIORITIES}
+    counts = ", ".join(f"{count} {p}" for p, count in by_priority.items() if count)
+    lines.append(f"Backlog: {len(entries)} items" + (f" ({counts})." if counts else "."))
     return lines
 
 
-def _quote_line(item: Item) -> str:
-    quote = str(item.get("evidence_text") or "")
-    if "\n" in quote or "\r" in quote:
-        quote = max((line.strip() for line in quote.splitlines()), key=len)
-    return (
-        f"> “{quote}” — {_plain(item.get('feedback_id'))} "
-        f"({item.get('sentiment')}, {item.get('severity')})"
-    )
-
-
-def _quotable(item: Item) -> bool:
-    return bool(str(item.get("evidence_text") or "").strip())
-
-
-def _evidence(items: Sequence[Item], summary: Mapping[str, Any]) -> list[str]:
-    lines: list[str] = []
-    pains = sorted(
-        (row for row in summary["themes"] if row["actionable"]),
-        key=lambda row: (-row["actionable"], row["theme"]),
-    )
-    for row in pains[:_EVIDENCE_THEMES]:
-        members = [
-            i for i in items if theme_of(i) == row["theme"] and is_actionable(i) and _quotable(i)
-        ]
-        lines += [f"**{row['label']}** (`{_plain(row['theme'])}`, {_rows(row['actionable'])}):", ""]
-        for item in representative_order(members)[:_QUOTES_PER_THEME]:
-            lines += [_quote_line(item), ""]
-    praise = [i for i in items if i.get("sentiment") == "positive" and _quotable(i)]
-    if praise:
+def _pain_points(summary: Summary) -> list[str]:
+    total = summary["analysed_rows"]
+    pains = summary["pain_points"]
+    if not pains:
+        return ["No analysed row reports a problem or a request."]
+    lines = [
+        "Pain points by priority, then by rows reporting a problem or request. Rows, share, "
+        "negative and mixed count every row of the group; high or critical counts its problem "
+        "rows.",
+        "",
+        "| # | Pain point | Key | Rows | Share | Problem rows | Negative | Mixed "
+        "| High or critical | Priority |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for rank, group in enumerate(pains, start=1):
+        severity = group["problem_severity"]
+        severe = severity.get("high", 0) + severity.get("critical", 0)
+        lines.append(
+            f"| {rank} | {_cell(group_label(group))} | `{_cell(group['key'])}` | "
+            f"{group['count']} | {_pct(group['count'], total)} | {group['problem_rows']} | "
+            f"{group['sentiment'].get('negative', 0)} | {group['sentiment'].get('mixed', 0)} | "
+            f"{severe} | {group['priority']} |"
+        )
+    other = summary["other_groups"]
+    if other["groups"]:
+        groups = (
+            "1 other group is" if other["groups"] == 1 else f"{other['groups']} other groups are"
+        )
         lines += [
-            f"**What users value** ({len(praise)} positive {_noun(len(praise))}):",
+            "",
+            f"{groups} not listed: {_rows(other['rows'])}, {other['problem_rows']} of them "
+            "reporting a problem or request.",
+        ]
+    return lines
+
+
+def _evidence(summary: Summary) -> list[str]:
+    lines: list[str] = []
+    for group in summary["pain_points"][:_EVIDENCE_GROUPS]:
+        if not group["examples"]:
+            continue
+        lines += [
+            f"**{_label(group)}** (`{_plain(group['key'])}`, "
+            f"{_rows(group['problem_rows'])} reporting a problem):",
             "",
         ]
-        ordered = sorted(praise, key=lambda i: (theme_of(i) != PRAISE_THEME, -abs(_score(i))))
-        for item in ordered[:_PRAISE_QUOTES]:
-            lines += [_quote_line(item), ""]
+        for example in group["examples"]:
+            lines += [_quote_line(example), ""]
+    positive = summary["positive"]
+    if positive["examples"]:
+        lines += [f"**What users value** ({positive['rows']} positive {_noun(positive['rows'])}):"]
+        lines.append("")
+        for example in positive["examples"]:
+            lines += [_quote_line(example), ""]
     return lines[:-1] if lines else ["No quotable feedback was analysed."]
-
-
-def _score(item: Item) -> float:
-    value = item.get("sentiment_score", 0.0)
-    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _actions(backlog: Mapping[str, Any]) -> list[str]:
@@ -208,68 +230,75 @@ def _actions(backlog: Mapping[str, Any]) -> list[str]:
     lines = []
     for rank, entry in enumerate(entries, start=1):
         ids = ", ".join(_plain(i) for i in entry.get("evidence_feedback_ids", []))
-        criteria = "; ".join(str(c) for c in entry.get("acceptance_criteria", []))
+        criteria = "; ".join(_plain(c) for c in entry.get("acceptance_criteria", []))
         lines += [
-            f"{rank}. **{entry.get('priority')} — {entry.get('title')}** "
-            f"(`{_plain(entry.get('theme', ''))}`). {entry.get('rationale', '')}",
+            f"{rank}. **{entry.get('priority')} — {_plain(entry.get('title'))}** "
+            f"(`{_plain(entry.get('theme', ''))}`). {_plain(entry.get('rationale', ''))}",
             f"   - Acceptance criteria: {criteria}.",
-            f"   - Metric: {entry.get('metric')}.",
+            f"   - Metric: {_plain(entry.get('metric'))}.",
             f"   - Evidence: {ids}.",
         ]
     return lines
 
 
-def _risks(
-    summary: Mapping[str, Any],
-    items: Sequence[Item],
-    total_rows: int,
-    failed_batches: Sequence[Mapping[str, Any]],
-) -> list[str]:
-    total = summary["total"]
-    lines = []
-    if failed_batches:
-        lines.append(f"- {len(failed_batches)} batch(es) could not be analysed:")
-        for number, batch in enumerate(failed_batches, start=1):
-            details = ", ".join(f"{k}={_plain(v)}" for k, v in batch.items() if k != "reason")
-            lines.append(
-                f"  - Batch {number}: {_plain(batch.get('reason', 'unknown reason'))}"
-                + (f" ({details})" if details else "")
-            )
-    else:
-        lines.append("- Failed batches: none.")
-    missing = total_rows - total
-    if missing > 0:
+def _risks(summary: Summary) -> list[str]:
+    total = summary["analysed_rows"]
+    lines = _failure_lines(summary["failed_batches"])
+    unanalysed, total_rows = summary["unanalysed_rows"], summary["total_rows"]
+    if unanalysed > 0:
         lines.append(
-            f"- Unanalysed rows: {missing} of {total_rows} ({_pct(missing, total_rows)}) "
+            f"- Unanalysed rows: {unanalysed} of {total_rows} ({_pct(unanalysed, total_rows)}) "
             "are not in these figures."
         )
     if total < _SMALL_SAMPLE:
-        lines.append(
-            f"- Small sample: only {total} rows were analysed; shares are indicative only."
-        )
+        lines.append(f"- Small sample: only {_rows(total)} analysed; shares are indicative only.")
     uncertain = summary["sentiment"].get("neutral", 0) + summary["sentiment"].get("mixed", 0)
+    high = bool(total) and uncertain / total >= _HIGH_UNCERTAIN_SHARE
     lines.append(
         f"- Neutral or mixed rows: {uncertain} ({_pct(uncertain, total)})"
-        + (
-            " — a large share; read those rows before acting."
-            if total and uncertain / total >= _HIGH_UNCERTAIN_SHARE
-            else "."
-        )
+        + (" — a large share; read those rows before acting." if high else ".")
     )
-    if summary["empty_text"]:
-        lines.append(
-            f"- Empty feedback: {_rows(summary['empty_text'])} without text, so without evidence."
-        )
-    topics = sum(
-        row["count"] for row in summary["themes"] if str(row["theme"]).startswith("topic:")
-    )
-    if topics:
-        lines.append(
-            f"- Uncategorised: {topics} rows matched no known theme and are grouped by "
-            "their own keyword."
-        )
+    lines += _grouping_lines(summary)
     lines.append(
         "- Method limits: lexicon-based sentiment misses sarcasm and domain slang; ratings, "
         "channels and segments were not weighed."
     )
+    return lines
+
+
+def _failure_lines(failures: Mapping[str, Any]) -> list[str]:
+    if not failures["batches"]:
+        return ["- Failed batches: none."]
+    lines = [
+        f"- Failed batches: {failures['batches']} could not be analysed in full "
+        f"({_rows(failures['rows'])} left unanalysed). Reasons:"
+    ]
+    lines += [
+        f"  - {_plain(r['reason'])}: {_rows(r['rows'])} in {r['batches']} "
+        f"{'batch' if r['batches'] == 1 else 'batches'}"
+        for r in failures["reasons"]
+    ]
+    details = [
+        ", ".join(f"{k}={_plain(v)}" for k, v in entry.items() if k != "reason")
+        for entry in failures["entries"]
+    ]
+    if any(details):
+        lines.append("  - First failures: " + "; ".join(f"({d})" for d in details if d) + ".")
+    return lines
+
+
+def _grouping_lines(summary: Summary) -> list[str]:
+    lines = []
+    by_wording = summary["grouped_by"].get("pain_point", 0)
+    if by_wording:
+        lines.append(
+            f"- Grouping: {_rows(by_wording)} carried no theme and are grouped by the wording "
+            "of their pain point, which can split one problem across groups."
+        )
+    topics = [g for g in summary["pain_points"] if str(g["key"]).startswith(TOPIC_PREFIX)]
+    if topics:
+        lines.append(
+            f"- Uncategorised: {len(topics)} of the listed pain points matched no known theme "
+            "and are named by their own keyword."
+        )
     return lines

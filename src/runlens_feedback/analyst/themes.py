@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from runlens_feedback.analyst.document import Document
-from runlens_feedback.analyst.labels import PRAISE_THEME, TOPIC_PREFIX
+from runlens_feedback.analyst.labels import FEATURE_REQUEST, PRAISE_THEME, TOPIC_PREFIX
 from runlens_feedback.analyst.matching import KeywordSet, compile_keywords
 from runlens_feedback.analyst.resources import lexicon, stopwords, themes
 from runlens_feedback.analyst.tokens import cjk_nouns
@@ -45,7 +45,6 @@ _DETERMINERS = frozenset(
     ]
 )
 _GENERAL = "general"
-FEATURE_REQUEST = "feature_request"
 
 
 @dataclass(frozen=True)
