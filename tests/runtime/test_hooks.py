@@ -171,3 +171,39 @@ def test_unreadable_hooks_file(run_script, tmp_path, good_documents, content):
     bad = tmp_path / "hooks.json"
     bad.write_text(content, encoding="utf-8")
     assert run_script(turns_for(*good_documents), "--hooks", str(bad)).exit_code == 2
+
+
+class _Hung:
+    name = "HungValidator"
+
+    def validate(self, context):
+        import time
+
+        time.sleep(30)
+
+
+class _Passing:
+    name = "PassingValidator"
+
+    def validate(self, context):
+        from runlens.hooks.validators.base import ValidatorResult
+
+        return ValidatorResult(validator=self.name, findings=(), summary=None)
+
+
+def test_a_hung_validator_blocks_after_its_timeout_and_does_not_hold_the_process(tmp_path):
+    import time
+
+    from runlens.hooks.validators.base import ValidationContext
+
+    manager = HookManager()
+    manager.register_validator(_Hung(), timeout=0.3)
+    manager.register_validator(_Passing(), timeout=5)
+    context = ValidationContext(workspace=tmp_path, contracts=())
+    started = time.monotonic()
+    results = asyncio.run(manager.run_stop(context))  # returns without joining the hung thread
+    assert time.monotonic() - started < 5
+    (hung, _), (passing, _) = results
+    assert hung.blocked and hung.findings[0].code == "hook_error"
+    assert "timed out after 0.3s" in hung.summary
+    assert not passing.blocked, "validators after a hung one still run"

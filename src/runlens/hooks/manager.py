@@ -15,7 +15,9 @@ that thread (see `_ValidatorBatch`): a trip costs more than a built-in validator
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -164,7 +166,7 @@ class HookManager:
         The event loop sleeps until the batch ends or the running validator's deadline passes,
         so a normal round costs one thread trip and no polling.
         """
-        future = asyncio.get_running_loop().run_in_executor(None, batch.run)
+        future = _in_daemon_thread(batch.run)
         try:
             while not future.done():
                 index = len(batch.results)  # validators [0, index) are done; `index` is running
@@ -182,6 +184,36 @@ class HookManager:
             raise
         future.result()  # a bug in `run` itself should surface, not pass as "all validated"
         return None
+
+
+def _in_daemon_thread(function: Callable[[], None]) -> asyncio.Future[None]:
+    """Run `function` in a new daemon thread; the future resolves when it returns.
+
+    A daemon thread, not the loop's executor: a validator that hangs past its timeout is
+    abandoned, and must not keep the process from exiting once the run has failed it.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+    def target() -> None:
+        error: BaseException | None = None
+        try:
+            function()
+        except BaseException as raised:  # handed to the awaiting coroutine
+            error = raised
+        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=target, name="runlens-validators", daemon=True).start()
+    return future
 
 
 class _ValidatorBatch:
