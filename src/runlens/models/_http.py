@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 
 from runlens.errors import ProviderError, UserError
+from runlens.models.messages import ToolCall
 
 REDACTED = "[REDACTED]"
 
@@ -347,6 +348,27 @@ def _json_type(value: Any) -> str:
 def generated_call_id(conversation_length: int, index: int) -> str:
     """A deterministic tool call id for servers that send none (unique in one conversation)."""
     return f"call_rl_{conversation_length}_{index}"
+
+
+def tool_call(
+    call_id: Any, name: Any, raw_arguments: Any, conversation_length: int, index: int
+) -> ToolCall:
+    """A ToolCall from the wire's id, name and arguments, whatever their types.
+
+    Never raises: a missing id gets `generated_call_id`, bad arguments an `arguments_error`.
+    """
+    arguments, raw_text, error = parse_arguments(raw_arguments)
+    return ToolCall(
+        tool_call_id=(
+            call_id
+            if isinstance(call_id, str) and call_id
+            else generated_call_id(conversation_length, index)
+        ),
+        name=str(name or ""),
+        arguments=arguments,
+        raw_arguments=raw_text,
+        arguments_error=error,
+    )
 
 
 def optional_str(value: Any) -> str | None:

@@ -15,16 +15,13 @@ no empty text blocks. `messages_to_wire` takes care of all four.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from runlens.errors import UserError
 from runlens.models import _http
-from runlens.models.base import Model
+from runlens.models._chat import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # re-exported
+from runlens.models._chat import HttpChatModel
 from runlens.models.messages import (
     AssistantMessage,
     Message,
@@ -43,54 +40,22 @@ if TYPE_CHECKING:
 PROVIDER = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
-DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_TOKENS = 4096
 
 Block = dict[str, Any]
 
 
-class AnthropicModel(Model):
+class AnthropicModel(HttpChatModel):
     """A model behind the Anthropic Messages API, `POST {base_url}/v1/messages`."""
 
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-    ) -> None:
-        self.model_name = model_name
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-        self.max_tokens = max_tokens
-        self.spec = f"{PROVIDER}:{model_name}"
-        self._api_key = api_key
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout))
-
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"AnthropicModel({self.model_name!r}, base_url={self.base_url!r}, api_key={key})"
-
-    async def complete(
-        self, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> ModelResponse:
-        """Send the conversation; return the next turn. Failures raise ProviderCallError."""
-        url = f"{self.base_url}/v1/messages"
-        payload = await _http.post_json(
-            self._client,
-            url,
-            self.request_body(messages, tools),
-            headers=self._headers(),
-            provider=PROVIDER,
-            timeout=self.timeout,
-            secrets=[self._api_key],
-        )
-        return parse_response(payload, len(messages), _http.endpoint_label(url), self.model_name)
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
+    provider_name = PROVIDER
+    endpoint_path = "/v1/messages"
+    default_base_url = DEFAULT_BASE_URL
+    default_max_tokens = DEFAULT_MAX_TOKENS  # the API requires `max_tokens`
+    base_url_env = ("RUNLENS_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL")
+    api_key_env = ("RUNLENS_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
+    example_model = "claude-sonnet-4-5"
+    missing_key_message = "anthropic: ANTHROPIC_API_KEY is not set"
 
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec]
@@ -109,37 +74,23 @@ class AnthropicModel(Model):
             body["tool_choice"] = {"type": "auto"}
         return body
 
-    def _headers(self) -> dict[str, str]:
-        headers = {
-            "content-type": "application/json",
-            "accept": "application/json",
-            "anthropic-version": API_VERSION,
-        }
+    def _provider_headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": API_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key
         return headers
+
+    def _parse_response(
+        self, payload: Mapping[str, Any], conversation_length: int, where: str
+    ) -> ModelResponse:
+        return parse_response(payload, conversation_length, where, self.model_name)
 
 
 def create(
     name: str, context: ModelContext | None = None, *, env: Mapping[str, str] | None = None
 ) -> AnthropicModel:
     """The `anthropic:NAME` factory: settings from the environment (see the module docstring)."""
-    env = os.environ if env is None else env
-    model_name = _http.require_model_name(PROVIDER, name, "claude-sonnet-4-5")
-    base_url = (
-        _http.env_text(env, "RUNLENS_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-    )
-    api_key = _http.env_text(env, "RUNLENS_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
-    if api_key is None and httpx.URL(base_url).host == "api.anthropic.com":
-        raise UserError("anthropic: ANTHROPIC_API_KEY is not set")
-    return AnthropicModel(
-        model_name,
-        base_url=base_url,
-        api_key=api_key,
-        timeout=_http.env_positive_float(env, "RUNLENS_MODEL_TIMEOUT", DEFAULT_TIMEOUT),
-        max_tokens=_http.env_positive_int(env, "RUNLENS_MAX_TOKENS", DEFAULT_MAX_TOKENS)
-        or DEFAULT_MAX_TOKENS,
-    )
+    return AnthropicModel.from_env(name, os.environ if env is None else env)
 
 
 # --- neutral -> wire ---
@@ -224,7 +175,10 @@ def parse_response(
     texts = [str(block.get("text") or "") for block in blocks if block.get("type") == "text"]
     uses = [block for block in blocks if block.get("type") == "tool_use"]
     tool_calls = tuple(
-        _parse_tool_use(block, conversation_length, index) for index, block in enumerate(uses)
+        _http.tool_call(
+            block.get("id"), block.get("name"), block.get("input"), conversation_length, index
+        )
+        for index, block in enumerate(uses)
     )
     content = "\n".join(text for text in texts if text)
     return ModelResponse(
@@ -233,27 +187,6 @@ def parse_response(
         usage=_parse_usage(payload.get("usage")),
         model_name=str(payload.get("model") or model_name),
         finish_reason=_http.optional_str(payload.get("stop_reason")),
-    )
-
-
-def _parse_tool_use(block: Block, conversation_length: int, index: int) -> ToolCall:
-    tool_input = block.get("input")
-    if isinstance(tool_input, dict):
-        arguments: dict[str, Any] | None = tool_input
-        raw, error = json.dumps(tool_input, ensure_ascii=False), None
-    else:
-        arguments, raw, error = _http.parse_arguments(tool_input)
-    call_id = block.get("id")
-    return ToolCall(
-        tool_call_id=(
-            call_id
-            if isinstance(call_id, str) and call_id
-            else _http.generated_call_id(conversation_length, index)
-        ),
-        name=str(block.get("name") or ""),
-        arguments=arguments,
-        raw_arguments=raw,
-        arguments_error=error,
     )
 
 

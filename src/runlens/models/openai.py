@@ -20,11 +20,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from runlens.errors import UserError
 from runlens.models import _http
-from runlens.models.base import Model
+from runlens.models._chat import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # re-exported
+from runlens.models._chat import HttpChatModel
 from runlens.models.messages import (
     AssistantMessage,
     Message,
@@ -42,53 +40,24 @@ if TYPE_CHECKING:
 
 PROVIDER = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_TIMEOUT = 120.0
 #: Prefix that marks a failed tool call in a `tool` message (the format has no error flag).
 TOOL_ERROR_PREFIX = "ERROR: "
 
 
-class OpenAIModel(Model):
+class OpenAIModel(HttpChatModel):
     """A model behind an OpenAI-compatible `POST {base_url}/chat/completions`."""
 
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_tokens: int | None = None,
-    ) -> None:
-        self.model_name = model_name
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-        self.max_tokens = max_tokens
-        self.spec = f"{PROVIDER}:{model_name}"
-        self._api_key = api_key
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout))
-
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"OpenAIModel({self.model_name!r}, base_url={self.base_url!r}, api_key={key})"
-
-    async def complete(
-        self, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> ModelResponse:
-        """Send the conversation; return the next turn. Failures raise ProviderCallError."""
-        url = f"{self.base_url}/chat/completions"
-        payload = await _http.post_json(
-            self._client,
-            url,
-            self.request_body(messages, tools),
-            headers=self._headers(),
-            provider=PROVIDER,
-            timeout=self.timeout,
-            secrets=[self._api_key],
-        )
-        return parse_response(payload, len(messages), _http.endpoint_label(url), self.model_name)
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
+    provider_name = PROVIDER
+    endpoint_path = "/chat/completions"
+    default_base_url = DEFAULT_BASE_URL
+    default_max_tokens = None  # sent only when set: local servers pick their own limit
+    base_url_env = ("RUNLENS_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    api_key_env = ("RUNLENS_OPENAI_API_KEY", "OPENAI_API_KEY")
+    example_model = "gpt-4o-mini"
+    missing_key_message = (
+        "openai: OPENAI_API_KEY is not set (needed for api.openai.com; for a local server "
+        "set OPENAI_BASE_URL, e.g. http://localhost:11434/v1)"
+    )
 
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec]
@@ -105,33 +74,20 @@ class OpenAIModel(Model):
             body["max_tokens"] = self.max_tokens
         return body
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept": "application/json"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        return headers
+    def _provider_headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def _parse_response(
+        self, payload: Mapping[str, Any], conversation_length: int, where: str
+    ) -> ModelResponse:
+        return parse_response(payload, conversation_length, where, self.model_name)
 
 
 def create(
     name: str, context: ModelContext | None = None, *, env: Mapping[str, str] | None = None
 ) -> OpenAIModel:
     """The `openai:NAME` factory: settings from the environment (see the module docstring)."""
-    env = os.environ if env is None else env
-    model_name = _http.require_model_name(PROVIDER, name, "gpt-4o-mini")
-    base_url = _http.env_text(env, "RUNLENS_OPENAI_BASE_URL", "OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    api_key = _http.env_text(env, "RUNLENS_OPENAI_API_KEY", "OPENAI_API_KEY")
-    if api_key is None and httpx.URL(base_url).host == "api.openai.com":
-        raise UserError(
-            "openai: OPENAI_API_KEY is not set (needed for api.openai.com; for a local server "
-            "set OPENAI_BASE_URL, e.g. http://localhost:11434/v1)"
-        )
-    return OpenAIModel(
-        model_name,
-        base_url=base_url,
-        api_key=api_key,
-        timeout=_http.env_positive_float(env, "RUNLENS_MODEL_TIMEOUT", DEFAULT_TIMEOUT),
-        max_tokens=_http.env_positive_int(env, "RUNLENS_MAX_TOKENS", None),
-    )
+    return OpenAIModel.from_env(name, os.environ if env is None else env)
 
 
 # --- neutral -> wire ---
@@ -238,18 +194,8 @@ def _parse_tool_call(raw: Any, conversation_length: int, index: int) -> ToolCall
     raw = raw if isinstance(raw, dict) else {}
     function = raw.get("function")
     function = function if isinstance(function, dict) else {}
-    arguments, raw_arguments, error = _http.parse_arguments(function.get("arguments"))
-    call_id = raw.get("id")
-    return ToolCall(
-        tool_call_id=(
-            call_id
-            if isinstance(call_id, str) and call_id
-            else _http.generated_call_id(conversation_length, index)
-        ),
-        name=str(function.get("name") or ""),
-        arguments=arguments,
-        raw_arguments=raw_arguments,
-        arguments_error=error,
+    return _http.tool_call(
+        raw.get("id"), function.get("name"), function.get("arguments"), conversation_length, index
     )
 
 

@@ -1,0 +1,120 @@
+"""`HttpChatModel`: what the HTTP chat providers (`openai`, `anthropic`) have in common.
+
+A provider subclass says only what differs: its name, endpoint path, default base URL and
+`max_tokens`, the environment variables it reads, its extra headers, its request body and
+how to read a response. Posting, error mapping and redaction live in `_http`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Self
+
+import httpx
+
+from runlens.errors import UserError
+from runlens.models import _http
+from runlens.models.base import Model
+from runlens.models.messages import Message, ModelResponse, ToolSpec
+
+DEFAULT_TIMEOUT = 120.0
+
+
+class HttpChatModel(Model):
+    """A model behind one JSON `POST {base_url}{endpoint_path}` per turn.
+
+    `base_url=None` and `max_tokens=None` mean the provider's defaults. The API key is kept
+    out of `repr` and of every error message.
+    """
+
+    provider_name: ClassVar[str]
+    endpoint_path: ClassVar[str]
+    default_base_url: ClassVar[str]
+    default_max_tokens: ClassVar[int | None] = None
+    #: Where `from_env` looks, first match wins (`RUNLENS_*` before the SDK's own name).
+    base_url_env: ClassVar[tuple[str, ...]]
+    api_key_env: ClassVar[tuple[str, ...]]
+    example_model: ClassVar[str]
+    #: The UserError message when no key is set and the base URL is the provider's own host.
+    missing_key_message: ClassVar[str]
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.model_name = model_name
+        self.base_url = (self.default_base_url if base_url is None else base_url).rstrip("/")
+        self.timeout = timeout
+        self.max_tokens = self.default_max_tokens if max_tokens is None else max_tokens
+        self.spec = f"{self.provider_name}:{model_name}"
+        self._api_key = api_key
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout))
+
+    @classmethod
+    def from_env(cls, name: str, env: Mapping[str, str]) -> Self:
+        """A model for `provider:NAME` with the settings in `env`; UserError when they are wrong."""
+        model_name = _http.require_model_name(cls.provider_name, name, cls.example_model)
+        base_url = _http.env_text(env, *cls.base_url_env) or cls.default_base_url
+        api_key = _http.env_text(env, *cls.api_key_env)
+        if api_key is None and httpx.URL(base_url).host == httpx.URL(cls.default_base_url).host:
+            raise UserError(cls.missing_key_message)
+        return cls(
+            model_name,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=_http.env_positive_float(env, "RUNLENS_MODEL_TIMEOUT", DEFAULT_TIMEOUT),
+            max_tokens=_http.env_positive_int(env, "RUNLENS_MAX_TOKENS", cls.default_max_tokens),
+        )
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        name = type(self).__name__
+        return f"{name}({self.model_name!r}, base_url={self.base_url!r}, api_key={key})"
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> ModelResponse:
+        """Send the conversation; return the next turn. Failures raise ProviderCallError."""
+        url = f"{self.base_url}{self.endpoint_path}"
+        payload = await _http.post_json(
+            self._client,
+            url,
+            self.request_body(messages, tools),
+            headers=self._headers(),
+            provider=self.provider_name,
+            timeout=self.timeout,
+            secrets=[self._api_key],
+        )
+        return self._parse_response(payload, len(messages), _http.endpoint_label(url))
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    @abstractmethod
+    def request_body(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> dict[str, Any]:
+        """The provider's request for this conversation."""
+
+    @abstractmethod
+    def _provider_headers(self) -> dict[str, str]:
+        """Headers beyond content negotiation: the API key (when set) and any version."""
+
+    @abstractmethod
+    def _parse_response(
+        self, payload: Mapping[str, Any], conversation_length: int, where: str
+    ) -> ModelResponse:
+        """The provider's JSON answer as a ModelResponse."""
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "content-type": "application/json",
+            "accept": "application/json",
+            **self._provider_headers(),
+        }
