@@ -7,7 +7,7 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -62,35 +62,14 @@ _SECRET_VARIABLES = (
     help="Seconds before the run is stopped.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
-def run_command(
-    plugin_name: str,
-    input_file: Path,
-    model_spec: str,
-    workspace: Path | None,
-    repair_turns: int,
-    hooks_file: Path | None,
-    max_turns: int | None,
-    max_tool_calls: int | None,
-    wall_time: float | None,
-    as_json: bool,
-) -> None:
+def run_command(as_json: bool, **options: Any) -> None:
     """Run PLUGIN on INPUT and validate every deliverable before calling it completed.
 
     Exit code 0 when the run completed, 1 when it failed or was cancelled, 2 for a usage error.
     """
     from runlens.cli.common import exit_on_user_error
 
-    run = exit_on_user_error()(_prepare)(
-        plugin_name,
-        input_file,
-        model_spec,
-        workspace,
-        repair_turns,
-        hooks_file,
-        max_turns,
-        max_tool_calls,
-        wall_time,
-    )
+    run = exit_on_user_error()(_prepare)(**options)
     raise SystemExit(_execute(run, as_json))
 
 

@@ -15,16 +15,8 @@ from typing import Any
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX
+from runlens_feedback.contracts import REPORT_HEADINGS as HEADINGS  # one list, the contract's
 
-HEADINGS = (
-    "# FeedbackLens Insight Report",
-    "## Product Context",
-    "## Executive Summary",
-    "## Top Pain Points",
-    "## Evidence",
-    "## Recommended Actions",
-    "## Risks And Unknowns",
-)
 _LEADING = 3
 _EVIDENCE_GROUPS = 5
 _SMALL_SAMPLE = 30
