@@ -53,13 +53,20 @@ _SECRET_VARIABLES = (
     default=None,
     help="JSON file of command hooks (PreToolUse, PostToolUse, Stop, ...).",
 )
-@click.option("--max-turns", type=click.IntRange(min=1), default=None)
-@click.option("--max-tool-calls", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--max-turns", type=click.IntRange(min=1), default=None, help="Model turns (default: 60)."
+)
+@click.option(
+    "--max-tool-calls",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tool calls in the whole run (default: 400).",
+)
 @click.option(
     "--wall-time",
     type=click.FloatRange(min=1),
     default=None,
-    help="Seconds before the run is stopped.",
+    help="Seconds before the run is stopped (default: 3600).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
 def run_command(as_json: bool, **options: Any) -> None:
