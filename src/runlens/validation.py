@@ -42,7 +42,6 @@ from runlens.hooks.validators import (
     Validator,
     ValidatorResult,
 )
-from runlens.hooks.validators.base import artifact_file
 
 VALIDATOR_GROUP = "runlens.validators"
 
@@ -131,8 +130,10 @@ def run_validator(validator: Validator, context: ValidationContext) -> Validator
         return ValidatorResult(name, (finding,), f"validator {name} failed: {reason}")
 
 
-def _status(workspace: Path, contract: ArtifactContract, named: set[str]) -> ArtifactStatus:
-    if artifact_file(workspace, contract.name) is None:
+def _status(
+    context: ValidationContext, contract: ArtifactContract, named: set[str]
+) -> ArtifactStatus:
+    if context.artifact_file(contract.name) is None:
         return "missing"
     return "rejected" if contract.name in named else "validated"
 
@@ -140,17 +141,26 @@ def _status(workspace: Path, contract: ArtifactContract, named: set[str]) -> Art
 def aggregate(
     results: Sequence[ValidatorResult],
     contracts: Iterable[ArtifactContract],
-    workspace: Path,
+    workspace: Path | ValidationContext,
 ) -> ValidationReport:
     """Combine validator results into one report.
+
+    `workspace` is the folder validated, or better the round's `ValidationContext`, whose
+    file checks the validators have already made.
 
     An artifact's status comes only from the findings that name it, whichever validator
     produced them, so a cross-artifact evidence error rejects every artifact that cites the
     bad id and no other.
     """
+    contracts = tuple(contracts)
     findings = [finding for result in results for finding in result.findings]
     named = {finding.artifact for finding in findings}
     blocked = [result for result in results if result.blocked]
+    context = (
+        workspace
+        if isinstance(workspace, ValidationContext)
+        else ValidationContext(Path(workspace), contracts)
+    )
     summaries = [
         result.summary or f"{result.validator}: {len(result.findings)} findings"
         for result in blocked
@@ -158,7 +168,7 @@ def aggregate(
     return ValidationReport(
         passed=not blocked,
         findings=findings,
-        artifacts={c.name: _status(Path(workspace), c, named) for c in contracts},
+        artifacts={c.name: _status(context, c, named) for c in contracts},
         error_message="; ".join(summaries) if summaries else None,
         summaries=summaries,
         quotes=[quote for result in results for quote in result.quotes],
@@ -183,4 +193,4 @@ def validate_workspace(
     context = ValidationContext(workspace, contracts, expected_index_sha256)
     validators = [*builtin_validators(contracts), *extra]
     results = [run_validator(validator, context) for validator in validators]
-    return aggregate(results, contracts, workspace)
+    return aggregate(results, contracts, context)

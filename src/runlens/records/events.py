@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from runlens.records.encoding import dumps_compact
+
 EventType = str  # `noun.past_verb`, e.g. "tool.completed"; the known set is in KNOWN_EVENT_TYPES
 
 KNOWN_EVENT_TYPES = frozenset(
@@ -71,9 +73,6 @@ class Event:
 
 Subscriber = Callable[[Event], None]
 
-#: One encoder for every event: `json.dumps` with options builds a new encoder per call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
-
 
 class EventLog:
     """Publishes events to `events.jsonl` and to in-process subscribers, in order."""
@@ -103,10 +102,10 @@ class EventLog:
         now, timestamp = self._clock.now()
         event = Event(self._seq, timestamp, self.run_id, event_type, data or {}, now)
         if self._stream is not None:
-            line = _ENCODER.encode(event.to_dict())
+            line = dumps_compact(event.to_dict())
             if self._redact is not None:
-                line = self._redact(line)
-            _append(self._stream, (line + "\n").encode("utf-8"))
+                line = self._redact(line.decode("utf-8")).encode("utf-8")
+            _append(self._stream, line + b"\n")
         self.events.append(event)
         for subscriber in self._subscribers:
             subscriber(event)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runlens.errors import UserError
+from runlens.records.encoding import dumps_indented
 
 RUN_RECORD = Path("runtime") / "run.json"
 
@@ -35,22 +36,12 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-#: The C encoder (no `indent`): `json.dumps(indent=2)` falls back to the pure-Python encoder,
-#: which made each `run.json` write cost about three times as much.
-_RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False)
+def encode_record(record: Mapping[str, Any]) -> bytes:
+    """A record (`run.json`, `manifest.json`) as UTF-8 JSON, indented by two spaces.
 
-
-def encode_record(record: Mapping[str, Any]) -> str:
-    """A record (`run.json`, `manifest.json`) as JSON text, one top-level field per line.
-
-    Readable with `cat` or `grep` while a run is going (the status has its own line), and each
-    value is encoded compactly, at C speed.
+    Readable with `cat` or `grep` while a run is going, and encoded at C speed (orjson).
     """
-    fields = [
-        f"  {_RECORD_ENCODER.encode(key)}: {_RECORD_ENCODER.encode(value)}"
-        for key, value in record.items()
-    ]
-    return "{\n" + ",\n".join(fields) + "\n}" if fields else "{}"
+    return dumps_indented(record)
 
 
 def read_run_record(workspace: Path) -> dict[str, Any]:

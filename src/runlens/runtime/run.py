@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runlens.errors import InputError, ProviderError, UserError
+from runlens.evidence import file_sha256
 from runlens.hooks.command import CommandHook, register_command_hooks
 from runlens.hooks.findings import Finding
 from runlens.hooks.manager import HookEvent, HookManager
@@ -24,6 +24,7 @@ from runlens.models.base import Model
 from runlens.models.messages import Message, SystemMessage, UserMessage
 from runlens.models.retry import RetryPolicy
 from runlens.plugins.base import Plugin
+from runlens.records.encoding import dumps_compact
 from runlens.records.events import EventLog, Subscriber
 from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
@@ -282,9 +283,7 @@ class Run:
                     "duration_ms": round(seconds * 1000, 3),
                 },
             )
-        report = aggregate(
-            [result for result, _ in results], self.plugin.contracts, self.workspace.root
-        )
+        report = aggregate([result for result, _ in results], self.plugin.contracts, context)
         self.report = report
         return report
 
@@ -449,9 +448,11 @@ class Run:
             record = self._run_record()
         self._write_record(self.workspace.run_record, encode_record(record))
 
-    def _write_record(self, path: Path, text: str) -> None:
-        """Secrets blanked out, then written atomically."""
-        write_atomic(path, self._redact(text).encode("utf-8"))
+    def _write_record(self, path: Path, encoded: bytes) -> None:
+        """Secrets blanked out (in the encoded text), then written atomically."""
+        if self._redact_secrets is not None:
+            encoded = self._redact_secrets(encoded.decode("utf-8")).encode("utf-8")
+        write_atomic(path, encoded)
 
     def _finalize(self) -> None:
         """Write the trace, the manifest and the final run record; close the event log."""
@@ -463,7 +464,7 @@ class Run:
             model=self.model.spec,
             status=self.status.value,
         )
-        self._write_record(self.workspace.trace, json.dumps(trace, ensure_ascii=False))
+        self._write_record(self.workspace.trace, dumps_compact(trace))
         manifest = build_manifest(
             run=record,
             workspace=self.workspace.root,
@@ -477,12 +478,9 @@ class Run:
         self._write_run_record(record)
         self.events.close()
 
-    def _source_hash(self) -> str | None:
-        try:
-            index = json.loads(self.workspace.evidence_index.read_text(encoding="utf-8"))
-            return str(index["source_hash"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return hashlib.sha256(self.input_path.read_bytes()).hexdigest()
+    def _source_hash(self) -> str:
+        """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""
+        return file_sha256(self.input_path)
 
     def _hook_payload(self) -> dict[str, Any]:
         return {
@@ -490,9 +488,6 @@ class Run:
             "plugin": self.plugin.name,
             "workspace": str(self.workspace.root),
         }
-
-    def _redact(self, text: str) -> str:
-        return self._redact_secrets(text) if self._redact_secrets else text
 
 
 def _redactor(secrets: Sequence[str]) -> Callable[[str], str] | None:

@@ -8,8 +8,10 @@ wording starts with the phrase the design article shows (`missing required files
 
 from __future__ import annotations
 
+import errno
 import json
-from collections.abc import Iterable
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -29,15 +31,73 @@ class ValidationContext:
 
     `expected_index_sha256` is the hash the run recorded when it wrote the Evidence Index
     (`runtime/run.json` field `evidence_index_sha256`); None switches the tamper check off.
+
+    One context serves one validation round. What several validators ask about the same
+    artifact (is it a usable file, what JSON does it hold) is worked out once per round and
+    shared: the workspace does not change while validators read it. Shared documents are
+    read-only: a validator must not modify one.
     """
 
     workspace: Path
     contracts: tuple[ArtifactContract, ...]
     expected_index_sha256: str | None = None
+    _shared: dict[tuple[str, str], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def evidence_index_path(self) -> Path:
         return self.workspace / EVIDENCE_INDEX
+
+    def file_problem(self, artifact_name: str) -> str | None:
+        """`file_problem(workspace, artifact_name)`, worked out once per round."""
+        key = ("file", artifact_name)
+        if key not in self._shared:
+            self._shared[key] = _file_problem(self.workspace, artifact_name, self._resolved)
+        problem: str | None = self._shared[key]
+        return problem
+
+    def artifact_file(self, artifact_name: str) -> Path | None:
+        """The artifact's path when it is a regular file inside the workspace, else None."""
+        return None if self.file_problem(artifact_name) else self.workspace / artifact_name
+
+    def parse_json(self, artifact_name: str) -> Any:
+        """The artifact's JSON document (see `parse_json`), parsed once per round.
+
+        Raises what `parse_json` raises (the same error on every call), or `FileNotFoundError`
+        when the artifact is not a usable file.
+        """
+        key = ("json", artifact_name)
+        if key not in self._shared:
+            path = self.artifact_file(artifact_name)
+            try:
+                if path is None:
+                    raise FileNotFoundError(f"{artifact_name} is not a usable file")
+                self._shared[key] = (True, parse_json(path))
+            except (ValueError, OSError) as error:
+                self._shared[key] = (False, error)
+        parsed, outcome = self._shared[key]
+        if not parsed:
+            raise outcome
+        return outcome
+
+    def load_document(self, artifact_name: str) -> tuple[bool, Any]:
+        """`(True, document)` when the artifact is a readable JSON file, else `(False, None)`.
+
+        For validators that need the parsed document but leave reporting an unreadable one
+        to the JSON validator, so one problem gives one finding.
+        """
+        try:
+            return True, self.parse_json(artifact_name)
+        except (ValueError, OSError):
+            return False, None
+
+    def _resolved(self) -> Path:
+        key = ("workspace", "resolved")
+        if key not in self._shared:
+            self._shared[key] = self.workspace.resolve()
+        resolved: Path = self._shared[key]
+        return resolved
 
 
 @dataclass(frozen=True)
@@ -146,18 +206,34 @@ class Collector:
         return ValidatorResult(self.validator, tuple(self.findings), summary, tuple(self.quotes))
 
 
+#: The errors `Path.exists` reads as "no such file".
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
 def file_problem(workspace: Path, artifact_name: str) -> str | None:
     """Why `artifact_name` is not a usable regular file inside the workspace, or None if it is.
 
     A directory is not a deliverable, and neither is a symlink that leads out of the
     workspace: the model's tools could never have written its target.
     """
+    return _file_problem(workspace, artifact_name, workspace.resolve)
+
+
+def _file_problem(
+    workspace: Path, artifact_name: str, resolved_workspace: Callable[[], Path]
+) -> str | None:
     path = workspace / artifact_name
-    if not path.exists():
+    try:
+        mode = path.stat().st_mode  # one stat answers exists, is_file and is_dir
+    except OSError as error:
+        if error.errno not in _ABSENT:  # as `Path.exists`: e.g. a permission error propagates
+            raise
         return "does not exist" if not path.is_symlink() else "is a broken symlink"
-    if not path.is_file():
-        return "is a directory, not a file" if path.is_dir() else "is not a regular file"
-    if not path.resolve().is_relative_to(workspace.resolve()):
+    except ValueError:  # an unrepresentable path (e.g. an embedded NUL), as `Path.exists`
+        return "does not exist"
+    if not stat.S_ISREG(mode):
+        return "is a directory, not a file" if stat.S_ISDIR(mode) else "is not a regular file"
+    if not path.resolve().is_relative_to(resolved_workspace()):
         return "is a symlink that leads outside the workspace"
     return None
 

@@ -27,8 +27,6 @@ from runlens.hooks.validators.base import (
     QuoteLocation,
     ValidationContext,
     ValidatorResult,
-    artifact_file,
-    load_document,
     show_value,
 )
 
@@ -47,7 +45,7 @@ class EvidenceCitationValidator:
 
     def validate(self, context: ValidationContext) -> ValidatorResult:
         collector = Collector(self.name)
-        present = [c for c in self.contracts if artifact_file(context.workspace, c.name)]
+        present = [c for c in self.contracts if context.artifact_file(c.name)]
         if not present:
             return collector.result()  # nothing cites anything (missing files are reported)
         index = _open_index(context)
@@ -55,7 +53,7 @@ class EvidenceCitationValidator:
             _report_untrusted(collector, index, present)
             return collector.result()
         for contract in present:
-            readable, document = load_document(context.workspace, contract.name)
+            readable, document = context.load_document(contract.name)
             if readable:  # an unparsable artifact is JsonOutputValidationHook's finding
                 _Checker(collector, index, contract).check(document)
         return collector.result()

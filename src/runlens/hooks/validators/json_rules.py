@@ -21,9 +21,7 @@ from runlens.hooks.validators.base import (
     Problem,
     ValidationContext,
     ValidatorResult,
-    artifact_file,
     join_path,
-    parse_json,
     shorten,
     show_value,
 )
@@ -55,11 +53,10 @@ class JsonOutputValidator:
     def validate(self, context: ValidationContext) -> ValidatorResult:
         collector = Collector(self.name)
         for contract in self.contracts:
-            path = artifact_file(context.workspace, contract.name)
-            if path is None:
+            if context.artifact_file(contract.name) is None:
                 continue  # a missing artifact is RequiredOutputValidationHook's finding
             try:
-                document = parse_json(path)
+                document = context.parse_json(contract.name)
             except (ValueError, OSError) as error:
                 _report_unparsable(collector, contract.name, error)
                 continue

@@ -21,7 +21,6 @@ from runlens.hooks.validators.base import (
     Problem,
     ValidationContext,
     ValidatorResult,
-    artifact_file,
 )
 
 _REQUIRED = re.compile(r"^\s*(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
@@ -119,7 +118,7 @@ class MarkdownSectionValidator:
     def validate(self, context: ValidationContext) -> ValidatorResult:
         collector = Collector(self.name)
         for contract in self.contracts:
-            path = artifact_file(context.workspace, contract.name)
+            path = context.artifact_file(contract.name)
             if path is None:
                 continue  # RequiredOutputValidationHook reports it
             # A BOM would hide the first heading; undecodable bytes should not hide the rest.

@@ -13,7 +13,6 @@ from runlens.hooks.validators.base import (
     Problem,
     ValidationContext,
     ValidatorResult,
-    file_problem,
 )
 
 
@@ -32,7 +31,7 @@ class RequiredOutputValidator:
     def validate(self, context: ValidationContext) -> ValidatorResult:
         collector = Collector(self.name)
         for contract in self.contracts:
-            reason = file_problem(context.workspace, contract.name)
+            reason = context.file_problem(contract.name)
             if reason is not None:
                 collector.add(
                     contract.name,
