@@ -115,6 +115,17 @@ def plugin_validators(declared: Iterable[object]) -> list[Validator]:
     return validators
 
 
+def extra_validators(declared: Iterable[object], *, entry_points: bool = True) -> list[Validator]:
+    """The Stop validators beyond the built-ins: a plugin's own, then installed ones.
+
+    One list for `runlens run` and `runlens validate`, so both judge a workspace alike.
+    """
+    validators = plugin_validators(declared)
+    if entry_points:
+        validators.extend(load_validator_plugins())
+    return validators
+
+
 def run_validator(validator: Validator, context: ValidationContext) -> ValidatorResult:
     """Run one validator; a crash becomes a blocking `hook_error` finding, not a crashed run."""
     name = str(getattr(validator, "name", type(validator).__name__))

@@ -108,3 +108,21 @@ def test_wall_time_stops_a_model_call_in_flight(tmp_path, feedback_csv):
     )
     assert result.status == "failed"
     assert result.error_message.startswith("loop limit: wall time (0.5s) exceeded")
+
+
+def test_a_plugin_with_a_broken_validator_fails_the_run_cleanly(tmp_path, feedback_csv):
+    import asyncio
+    import dataclasses
+
+    from runlens.plugins import load_plugin
+    from runlens.runtime.run import run_plugin
+    from runlens.testing import ScriptedModel
+
+    plugin = dataclasses.replace(load_plugin("feedback-analysis"), extra_validators=("oops",))
+    result = asyncio.run(
+        run_plugin(
+            plugin, feedback_csv, ScriptedModel([{"content": "Done."}]), workspace=tmp_path / "ws"
+        )
+    )
+    assert result.status == "failed"
+    assert result.error_message.startswith("configuration error: 'oops' is not a validator")

@@ -19,7 +19,7 @@ from runlens.cli.render import render_verdict, verdict_payload
 from runlens.errors import InputError, UserError
 from runlens.hooks.validators.base import EVIDENCE_INDEX
 from runlens.plugins import Plugin, load_plugin
-from runlens.validation import load_validator_plugins, plugin_validators, validate_workspace
+from runlens.validation import extra_validators, validate_workspace
 
 DEFAULT_PLUGIN = "feedback-analysis"
 RUN_RECORD = "runtime/run.json"
@@ -93,7 +93,7 @@ def validate_command(
     expected = _expected_hash(record)
     if source is not None:
         expected = rebuild_index(workspace, source, plugin)
-    extra = [*plugin_validators(plugin.extra_validators), *load_validator_plugins()]
+    extra = extra_validators(plugin.extra_validators)
     report = validate_workspace(
         workspace, plugin.contracts, expected_index_sha256=expected, extra=extra
     )

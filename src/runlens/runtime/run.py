@@ -43,7 +43,7 @@ from runlens.validation import (
     ValidationReport,
     aggregate,
     builtin_validators,
-    load_validator_plugins,
+    extra_validators,
 )
 
 
@@ -157,6 +157,8 @@ class Run:
             self._fail_early(f"input error: {error}")
         except ProviderError as error:
             self._fail_early(f"model provider error: {error}")
+        except UserError as error:  # e.g. a plugin declaring a validator that is not one
+            self._fail_early(f"configuration error: {error}")
         except Exception as error:
             self._fail_early(f"internal error: {type(error).__name__}: {error}")
             self._finalize()
@@ -249,10 +251,12 @@ class Run:
         return [SystemMessage(system_prompt), UserMessage(task)]
 
     def _register_hooks(self) -> None:
-        validators = [*builtin_validators(self.plugin.contracts)]
-        validators.extend(self.plugin.extra_validators)  # type: ignore[arg-type]
-        if self.settings.validator_plugins:
-            validators.extend(load_validator_plugins())
+        validators = [
+            *builtin_validators(self.plugin.contracts),
+            *extra_validators(
+                self.plugin.extra_validators, entry_points=self.settings.validator_plugins
+            ),
+        ]
         for validator in validators:
             self.hooks.register_validator(validator)
         register_command_hooks(
