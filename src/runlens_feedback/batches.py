@@ -25,6 +25,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from runlens.atomic import write_atomic
 from runlens.errors import ProviderError
 from runlens.evidence import CsvTable, EvidenceIndex
 from runlens.models.messages import (
@@ -36,7 +37,6 @@ from runlens.models.messages import (
     UserMessage,
 )
 from runlens.tools.base import ToolContext
-from runlens.tools.workspace import write_atomic
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.contracts import ANALYSIS, SENTIMENTS, SEVERITIES
 

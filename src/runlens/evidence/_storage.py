@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from itertools import islice
 from json import decoder as _json_decoder
@@ -31,6 +29,7 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
+from runlens.atomic import atomic_output
 from runlens.errors import EvidenceIndexError
 from runlens.evidence.index import EvidenceIndex, EvidenceItem, ItemStore, RowStore
 
@@ -57,37 +56,13 @@ def write_index(index: EvidenceIndex, path: Path) -> str:
     file is renamed over `path`, so readers see the old file or the new one, never a part.
     """
     digest = hashlib.sha256()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            for chunk in _index_text(index):
-                data = chunk.encode("utf-8")
-                digest.update(data)
-                out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp_name, 0o644)  # mkstemp's 0600 would hide the record from other readers
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-    _fsync_directory(path.parent)
+    # 0644: the index is a record other readers (auditors, a UI) may open.
+    with atomic_output(path, mode=0o644, durable=True) as out:
+        for chunk in _index_text(index):
+            data = chunk.encode("utf-8")
+            digest.update(data)
+            out.write(data)
     return digest.hexdigest()
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable. Not every platform can open a directory: best effort.
-    try:
-        handle = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
 
 
 def _index_text(index: EvidenceIndex) -> Iterator[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runlens.atomic import write_atomic
 from runlens.errors import InputError, ProviderError, UserError
 from runlens.evidence import file_sha256
 from runlens.hooks.command import CommandHook, register_command_hooks
@@ -38,7 +39,7 @@ from runlens.runtime.state import RunStatus, check_transition
 from runlens.tools.base import ToolContext
 from runlens.tools.files import FILE_TOOLS
 from runlens.tools.registry import ToolRegistry
-from runlens.tools.workspace import Workspace, write_atomic
+from runlens.tools.workspace import Workspace
 from runlens.validation import (
     ValidationReport,
     aggregate,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from runlens.atomic import write_atomic
 from runlens.errors import ToolError
 from runlens.tools.base import Tool, ToolContext
-from runlens.tools.workspace import write_atomic
 
 #: A model reading a huge file gets a prefix and a note rather than the whole file.
 MAX_READ_CHARS = 200_000

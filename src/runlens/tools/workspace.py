@@ -8,8 +8,6 @@ the workspace; writes only under `artifacts/`. Anything that resolves outside th
 
 from __future__ import annotations
 
-import os
-import secrets
 import shutil
 from pathlib import Path, PurePosixPath
 
@@ -81,41 +79,3 @@ class Workspace:
         if not resolved.is_relative_to(self.root):  # the root itself, or anything under it
             raise ToolError(f"path refused: {path!r} resolves outside the workspace")
         return resolved
-
-
-#: The temporary file is created exclusively (never follows or reuses an existing name) and
-#: private (0600, as `tempfile.mkstemp` made it) until the rename publishes it.
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-for _flag in ("O_CLOEXEC", "O_NOFOLLOW", "O_BINARY"):  # where the platform has them
-    _TEMP_FLAGS |= getattr(os, _flag, 0)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file and a rename, so readers never see half.
-
-    A run writes several records this way, so it is kept to four syscalls (open, write, close,
-    rename): the temporary name comes from 48 random bits rather than `tempfile.mkstemp`, and
-    the parent folder is created only when the open finds it missing.
-    """
-    temp_name = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        handle = os.open(temp_name, _TEMP_FLAGS, 0o600)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = os.open(temp_name, _TEMP_FLAGS, 0o600)
-    try:
-        try:
-            _write_all(handle, data)
-        finally:
-            os.close(handle)
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-
-
-def _write_all(handle: int, data: bytes) -> None:
-    """`os.write` until every byte is written (a write may be partial, e.g. on a signal)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(handle, view) :]
