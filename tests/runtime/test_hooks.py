@@ -186,7 +186,7 @@ class _Passing:
     name = "PassingValidator"
 
     def validate(self, context):
-        from runlens.hooks.validators.base import ValidatorResult
+        from runlens.validation.base import ValidatorResult
 
         return ValidatorResult(validator=self.name, findings=(), summary=None)
 
@@ -194,7 +194,7 @@ class _Passing:
 def test_a_hung_validator_blocks_after_its_timeout_and_does_not_hold_the_process(tmp_path):
     import time
 
-    from runlens.hooks.validators.base import ValidationContext
+    from runlens.validation.base import ValidationContext
 
     manager = HookManager()
     manager.register_validator(_Hung(), timeout=0.3)

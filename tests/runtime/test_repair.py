@@ -44,9 +44,9 @@ def test_repair_message_names_path_and_allowed_values(run_script, good_documents
 
 
 def test_repair_message_content():
-    from runlens.hooks.findings import Finding
     from runlens.runtime.repair import repair_message
     from runlens.validation import ValidationReport
+    from runlens.validation.findings import Finding
     from runlens_feedback.contracts import CONTRACTS
 
     finding = Finding(

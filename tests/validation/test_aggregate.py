@@ -6,12 +6,17 @@ from dataclasses import dataclass
 
 import pytest
 
-import runlens.validation as validation
+import runlens.validation.runner as validation
 from runlens.contracts import ArtifactContract
 from runlens.errors import ContractError
-from runlens.hooks.findings import Finding
-from runlens.hooks.validators import ValidationContext, ValidatorResult
-from runlens.validation import aggregate, builtin_validators, load_validator_plugins
+from runlens.validation import (
+    ValidationContext,
+    ValidatorResult,
+    aggregate,
+    builtin_validators,
+    load_validator_plugins,
+)
+from runlens.validation.findings import Finding
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
 
 APPENDIX = ArtifactContract(name="artifacts/appendix.md", required=True)

@@ -8,8 +8,12 @@ import unicodedata
 
 from runlens.contracts import ArtifactContract, EvidenceQuote
 from runlens.evidence import build_evidence_index
-from runlens.hooks.validators import EvidenceCitationValidator, QuoteLocation, ValidationContext
-from runlens.validation import validate_workspace
+from runlens.validation import (
+    EvidenceCitationValidator,
+    QuoteLocation,
+    ValidationContext,
+    validate_workspace,
+)
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
 
 FB_001_TEXT = "导出周报太慢了，我们团队每周五都要导出，等三分钟很影响效率。"

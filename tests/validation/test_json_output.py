@@ -6,9 +6,8 @@ import pytest
 
 from runlens.contracts import ArtifactContract, JsonRules
 from runlens.errors import ContractError
-from runlens.hooks.validators import JsonOutputValidator, ValidationContext
-from runlens.hooks.validators.json_rules import format_error_path, missing_locations
-from runlens.validation import validate_workspace
+from runlens.validation import JsonOutputValidator, ValidationContext, validate_workspace
+from runlens.validation.json_rules import format_error_path, missing_locations
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
 
 

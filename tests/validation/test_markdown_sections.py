@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runlens.hooks.validators.markdown import Heading, document_headings, parse_required
+from runlens.validation.markdown import Heading, document_headings, parse_required
 from runlens_feedback.contracts import REPORT, REPORT_HEADINGS
 
 RISKS = "## Risks And Unknowns"

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from runlens.contracts import ArtifactContract
-from runlens.hooks.findings import Finding
+from runlens.validation.findings import Finding
 
 #: Findings shown per artifact before "... and N more" (all of them are in `--json`).
 FINDINGS_SHOWN = 20

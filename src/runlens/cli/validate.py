@@ -17,9 +17,9 @@ from rich.console import Console
 from runlens.cli.common import echo_json, exit_on_user_error
 from runlens.cli.render import render_verdict, verdict_payload
 from runlens.errors import InputError, UserError
-from runlens.hooks.validators.base import EVIDENCE_INDEX
 from runlens.plugins import Plugin, load_plugin
 from runlens.validation import extra_validators, validate_workspace
+from runlens.validation.base import EVIDENCE_INDEX
 
 DEFAULT_PLUGIN = "feedback-analysis"
 RUN_RECORD = "runtime/run.json"

@@ -1,1 +1,1 @@
-"""Hooks on runtime events, and the built-in Stop validators."""
+"""Hooks on runtime events: the hook manager and external command hooks."""

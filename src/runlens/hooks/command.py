@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from runlens.errors import UserError
-from runlens.hooks.findings import Finding, FindingCode
 from runlens.hooks.manager import HookDecision, HookEvent, HookManager
-from runlens.hooks.validators.base import ValidationContext, ValidatorResult
+from runlens.validation.base import ValidationContext, ValidatorResult
+from runlens.validation.findings import Finding, FindingCode
 
 DEFAULT_TIMEOUT = 60.0
 BLOCK_EXIT_CODE = 2

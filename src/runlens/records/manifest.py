@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from runlens.contracts import ArtifactContract
-from runlens.hooks.findings import Finding
+from runlens.validation.findings import Finding
 
 #: Status of an artifact in a run that ended before validation ran.
 NOT_VALIDATED = "not_validated"

@@ -10,8 +10,8 @@ import json
 from collections.abc import Sequence
 
 from runlens.contracts import ArtifactContract
-from runlens.hooks.findings import Finding
 from runlens.validation import ValidationReport
+from runlens.validation.findings import Finding
 
 MAX_LISTED = 40
 

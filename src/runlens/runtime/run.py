@@ -18,9 +18,7 @@ from runlens.atomic import write_atomic
 from runlens.errors import InputError, ProviderError, UserError
 from runlens.evidence import file_sha256
 from runlens.hooks.command import CommandHook, register_command_hooks
-from runlens.hooks.findings import Finding
 from runlens.hooks.manager import HookEvent, HookManager
-from runlens.hooks.validators.base import ValidationContext
 from runlens.models.base import Model
 from runlens.models.messages import Message, SystemMessage, UserMessage
 from runlens.models.retry import RetryPolicy
@@ -41,6 +39,8 @@ from runlens.tools.files import FILE_TOOLS
 from runlens.tools.registry import ToolRegistry
 from runlens.tools.workspace import Workspace
 from runlens.validation import (
+    Finding,
+    ValidationContext,
     ValidationReport,
     aggregate,
     builtin_validators,

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator, SchemaError, ValidationError
 from runlens.contracts import ArtifactContract, walk
 from runlens.contracts.paths import split
 from runlens.errors import ContractError
-from runlens.hooks.validators.base import (
+from runlens.validation.base import (
     Collector,
     Problem,
     ValidationContext,

@@ -19,8 +19,7 @@ from typing import Any
 from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk, walk_pairs
 from runlens.errors import EvidenceIndexError
 from runlens.evidence import EvidenceIndex, file_sha256
-from runlens.hooks.findings import FindingCode
-from runlens.hooks.validators.base import (
+from runlens.validation.base import (
     EVIDENCE_INDEX,
     Collector,
     Problem,
@@ -29,6 +28,7 @@ from runlens.hooks.validators.base import (
     ValidatorResult,
     show_value,
 )
+from runlens.validation.findings import FindingCode
 
 
 class EvidenceCitationValidator:

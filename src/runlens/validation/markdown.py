@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from runlens.contracts import ArtifactContract
-from runlens.hooks.validators.base import (
+from runlens.validation.base import (
     Collector,
     Problem,
     ValidationContext,

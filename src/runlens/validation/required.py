@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from runlens.contracts import ArtifactContract
-from runlens.hooks.validators.base import (
+from runlens.validation.base import (
     Collector,
     Problem,
     ValidationContext,

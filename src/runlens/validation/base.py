@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from runlens.contracts import ArtifactContract
-from runlens.hooks.findings import Finding, FindingCode
+from runlens.validation.findings import Finding, FindingCode
 
 EVIDENCE_INDEX = "runtime/evidence_index.json"
 

@@ -1,0 +1,73 @@
+"""Validation: the Stop validators, their findings, and the one runner both commands use.
+
+    RequiredOutputValidator    (RequiredOutputValidationHook)    missing_file
+    JsonOutputValidator        (JsonOutputValidationHook)        invalid_json, missing_field,
+                                                                 invalid_enum, schema_violation
+    MarkdownSectionValidator   (MarkdownSectionValidationHook)   missing_heading, heading_order,
+                                                                 duplicate_heading
+    EvidenceCitationValidator  (EvidenceCitationValidationHook)  unknown_evidence_id,
+                                                                 evidence_text_mismatch,
+                                                                 empty_evidence_text,
+                                                                 evidence_index_missing,
+                                                                 evidence_index_tampered
+
+Each is built from the contracts it applies to and reads the workspace through a
+`ValidationContext`; `run_validators` runs them (each with a timeout, in a worker thread) and
+`aggregate` turns their results into one `ValidationReport`. `runlens run` and
+`runlens validate` both go through them.
+"""
+
+from runlens.validation.base import (
+    Collector,
+    Problem,
+    QuoteLocation,
+    ValidationContext,
+    Validator,
+    ValidatorResult,
+)
+from runlens.validation.evidence import EvidenceCitationValidator
+from runlens.validation.findings import BUILTIN_CODES, ArtifactStatus, Finding, FindingCode
+from runlens.validation.json_rules import JsonOutputValidator
+from runlens.validation.markdown import MarkdownSectionValidator
+from runlens.validation.required import RequiredOutputValidator
+from runlens.validation.runner import (
+    DEFAULT_TIMEOUT,
+    VALIDATOR_GROUP,
+    ValidationReport,
+    aggregate,
+    builtin_validators,
+    extra_validators,
+    load_validator_plugins,
+    plugin_validators,
+    run_validator,
+    run_validators,
+    validate_workspace,
+)
+
+__all__ = [
+    "BUILTIN_CODES",
+    "DEFAULT_TIMEOUT",
+    "VALIDATOR_GROUP",
+    "ArtifactStatus",
+    "Collector",
+    "EvidenceCitationValidator",
+    "Finding",
+    "FindingCode",
+    "JsonOutputValidator",
+    "MarkdownSectionValidator",
+    "Problem",
+    "QuoteLocation",
+    "RequiredOutputValidator",
+    "ValidationContext",
+    "ValidationReport",
+    "Validator",
+    "ValidatorResult",
+    "aggregate",
+    "builtin_validators",
+    "extra_validators",
+    "load_validator_plugins",
+    "plugin_validators",
+    "run_validator",
+    "run_validators",
+    "validate_workspace",
+]

@@ -1,0 +1,345 @@
+"""The one validation runner: every Stop validator on a workspace, aggregated into one verdict.
+
+    report = validate_workspace(workspace, plugin.contracts, expected_index_sha256=sha)
+    report.passed, report.error_message, report.artifacts["artifacts/product_backlog.json"]
+
+`runlens run` (through `HookManager.run_stop`) and `runlens validate` both run validators
+through `run_validators`: each in a worker thread with its own fail-closed timeout. Every
+validator runs: none is skipped because an earlier one blocked, so one verdict shows missing
+files, bad enums and fabricated evidence at once (SPEC section 2).
+
+Validator plugins
+-----------------
+A package adds validators through the `runlens.validators` entry point group. The entry point
+names a factory that takes no arguments and returns an object with a `name` and a
+`validate(context: ValidationContext) -> ValidatorResult` method (see
+`runlens.validation.Validator`). `context.contracts` holds every contract of the run,
+`context.workspace` the folder to read. In the plugin's `pyproject.toml`:
+
+    [project.entry-points."runlens.validators"]
+    backlog-metrics = "my_package.validators:BacklogMetricsValidator"
+
+A finding is attributed to the artifact it names in `Finding.artifact` (use the contract name;
+"" for a finding about the run as a whole). Its `code` may be any snake_case word: plugins add
+their own codes beside the built-in ones (`runlens.validation.findings.BUILTIN_CODES`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from runlens.contracts import ArtifactContract
+from runlens.errors import ContractError, UserError
+from runlens.validation.base import QuoteLocation, ValidationContext, Validator, ValidatorResult
+from runlens.validation.evidence import EvidenceCitationValidator
+from runlens.validation.findings import ArtifactStatus, Finding
+from runlens.validation.json_rules import JsonOutputValidator
+from runlens.validation.markdown import MarkdownSectionValidator
+from runlens.validation.required import RequiredOutputValidator
+
+VALIDATOR_GROUP = "runlens.validators"
+#: Seconds one validator may take before it blocks with `hook_error` (fail closed).
+DEFAULT_TIMEOUT = 30.0
+
+#: A validator and its own timeout (None: the runner's default).
+TimedValidator = tuple[Validator, float | None]
+
+
+class ValidationReport(BaseModel):
+    """The aggregated verdict of every Stop validator on one workspace.
+
+    `artifacts` maps each contract name to `missing` (no usable file), `rejected` (some finding
+    names it) or `validated`. `error_message` joins the blocked validators' summary lines with
+    `; ` and is None exactly when the report passed.
+    """
+
+    passed: bool
+    findings: list[Finding]
+    artifacts: dict[str, ArtifactStatus]
+    error_message: str | None
+    summaries: list[str] = Field(default_factory=list)
+    quotes: list[QuoteLocation] = Field(default_factory=list)
+    blocked_validators: list[str] = Field(default_factory=list)
+
+
+def builtin_validators(contracts: Iterable[ArtifactContract]) -> list[Validator]:
+    """The four built-in validators in SPEC order, each given the contracts it applies to.
+
+    Raises `ContractError` when a contract cannot be used (e.g. an invalid `json_schema`).
+    """
+    contracts = tuple(contracts)
+    return [
+        RequiredOutputValidator(contracts),
+        JsonOutputValidator(contracts),
+        MarkdownSectionValidator(contracts),
+        EvidenceCitationValidator(contracts),
+    ]
+
+
+def load_validator_plugins() -> list[Validator]:
+    """Instantiate every validator registered under the `runlens.validators` entry point group.
+
+    Sorted by entry point name so the order of findings does not depend on install order.
+    A factory that fails or returns something that is not a validator raises `ContractError`
+    naming the entry point: a misconfigured plugin must not silently skip its checks.
+    """
+    validators: list[Validator] = []
+    for entry in sorted(entry_points(group=VALIDATOR_GROUP), key=lambda e: e.name):
+        try:
+            validator = entry.load()()
+        except Exception as error:
+            raise ContractError(
+                f"validator plugin {entry.name!r} ({entry.value}) could not be loaded: {error}"
+            ) from error
+        if not isinstance(validator, Validator):
+            raise ContractError(
+                f"validator plugin {entry.name!r} ({entry.value}) did not return a validator "
+                "(an object with `name` and `validate(context)`)"
+            )
+        validators.append(validator)
+    return validators
+
+
+def plugin_validators(declared: Iterable[object]) -> list[Validator]:
+    """Check the validators a plugin declares itself (`Plugin.extra_validators`)."""
+    validators: list[Validator] = []
+    for candidate in declared:
+        if not isinstance(candidate, Validator):
+            raise ContractError(f"{candidate!r} is not a validator (needs `name` and `validate`)")
+        validators.append(candidate)
+    return validators
+
+
+def extra_validators(declared: Iterable[object], *, entry_points: bool = True) -> list[Validator]:
+    """The Stop validators beyond the built-ins: a plugin's own, then installed ones.
+
+    One list for `runlens run` and `runlens validate`, so both judge a workspace alike.
+    """
+    validators = plugin_validators(declared)
+    if entry_points:
+        validators.extend(load_validator_plugins())
+    return validators
+
+
+def _status(
+    context: ValidationContext, contract: ArtifactContract, named: set[str]
+) -> ArtifactStatus:
+    if context.artifact_file(contract.name) is None:
+        return "missing"
+    return "rejected" if contract.name in named else "validated"
+
+
+def aggregate(
+    results: Sequence[ValidatorResult],
+    contracts: Iterable[ArtifactContract],
+    workspace: Path | ValidationContext,
+) -> ValidationReport:
+    """Combine validator results into one report.
+
+    `workspace` is the folder validated, or better the round's `ValidationContext`, whose
+    file checks the validators have already made.
+
+    An artifact's status comes only from the findings that name it, whichever validator
+    produced them, so a cross-artifact evidence error rejects every artifact that cites the
+    bad id and no other.
+    """
+    contracts = tuple(contracts)
+    findings = [finding for result in results for finding in result.findings]
+    named = {finding.artifact for finding in findings}
+    blocked = [result for result in results if result.blocked]
+    context = (
+        workspace
+        if isinstance(workspace, ValidationContext)
+        else ValidationContext(Path(workspace), contracts)
+    )
+    summaries = [
+        result.summary or f"{result.validator}: {len(result.findings)} findings"
+        for result in blocked
+    ]
+    return ValidationReport(
+        passed=not blocked,
+        findings=findings,
+        artifacts={c.name: _status(context, c, named) for c in contracts},
+        error_message="; ".join(summaries) if summaries else None,
+        summaries=summaries,
+        quotes=[quote for result in results for quote in result.quotes],
+        blocked_validators=[result.validator for result in blocked],
+    )
+
+
+def validate_workspace(
+    workspace: Path,
+    contracts: Iterable[ArtifactContract],
+    *,
+    expected_index_sha256: str | None = None,
+    extra: Iterable[Validator] = (),
+    timeout: float = DEFAULT_TIMEOUT,
+) -> ValidationReport:
+    """Run the built-in validators, then `extra` ones, on `workspace`, and aggregate.
+
+    `expected_index_sha256` is the Evidence Index hash recorded when the run wrote it; None
+    skips that comparison. Not for use inside a running event loop (`runlens run` awaits
+    `run_validators` itself).
+    """
+    contracts = tuple(contracts)
+    context = ValidationContext(Path(workspace), contracts, expected_index_sha256)
+    validators: list[TimedValidator] = [(v, None) for v in (*builtin_validators(contracts), *extra)]
+    timed = asyncio.run(run_validators(validators, context, default_timeout=timeout))
+    return aggregate([result for result, _ in timed], contracts, context)
+
+
+async def run_validators(
+    validators: Sequence[TimedValidator],
+    context: ValidationContext,
+    *,
+    default_timeout: float = DEFAULT_TIMEOUT,
+) -> list[tuple[ValidatorResult, float]]:
+    """Run every validator; return each result with its duration in seconds.
+
+    Validators are synchronous and deterministic; they run one after another in a worker
+    thread, so a slow one can be timed out without stalling the event loop, and a round costs
+    one thread trip. Each keeps its own fail-closed timeout: one that overruns it gets a
+    blocking `hook_error` result and is left behind in its thread (a thread cannot be
+    stopped); the validators after it go on in a fresh thread. A validator that raises gets a
+    `hook_error` result too, except for `UserError` (a misconfiguration), which propagates.
+    """
+
+    def limit(timeout: float | None) -> float:
+        return timeout if timeout is not None else default_timeout
+
+    results: list[tuple[ValidatorResult, float]] = []
+    pending = tuple(validators)
+    while pending:
+        batch = _ValidatorBatch(pending, context)
+        hung = await _watch(batch, limit)
+        finished = batch.results if hung is None else batch.results[:hung]
+        results.extend((result, seconds) for result, seconds, _ in finished)
+        if hung is None:
+            break
+        validator, timeout = pending[hung]
+        results.append(
+            (
+                _error_result(validator.name, f"timed out after {limit(timeout):g}s"),
+                batch.overrun(hung),
+            )
+        )
+        pending = pending[hung + 1 :]
+    return results
+
+
+async def _watch(batch: _ValidatorBatch, limit: Callable[[float | None], float]) -> int | None:
+    """Run `batch` in a worker thread; return the index of a validator that overran, or None.
+
+    The event loop sleeps until the batch ends or the running validator's deadline passes,
+    so a normal round costs one thread trip and no polling.
+    """
+    future = _in_daemon_thread(batch.run)
+    try:
+        while not future.done():
+            index = len(batch.results)  # validators [0, index) are done; `index` is running
+            if index == len(batch.validators):
+                await future  # the thread is returning
+                break
+            deadline = batch.started_at(index) + limit(batch.validators[index][1])
+            # `asyncio.wait` leaves the future running when it times out.
+            await asyncio.wait((future,), timeout=max(deadline - time.perf_counter(), 0))
+            if not future.done() and len(batch.results) == index:
+                batch.abandoned = True  # no progress: `index` overran its limit
+                return index
+    except asyncio.CancelledError:
+        batch.abandoned = True
+        raise
+    future.result()  # a bug in `run` itself (or a UserError) surfaces, not "all validated"
+    return None
+
+
+def _in_daemon_thread(function: Callable[[], None]) -> asyncio.Future[None]:
+    """Run `function` in a new daemon thread; the future resolves when it returns.
+
+    A daemon thread, not the loop's executor: a validator that hangs past its timeout is
+    abandoned, and must not keep the process from exiting once the run has failed it.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+    def target() -> None:
+        error: BaseException | None = None
+        try:
+            function()
+        except BaseException as raised:  # handed to the awaiting coroutine
+            error = raised
+        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=target, name="runlens-validators", daemon=True).start()
+    return future
+
+
+class _ValidatorBatch:
+    """Validators run one after another in one worker thread, watched by the event loop.
+
+    Shared between the two threads: `results` (append-only, one entry per finished validator,
+    appended by the worker) and `abandoned` (set by the loop when it stops waiting, so the
+    worker does not go on running validators nobody will read).
+    """
+
+    def __init__(self, validators: Sequence[TimedValidator], context: ValidationContext) -> None:
+        self.validators = tuple(validators)
+        self.context = context
+        #: (result, seconds it ran, perf_counter when it finished)
+        self.results: list[tuple[ValidatorResult, float, float]] = []
+        self.abandoned = False
+        # A validator's clock starts when the previous one finished, the first one's when the
+        # batch is handed to the thread: waiting for the thread to start counts.
+        self._submitted = time.perf_counter()
+
+    def started_at(self, index: int) -> float:
+        return self.results[index - 1][2] if index else self._submitted
+
+    def overrun(self, index: int) -> float:
+        """Seconds validator `index` has been running (or waiting for a thread) so far."""
+        return time.perf_counter() - self.started_at(index)
+
+    def run(self) -> None:
+        """In the worker thread."""
+        for validator, _ in self.validators:
+            if self.abandoned:
+                return
+            started = time.perf_counter()
+            result = run_validator(validator, self.context)
+            finished = time.perf_counter()
+            self.results.append((result, finished - started, finished))
+
+
+def run_validator(validator: Validator, context: ValidationContext) -> ValidatorResult:
+    """Run one validator; a crash becomes a blocking `hook_error` result, not a crashed run."""
+    name = str(getattr(validator, "name", type(validator).__name__))
+    try:
+        return validator.validate(context)
+    except UserError:
+        raise
+    except Exception as error:
+        return _error_result(name, f"failed: {type(error).__name__}: {error}")
+
+
+def _error_result(validator_name: str, what: str) -> ValidatorResult:
+    """A validator that cannot give a verdict blocks (fail closed)."""
+    message = f"validator {validator_name} {what}"
+    finding = Finding(validator=validator_name, artifact="", code="hook_error", message=message)
+    return ValidatorResult(validator=validator_name, findings=(finding,), summary=message)
