@@ -6,7 +6,14 @@ system prompt that tells a model what will be checked.
 
 from __future__ import annotations
 
-from runlens.contracts import ArtifactContract, EvidenceQuote, HeadingRules, JsonRules
+from runlens.contracts import (
+    ArtifactContract,
+    Coverage,
+    EvidenceQuote,
+    HeadingRules,
+    JsonRules,
+    MarkdownCitations,
+)
 
 SENTIMENTS = ("positive", "neutral", "negative", "mixed")
 SEVERITIES = ("low", "medium", "high", "critical")
@@ -78,6 +85,7 @@ ANALYSIS_CONTRACT = ArtifactContract(
     },
     evidence_fields=("items.feedback_id",),
     evidence_quotes=(EvidenceQuote(text="items.evidence_text", id="items.feedback_id"),),
+    coverage=Coverage(ids="items.feedback_id", excused_ids="failed_batches.feedback_ids"),
 )
 
 BACKLOG_CONTRACT = ArtifactContract(
@@ -141,6 +149,7 @@ REPORT_CONTRACT = ArtifactContract(
     required=True,
     required_headings=REPORT_HEADINGS,
     heading_rules=HeadingRules(ordered=True, unique=True),
+    citations=MarkdownCitations(evidence_sections=("## Evidence",)),
 )
 
 CONTRACTS = (ANALYSIS_CONTRACT, BACKLOG_CONTRACT, REPORT_CONTRACT)

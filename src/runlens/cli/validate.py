@@ -18,7 +18,7 @@ from runlens.cli.common import echo_json, exit_on_user_error
 from runlens.cli.render import render_verdict, verdict_payload
 from runlens.errors import InputError, UserError
 from runlens.plugins import Plugin, load_plugin
-from runlens.validation import extra_validators, validate_workspace
+from runlens.validation import validate_workspace
 from runlens.validation.base import EVIDENCE_INDEX
 
 DEFAULT_PLUGIN = "feedback-analysis"
@@ -93,9 +93,8 @@ def validate_command(
     expected = _expected_hash(record)
     if source is not None:
         expected = rebuild_index(workspace, source, plugin)
-    extra = extra_validators(plugin.extra_validators)
     report = validate_workspace(
-        workspace, plugin.contracts, expected_index_sha256=expected, extra=extra
+        workspace, plugin.contracts, expected_index_sha256=expected, plugin=plugin
     )
     if as_json:
         echo_json(verdict_payload(report))

@@ -4,9 +4,12 @@ from runlens.contracts.model import (
     ArtifactContract,
     ArtifactKind,
     Audience,
+    Coverage,
     EvidenceQuote,
     HeadingRules,
     JsonRules,
+    MarkdownCitations,
+    QuoteRules,
 )
 from runlens.contracts.paths import Match, walk, walk_pairs
 
@@ -14,10 +17,13 @@ __all__ = [
     "ArtifactContract",
     "ArtifactKind",
     "Audience",
+    "Coverage",
     "EvidenceQuote",
     "HeadingRules",
     "JsonRules",
+    "MarkdownCitations",
     "Match",
+    "QuoteRules",
     "walk",
     "walk_pairs",
 ]

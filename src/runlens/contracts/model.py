@@ -33,17 +33,64 @@ class HeadingRules(_Frozen):
     unique: bool = False
 
 
-class EvidenceQuote(_Frozen):
+#: A quote of fewer characters than this is not evidence (unless it is the row's whole text).
+DEFAULT_MIN_QUOTE_LENGTH = 2
+
+
+class QuoteRules(_Frozen):
+    """What makes a quote evidence rather than a coincidence.
+
+    `min_length`: characters (Unicode NFC, surrounding whitespace not counted) a quote needs,
+    unless it is the row's whole text. `whole_words`: a quote in a script that separates words
+    with spaces (Latin, Cyrillic, Greek, ...) may not start or end inside a word; Chinese and
+    Japanese text, which has no spaces between words, is exempt.
+    """
+
+    min_length: int = Field(default=DEFAULT_MIN_QUOTE_LENGTH, ge=1)
+    whole_words: bool = True
+
+
+class EvidenceQuote(QuoteRules):
     """The text at `text` must quote the source row whose id is at `id`, in the same item.
 
     Both are dotted paths sharing the list they walk, e.g. `items.evidence_text` and
-    `items.feedback_id`. A quote shorter than `min_length` characters is accepted only when it
-    is the row's whole text.
+    `items.feedback_id`. The quote must be strong enough (`QuoteRules`).
     """
 
     text: str
     id: str
-    min_length: int = Field(default=1, ge=1)
+
+
+#: The quotation marks a Markdown citation may use: (opening, closing).
+DEFAULT_QUOTE_MARKS: tuple[tuple[str, str], ...] = (("“", "”"), ('"', '"'), ("「", "」"))
+
+
+class MarkdownCitations(QuoteRules):
+    """How a Markdown artifact cites source rows (SPEC section 13.1).
+
+    A citation is a quotation followed by the id of the row it quotes, in the same paragraph:
+    after a dash (`“quote” — fb_001`) or in brackets (`“quote” [fb_001]`, `“quote” (fb_001)`).
+    Every citation is checked like `evidence_quotes`. Under the headings in
+    `evidence_sections` every quotation must cite a row (`unsourced_quote`). An id-shaped token
+    anywhere in the document that names no row is `unknown_reference`: `id_pattern` is the
+    regular expression of an id-shaped token; None derives it from the ids of the index.
+    """
+
+    quote_marks: tuple[tuple[str, str], ...] = DEFAULT_QUOTE_MARKS
+    evidence_sections: tuple[str, ...] = ()
+    id_pattern: str | None = None
+
+
+class Coverage(_Frozen):
+    """Every source row with text is accounted for in this artifact (`rows_not_covered`).
+
+    `ids` is the dotted path of the ids the artifact analysed (`items.feedback_id`);
+    `excused_ids` the path of ids it lists as not analysed, with a reason next to them
+    (`failed_batches.feedback_ids`).
+    """
+
+    ids: str
+    excused_ids: str | None = None
 
 
 class ArtifactContract(_Frozen):
@@ -61,6 +108,8 @@ class ArtifactContract(_Frozen):
     heading_rules: HeadingRules | None = None
     evidence_fields: tuple[str, ...] = ()
     evidence_quotes: tuple[EvidenceQuote, ...] = ()
+    citations: MarkdownCitations | None = None
+    coverage: Coverage | None = None
 
     @field_validator("name")
     @classmethod

@@ -43,8 +43,7 @@ from runlens.validation import (
     ValidationContext,
     ValidationReport,
     aggregate,
-    builtin_validators,
-    extra_validators,
+    stop_validators,
 )
 
 
@@ -252,12 +251,7 @@ class Run:
         return [SystemMessage(system_prompt), UserMessage(task)]
 
     def _register_hooks(self) -> None:
-        validators = [
-            *builtin_validators(self.plugin.contracts),
-            *extra_validators(
-                self.plugin.extra_validators, entry_points=self.settings.validator_plugins
-            ),
-        ]
+        validators = stop_validators(self.plugin, entry_points=self.settings.validator_plugins)
         for validator in validators:
             self.hooks.register_validator(validator)
         register_command_hooks(

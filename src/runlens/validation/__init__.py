@@ -41,6 +41,7 @@ from runlens.validation.runner import (
     plugin_validators,
     run_validator,
     run_validators,
+    stop_validators,
     validate_workspace,
 )
 
@@ -69,5 +70,6 @@ __all__ = [
     "plugin_validators",
     "run_validator",
     "run_validators",
+    "stop_validators",
     "validate_workspace",
 ]

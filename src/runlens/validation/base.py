@@ -14,10 +14,14 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from runlens.contracts import ArtifactContract
 from runlens.validation.findings import Finding, FindingCode
+
+if TYPE_CHECKING:
+    from runlens.evidence import EvidenceIndex
+    from runlens.validation.trust import UntrustedIndex
 
 EVIDENCE_INDEX = "runtime/evidence_index.json"
 
@@ -41,13 +45,19 @@ class ValidationContext:
     workspace: Path
     contracts: tuple[ArtifactContract, ...]
     expected_index_sha256: str | None = None
+    #: Values (provider keys) that must not appear in a deliverable (`secret_in_artifact`).
+    secrets: tuple[str, ...] = ()
+    #: The source file the index is judged against; None: the one file under `input/`.
+    source: Path | None = None
+    #: The Evidence Index file to judge; None: `runtime/evidence_index.json`.
+    index_file: Path | None = None
     _shared: dict[tuple[str, str], Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
     @property
     def evidence_index_path(self) -> Path:
-        return self.workspace / EVIDENCE_INDEX
+        return self.index_file if self.index_file is not None else self.workspace / EVIDENCE_INDEX
 
     def file_problem(self, artifact_name: str) -> str | None:
         """`file_problem(workspace, artifact_name)`, worked out once per round."""
@@ -91,6 +101,17 @@ class ValidationContext:
             return True, self.parse_json(artifact_name)
         except (ValueError, OSError):
             return False, None
+
+    def evidence_index(self) -> EvidenceIndex | UntrustedIndex:
+        """The Evidence Index every validator of this round checks against, or why it cannot
+        be trusted (see `runlens.validation.trust`), worked out once per round."""
+        key = ("index", "")
+        if key not in self._shared:
+            from runlens.validation.trust import open_index
+
+            self._shared[key] = open_index(self)
+        index: EvidenceIndex | UntrustedIndex = self._shared[key]
+        return index
 
     def _resolved(self) -> Path:
         key = ("workspace", "resolved")

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk, walk_pairs
-from runlens.errors import EvidenceIndexError
-from runlens.evidence import EvidenceIndex, file_sha256
+from runlens.evidence import EvidenceIndex
 from runlens.validation.base import (
-    EVIDENCE_INDEX,
     Collector,
     Problem,
     QuoteLocation,
@@ -28,7 +25,7 @@ from runlens.validation.base import (
     ValidatorResult,
     show_value,
 )
-from runlens.validation.findings import FindingCode
+from runlens.validation.trust import UntrustedIndex, report_untrusted
 
 
 class EvidenceCitationValidator:
@@ -48,59 +45,15 @@ class EvidenceCitationValidator:
         present = [c for c in self.contracts if context.artifact_file(c.name)]
         if not present:
             return collector.result()  # nothing cites anything (missing files are reported)
-        index = _open_index(context)
-        if isinstance(index, _Untrusted):
-            _report_untrusted(collector, index, present)
+        index = context.evidence_index()
+        if isinstance(index, UntrustedIndex):
+            report_untrusted(collector, index, present)
             return collector.result()
         for contract in present:
             readable, document = context.load_document(contract.name)
             if readable:  # an unparsable artifact is JsonOutputValidationHook's finding
                 _Checker(collector, index, contract).check(document)
         return collector.result()
-
-
-@dataclass(frozen=True)
-class _Untrusted:
-    """Why the index cannot be used: the finding code, summary head and reason."""
-
-    code: FindingCode
-    head: str
-    reason: str
-
-
-def _open_index(context: ValidationContext) -> EvidenceIndex | _Untrusted:
-    path = context.evidence_index_path
-    if not path.is_file():
-        return _Untrusted("evidence_index_missing", "evidence index missing", "does not exist")
-    expected = (context.expected_index_sha256 or "").lower()
-    if expected and (actual := file_sha256(path)) != expected:
-        return _Untrusted(
-            "evidence_index_tampered",
-            "evidence index tampered",
-            f"has sha256 {actual[:12]}…, not the {expected[:12]}… recorded when the run wrote it",
-        )
-    try:
-        return EvidenceIndex.load(path)
-    except EvidenceIndexError as error:
-        return _Untrusted(
-            "evidence_index_missing", "evidence index missing", f"unreadable: {error}"
-        )
-
-
-def _report_untrusted(
-    collector: Collector, untrusted: _Untrusted, citing: Iterable[ArtifactContract]
-) -> None:
-    """Each citing artifact gets the finding (none of them can be verified, so each is
-    rejected); they share one summary entry, so the error message says it once."""
-    for contract in citing:
-        collector.add(
-            contract.name,
-            untrusted.code,
-            f"{EVIDENCE_INDEX} {untrusted.reason}: the evidence cited in {contract.name} "
-            "cannot be traced to the source",
-            Problem(untrusted.head, f"{EVIDENCE_INDEX} {untrusted.reason}"),
-            details={"index": EVIDENCE_INDEX},
-        )
 
 
 def _nfc(text: str) -> str:

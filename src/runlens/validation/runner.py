@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from runlens.contracts import ArtifactContract
 from runlens.errors import ContractError, UserError
+from runlens.plugins.base import Plugin
 from runlens.validation.base import QuoteLocation, ValidationContext, Validator, ValidatorResult
 from runlens.validation.evidence import EvidenceCitationValidator
 from runlens.validation.findings import ArtifactStatus, Finding
@@ -129,6 +130,16 @@ def extra_validators(declared: Iterable[object], *, entry_points: bool = True) -
     return validators
 
 
+def stop_validators(plugin: Plugin, *, entry_points: bool = True) -> list[Validator]:
+    """Every Stop validator a run of `plugin` is judged by, in order: the built-ins for its
+    contracts, then its own validators, then installed ones (`entry_points=False` leaves
+    those out). One list for `runlens run` and `runlens validate`, so both judge alike."""
+    return [
+        *builtin_validators(plugin.contracts),
+        *extra_validators(plugin.extra_validators, entry_points=entry_points),
+    ]
+
+
 def _status(
     context: ValidationContext, contract: ArtifactContract, named: set[str]
 ) -> ArtifactStatus:
@@ -181,9 +192,13 @@ def validate_workspace(
     *,
     expected_index_sha256: str | None = None,
     extra: Iterable[Validator] = (),
+    plugin: Plugin | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> ValidationReport:
     """Run the built-in validators, then `extra` ones, on `workspace`, and aggregate.
+
+    With `plugin`, its whole list of Stop validators (`stop_validators`) runs instead of the
+    built-ins for `contracts`, before `extra`.
 
     `expected_index_sha256` is the Evidence Index hash recorded when the run wrote it; None
     skips that comparison. Not for use inside a running event loop (`runlens run` awaits
@@ -191,7 +206,8 @@ def validate_workspace(
     """
     contracts = tuple(contracts)
     context = ValidationContext(Path(workspace), contracts, expected_index_sha256)
-    validators: list[TimedValidator] = [(v, None) for v in (*builtin_validators(contracts), *extra)]
+    base = stop_validators(plugin) if plugin is not None else builtin_validators(contracts)
+    validators: list[TimedValidator] = [(v, None) for v in (*base, *extra)]
     timed = asyncio.run(run_validators(validators, context, default_timeout=timeout))
     return aggregate([result for result, _ in timed], contracts, context)
 
