@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+from runlens_feedback.validators import BacklogThemeValidator
 
 if TYPE_CHECKING:
     from runlens.models.base import Model
@@ -93,6 +94,7 @@ def _build() -> Plugin:
             f"{ANALYSIS}, {BACKLOG} and {REPORT}."
         ),
         offline_model=_offline_model,
+        extra_validators=(BacklogThemeValidator(),),
         describe_result=_describe_result,
         id_column="feedback_id",
         text_column="text",

@@ -52,7 +52,7 @@ def no_risks_section(ws):
 
 
 def both_cite_fb_999(ws):
-    ws.analysis["items"][0]["feedback_id"] = "fb_999"
+    ws.analysis["items"].append({**ws.analysis["items"][0], "feedback_id": "fb_999"})
     ws.backlog["items"][1]["evidence_feedback_ids"] = ["fb_999"]
     ws.write()
 
@@ -162,7 +162,7 @@ def test_a_missing_index_fails(feedback_workspace):
 # --- --source ----------------------------------------------------------------------------
 
 
-def test_source_rebuilds_the_index_and_the_tamper_check_uses_it(feedback_workspace):
+def test_source_builds_an_index_beside_the_runs_own_and_cites_against_it(feedback_workspace):
     run_json = feedback_workspace.root / "runtime" / "run.json"
     record = json.loads(run_json.read_text(encoding="utf-8"))
     record["evidence_index_sha256"] = "0" * 64  # stale: the index no longer matches the record
@@ -173,11 +173,27 @@ def test_source_rebuilds_the_index_and_the_tamper_check_uses_it(feedback_workspa
     assert verdict(feedback_workspace.root)[0] == 1
     exit_code, payload = verdict(feedback_workspace.root, "--source", feedback_workspace.csv)
     assert (exit_code, payload["findings"]) == (0, [])
-    assert feedback_workspace.index_path.is_file()
+    rebuilt = feedback_workspace.root / "runtime" / "evidence_index.source.json"
+    assert rebuilt.is_file()
+    assert not feedback_workspace.index_path.exists(), "the run's own index is never written"
     assert run_json.read_bytes() == before  # validate never rewrites the run record
 
 
+def test_source_never_overwrites_the_runs_index(feedback_workspace, tmp_path):
+    original = feedback_workspace.index_path.read_bytes()
+    changed = tmp_path / "changed.csv"
+    text = feedback_workspace.csv.read_text(encoding="utf-8")
+    changed.write_text(text.replace("等三分钟很影响效率", "等很久"), encoding="utf-8")
+    exit_code, payload = verdict(feedback_workspace.root, "--source", changed)
+    assert exit_code == 1
+    # The run's index does not match the CSV given: it is judged against it, not replaced.
+    assert {f["code"] for f in payload["findings"]} == {"evidence_index_tampered"}
+    assert "changed.csv" in payload["error_message"]
+    assert feedback_workspace.index_path.read_bytes() == original
+
+
 def test_source_from_a_changed_csv_exposes_stale_quotes(feedback_workspace, tmp_path):
+    feedback_workspace.index_path.unlink()  # a workspace written without an index of its own
     changed = tmp_path / "changed.csv"
     text = feedback_workspace.csv.read_text(encoding="utf-8")
     changed.write_text(text.replace("等三分钟很影响效率", "等很久"), encoding="utf-8")

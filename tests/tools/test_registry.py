@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from hypothesis import given, settings
@@ -10,8 +9,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from runlens.models.messages import ToolCall
+from runlens.schema import compiled
 from runlens.tools.files import FILE_TOOLS
-from runlens.tools.registry import ToolRegistry, _compiled
+from runlens.tools.registry import ToolRegistry
 from runlens_feedback.tools import build_tools
 
 TOOLS = [*FILE_TOOLS, *build_tools(None)]  # type: ignore[arg-type]
@@ -35,7 +35,7 @@ arguments = st.dictionaries(keys, values, max_size=4)
 @settings(max_examples=400, deadline=None)
 @given(tool=st.sampled_from(TOOLS), args=arguments)
 def test_fast_path_agrees_with_jsonschema(tool: Any, args: dict[str, Any]) -> None:
-    checker = _compiled(json.dumps(tool.parameters, sort_keys=True))
+    checker = compiled(tool.parameters)
     errors = list(Draft202012Validator(tool.parameters).iter_errors(args))
     if checker.surely_valid(args):
         assert errors == [], (tool.name, args)

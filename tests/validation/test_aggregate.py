@@ -24,13 +24,15 @@ APPENDIX = ArtifactContract(name="artifacts/appendix.md", required=True)
 
 def test_builtin_validators_come_in_spec_order_with_their_own_contracts():
     validators = builtin_validators(CONTRACTS)
-    assert [v.name for v in validators] == [
+    names = [v.name for v in validators]
+    assert names[:4] == [
         "RequiredOutputValidationHook",
         "JsonOutputValidationHook",
         "MarkdownSectionValidationHook",
         "EvidenceCitationValidationHook",
     ]
-    applied = [[c.name for c in v.contracts] for v in validators]  # type: ignore[attr-defined]
+    assert {"CoverageValidationHook", "SecretValidationHook"} <= set(names[4:])
+    applied = [[c.name for c in v.contracts] for v in validators[:4]]  # type: ignore[attr-defined]
     assert applied == [
         [ANALYSIS, BACKLOG, REPORT],
         [ANALYSIS, BACKLOG],
@@ -56,6 +58,7 @@ def test_every_failure_shows_up_in_one_verdict(feedback_workspace, validate):
         "missing_heading",
         "unknown_evidence_id",
         "evidence_text_mismatch",
+        "rows_not_covered",  # fb_002's item now cites fb_999, so fb_002 is not analysed
     }
     for phrase in (
         "missing required files: artifacts/appendix.md",
@@ -64,10 +67,11 @@ def test_every_failure_shows_up_in_one_verdict(feedback_workspace, validate):
         "missing headings: ## Risks And Unknowns",
         "missing evidence ids: fb_999",
         "text mismatch: ",
+        "rows not covered: 1 in artifacts/feedback_analysis.json (fb_002)",
     ):
         assert phrase in report.error_message
     assert report.error_message == "; ".join(report.summaries)
-    assert len(report.summaries) == len(report.blocked_validators) == 4
+    assert len(report.summaries) == len(report.blocked_validators) == 5
     assert report.artifacts == {
         ANALYSIS: "rejected",
         BACKLOG: "rejected",

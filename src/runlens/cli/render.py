@@ -51,11 +51,24 @@ def verdict_payload(report: ReportLike, status: str | None = None) -> dict[str, 
     }
 
 
+def quote_counts(quotes: Sequence[Any]) -> str:
+    """`12 evidence quote(s) traced (10 in a.json, 2 in report.md)`: per artifact, so a reader
+    sees that the report's own quotes were checked, not only the JSON's."""
+    per_artifact: dict[str, int] = {}
+    for quote in quotes:
+        name = str(getattr(quote, "artifact", ""))
+        per_artifact[name] = per_artifact.get(name, 0) + 1
+    line = f"{len(quotes)} evidence quote(s) traced"
+    if per_artifact:
+        line += " (" + ", ".join(f"{n} in {name}" for name, n in per_artifact.items()) + ")"
+    return line
+
+
 def render_header(console: Console, report: ReportLike, verdict: str | None = None) -> None:
     """`PASSED`/`FAILED` (or `verdict`), with the summary line when there is one."""
     word = verdict or ("PASSED" if report.passed else "FAILED")
     style = "bold green" if report.passed else "bold red"
-    counts = f"{len(report.findings)} finding(s), {len(report.quotes)} evidence quote(s) traced"
+    counts = f"{len(report.findings)} finding(s), {quote_counts(report.quotes)}"
     console.print(Text.assemble((word, style), "  ", counts))
     if report.error_message:
         console.print(Text(report.error_message, style="red"))

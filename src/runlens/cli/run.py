@@ -15,12 +15,6 @@ if TYPE_CHECKING:
     from runlens.runtime.run import Run, RunResult
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-_SECRET_VARIABLES = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "RUNLENS_OPENAI_API_KEY",
-    "RUNLENS_ANTHROPIC_API_KEY",
-)
 
 
 @click.command("run")
@@ -100,6 +94,7 @@ def _prepare(
     from runlens.records.store import new_run_id, runs_home
     from runlens.runtime.loop import LoopLimits
     from runlens.runtime.run import Run, RunSettings
+    from runlens.secrets import known_secrets
 
     plugin = load_plugin(plugin_name)
     if not input_file.is_file():
@@ -115,7 +110,7 @@ def _prepare(
         limits=limits,
         repair_turns=repair_turns,
         command_hooks=tuple(load_hooks_file(hooks_file)) if hooks_file else (),
-        secrets=tuple(v for v in (os.environ.get(n) for n in _SECRET_VARIABLES) if v),
+        secrets=known_secrets(),
         # Seconds before the first retry of a failed model call (doubling after); tests use it.
         retry=RetryPolicy(
             initial_delay=env_positive_float(
@@ -170,13 +165,21 @@ def _execute(run: Run, as_json: bool) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         console.print(f"\n[yellow]Run cancelled.[/] Records kept in {run.workspace.root}")
         if as_json:
-            click.echo(json.dumps(run.result().to_json(), ensure_ascii=False))
+            click.echo(_redacted(run, json.dumps(run.result().to_json(), ensure_ascii=False)))
         return EXIT_FAILED
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        click.echo(_redacted(run, json.dumps(result.to_json(), ensure_ascii=False, indent=2)))
     else:
         _print_verdict(result, run)
     return EXIT_COMPLETED if result.status == "completed" else EXIT_FAILED
+
+
+def _redacted(run: Run, text: str) -> str:
+    """`text` with the run's known secrets blanked out, for stdout."""
+    from runlens.secrets import redactor
+
+    redact = redactor(run.settings.secrets)
+    return text if redact is None else redact(text)
 
 
 def _print_verdict(result: RunResult, run: Run) -> None:

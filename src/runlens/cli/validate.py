@@ -18,11 +18,14 @@ from runlens.cli.common import echo_json, exit_on_user_error
 from runlens.cli.render import render_verdict, verdict_payload
 from runlens.errors import InputError, UserError
 from runlens.plugins import Plugin, load_plugin
+from runlens.secrets import known_secrets
 from runlens.validation import validate_workspace
 from runlens.validation.base import EVIDENCE_INDEX
 
 DEFAULT_PLUGIN = "feedback-analysis"
 RUN_RECORD = "runtime/run.json"
+#: Where `--source` writes the index it builds: beside the run's own, never over it.
+REBUILT_INDEX = "runtime/evidence_index.source.json"
 
 
 def read_run_record(workspace: Path) -> dict[str, Any]:
@@ -46,8 +49,9 @@ def _expected_hash(record: dict[str, Any]) -> str | None:
     return value or None
 
 
-def rebuild_index(workspace: Path, source: Path, plugin: Plugin) -> str:
-    """Build the Evidence Index from `source` into the workspace; return the file's sha256."""
+def rebuild_index(workspace: Path, source: Path, plugin: Plugin) -> Path:
+    """Build the Evidence Index of `source` into `runtime/`, beside the run's own index (never
+    over it: that one is evidence of what the run used); return the file written."""
     from runlens.evidence import build_evidence_index  # only needed with --source
 
     if not source.is_file():
@@ -58,9 +62,10 @@ def rebuild_index(workspace: Path, source: Path, plugin: Plugin) -> str:
         text_column=plugin.text_column,
         source_name=source.name,
     )
-    target = workspace / EVIDENCE_INDEX
+    target = workspace / REBUILT_INDEX
     target.parent.mkdir(parents=True, exist_ok=True)
-    return index.write(target)
+    index.write(target)
+    return target
 
 
 @click.command("validate")
@@ -75,7 +80,10 @@ def rebuild_index(workspace: Path, source: Path, plugin: Plugin) -> str:
     "--source",
     type=click.Path(path_type=Path),
     metavar="CSV",
-    help=f"Rebuild {EVIDENCE_INDEX} from this CSV first (the tamper check then uses it).",
+    help=(
+        f"Judge the evidence against this CSV instead of input/: its index is written to "
+        f"{REBUILT_INDEX} (used for citations when the workspace has no {EVIDENCE_INDEX})."
+    ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @exit_on_user_error(InputError)
@@ -91,10 +99,19 @@ def validate_command(
     record = read_run_record(workspace)
     plugin = load_plugin(plugin_name or record.get("plugin") or DEFAULT_PLUGIN)
     expected = _expected_hash(record)
+    index_file = None
     if source is not None:
-        expected = rebuild_index(workspace, source, plugin)
+        rebuilt = rebuild_index(workspace, source, plugin)
+        if not (workspace / EVIDENCE_INDEX).is_file():
+            index_file, expected = rebuilt, None  # no index of its own: cite against the source's
     report = validate_workspace(
-        workspace, plugin.contracts, expected_index_sha256=expected, plugin=plugin
+        workspace,
+        plugin.contracts,
+        expected_index_sha256=expected,
+        plugin=plugin,
+        source=source,
+        index_file=index_file,
+        secrets=known_secrets(),
     )
     if as_json:
         echo_json(verdict_payload(report))

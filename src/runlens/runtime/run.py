@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from runlens.runtime.plan import PlanTracker
 from runlens.runtime.prompt import build_system_prompt
 from runlens.runtime.repair import repair_message
 from runlens.runtime.state import RunStatus, check_transition
+from runlens.secrets import redactor
 from runlens.tools.base import ToolContext
 from runlens.tools.files import FILE_TOOLS
 from runlens.tools.registry import ToolRegistry
@@ -122,7 +123,7 @@ class Run:
         self.index_sha256: str | None = None
         self.report: ValidationReport | None = None
         self.metrics = MetricsCollector()
-        self._redact_secrets = _redactor(self.settings.secrets)
+        self._redact_secrets = redactor(self.settings.secrets)
         self.events = EventLog(
             self.workspace.events,
             self.run_id,
@@ -268,6 +269,10 @@ class Run:
             workspace=self.workspace.root,
             contracts=self.plugin.contracts,
             expected_index_sha256=self.index_sha256,
+            secrets=self.settings.secrets,
+            source=self.input_path,
+            # This process built the index from `input/` and holds the hash it wrote.
+            index_built_in_process=True,
         )
         results = await self.hooks.run_stop(context)
         for result, seconds in results:
@@ -487,20 +492,6 @@ class Run:
             "plugin": self.plugin.name,
             "workspace": str(self.workspace.root),
         }
-
-
-def _redactor(secrets: Sequence[str]) -> Callable[[str], str] | None:
-    """A function that blanks every secret out of a record's text, or None when there are none."""
-    long_enough = tuple(secret for secret in secrets if len(secret) >= 6)
-    if not long_enough:
-        return None
-
-    def redact(text: str) -> str:
-        for secret in long_enough:
-            text = text.replace(secret, "[REDACTED]")
-        return text
-
-    return redact
 
 
 async def run_plugin(

@@ -7,19 +7,17 @@ back to the model. Only `InputError` (the run's input is unusable) and cancellat
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import fastjsonschema
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from runlens.errors import InputError, ToolError
 from runlens.models.messages import ToolCall, ToolSpec
+from runlens.schema import CompiledSchema, compiled
 from runlens.tools.base import Tool, ToolContext
 
 
@@ -30,50 +28,15 @@ class ToolOutcome:
     error_kind: str | None = None  # unknown_tool | invalid_arguments | refused | tool_exception
 
 
-@dataclass(frozen=True, slots=True)
-class _ArgumentChecker:
-    """A tool's argument schema, compiled twice: fastjsonschema to accept, jsonschema to explain.
-
-    Almost every call a model makes is valid, and jsonschema takes 20-40 µs to say so even for
-    a two-property schema; fastjsonschema's compiled check takes about 1 µs. A call it rejects
-    (or a schema it cannot compile) goes to jsonschema, which has the final word and words the
-    error, so messages and the draft 2020-12 semantics stay jsonschema's.
-    """
-
-    validator: Draft202012Validator
-    fast: Callable[[Any], Any] | None
-
-    def surely_valid(self, arguments: dict[str, Any]) -> bool:
-        if self.fast is None:
-            return False
-        try:
-            self.fast(arguments)
-        except fastjsonschema.JsonSchemaException:
-            return False
-        return True
-
-
-@functools.lru_cache(maxsize=512)
-def _compiled(schema_json: str) -> _ArgumentChecker:
-    """Check a tool's schema once per process and keep the checker: runs reuse tools."""
-    schema = json.loads(schema_json)
-    Draft202012Validator.check_schema(schema)
-    try:
-        fast = fastjsonschema.compile(schema)
-    except (fastjsonschema.JsonSchemaDefinitionException, ValueError, TypeError):
-        fast = None  # a keyword fastjsonschema does not know: jsonschema alone then
-    return _ArgumentChecker(Draft202012Validator(schema), fast)
-
-
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
-        self._checkers: dict[str, _ArgumentChecker] = {}
+        self._checkers: dict[str, CompiledSchema] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
-            self._checkers[tool.name] = _compiled(json.dumps(tool.parameters, sort_keys=True))
+            self._checkers[tool.name] = compiled(tool.parameters)
         self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in self._tools.values())
 
     def __contains__(self, name: object) -> bool:

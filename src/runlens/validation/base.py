@@ -51,6 +51,10 @@ class ValidationContext:
     source: Path | None = None
     #: The Evidence Index file to judge; None: `runtime/evidence_index.json`.
     index_file: Path | None = None
+    #: True only for the process that built the index from the source and holds the hash
+    #: of the bytes it wrote in memory (`expected_index_sha256`): a file with that hash is
+    #: then trusted without being rebuilt. Never true for a hash read from the workspace.
+    index_built_in_process: bool = False
     _shared: dict[tuple[str, str], Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )

@@ -1,7 +1,8 @@
 """JsonOutputValidationHook: parses as JSON, then the contract's lightweight rules and schema.
 
 Order of checks inside one artifact: parse (nothing else runs on a file that does not parse),
-`required_fields`, `enum_fields`, then the full `json_schema`. A schema error at a location the
+`required_fields`, `enum_fields`, then the full `json_schema` (accepted by fastjsonschema,
+explained by jsonschema: `runlens.schema`). A schema error at a location the
 lightweight rules already reported is dropped, so one bad value gives one finding.
 """
 
@@ -11,11 +12,12 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from jsonschema import Draft202012Validator, SchemaError, ValidationError
+from jsonschema import SchemaError, ValidationError
 
 from runlens.contracts import ArtifactContract, walk
 from runlens.contracts.paths import split
 from runlens.errors import ContractError
+from runlens.schema import CompiledSchema, compiled
 from runlens.validation.base import (
     Collector,
     Problem,
@@ -74,14 +76,13 @@ class JsonOutputValidator:
             _check_schema(collector, contract.name, document, schema, reported)
 
 
-def _compile(contract: ArtifactContract) -> Draft202012Validator:
+def _compile(contract: ArtifactContract) -> CompiledSchema:
     try:
-        Draft202012Validator.check_schema(contract.json_schema or {})
+        return compiled(contract.json_schema or {})
     except SchemaError as error:
         raise ContractError(
             f"the json_schema of {contract.name} is not a valid JSON Schema: {error.message}"
         ) from error
-    return Draft202012Validator(contract.json_schema or {})
 
 
 def _report_unparsable(collector: Collector, artifact: str, error: Exception) -> None:
@@ -196,10 +197,10 @@ def _check_schema(
     collector: Collector,
     artifact: str,
     document: Any,
-    schema: Draft202012Validator,
+    schema: CompiledSchema,
     already_reported: set[str],
 ) -> None:
-    for error in schema.iter_errors(document):
+    for error in schema.errors(document):
         location = _error_location(error)
         if location in already_reported:
             continue

@@ -39,12 +39,15 @@ from pydantic import BaseModel, Field
 from runlens.contracts import ArtifactContract
 from runlens.errors import ContractError, UserError
 from runlens.plugins.base import Plugin
+from runlens.secrets import redactor
 from runlens.validation.base import QuoteLocation, ValidationContext, Validator, ValidatorResult
+from runlens.validation.coverage import CoverageValidator
 from runlens.validation.evidence import EvidenceCitationValidator
 from runlens.validation.findings import ArtifactStatus, Finding
 from runlens.validation.json_rules import JsonOutputValidator
 from runlens.validation.markdown import MarkdownSectionValidator
 from runlens.validation.required import RequiredOutputValidator
+from runlens.validation.secrets import SecretValidator
 
 VALIDATOR_GROUP = "runlens.validators"
 #: Seconds one validator may take before it blocks with `hook_error` (fail closed).
@@ -72,7 +75,7 @@ class ValidationReport(BaseModel):
 
 
 def builtin_validators(contracts: Iterable[ArtifactContract]) -> list[Validator]:
-    """The four built-in validators in SPEC order, each given the contracts it applies to.
+    """The built-in validators, SPEC's four first, each given the contracts it applies to.
 
     Raises `ContractError` when a contract cannot be used (e.g. an invalid `json_schema`).
     """
@@ -82,6 +85,8 @@ def builtin_validators(contracts: Iterable[ArtifactContract]) -> list[Validator]
         JsonOutputValidator(contracts),
         MarkdownSectionValidator(contracts),
         EvidenceCitationValidator(contracts),
+        CoverageValidator(contracts),
+        SecretValidator(),
     ]
 
 
@@ -175,7 +180,7 @@ def aggregate(
         result.summary or f"{result.validator}: {len(result.findings)} findings"
         for result in blocked
     ]
-    return ValidationReport(
+    report = ValidationReport(
         passed=not blocked,
         findings=findings,
         artifacts={c.name: _status(context, c, named) for c in contracts},
@@ -184,6 +189,18 @@ def aggregate(
         quotes=[quote for result in results for quote in result.quotes],
         blocked_validators=[result.validator for result in blocked],
     )
+    return _redacted(report, context.secrets)
+
+
+def _redacted(report: ValidationReport, secrets: Sequence[str]) -> ValidationReport:
+    """`report` with every known secret blanked out of its findings and messages: a finding
+    may quote a deliverable that holds a key, and reports reach records and stdout."""
+    redact = redactor(secrets)
+    if redact is None:
+        return report
+    encoded = report.model_dump_json()
+    cleaned = redact(encoded)
+    return report if cleaned == encoded else ValidationReport.model_validate_json(cleaned)
 
 
 def validate_workspace(
@@ -194,6 +211,9 @@ def validate_workspace(
     extra: Iterable[Validator] = (),
     plugin: Plugin | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    source: Path | None = None,
+    index_file: Path | None = None,
+    secrets: Sequence[str] = (),
 ) -> ValidationReport:
     """Run the built-in validators, then `extra` ones, on `workspace`, and aggregate.
 
@@ -201,11 +221,20 @@ def validate_workspace(
     built-ins for `contracts`, before `extra`.
 
     `expected_index_sha256` is the Evidence Index hash recorded when the run wrote it; None
-    skips that comparison. Not for use inside a running event loop (`runlens run` awaits
-    `run_validators` itself).
+    skips that comparison (the index is judged against its source either way: `source`, or
+    the workspace's `input/` copy). `index_file` replaces `runtime/evidence_index.json`;
+    `secrets` are the provider keys no deliverable may contain. Not for use inside a running
+    event loop (`runlens run` awaits `run_validators` itself).
     """
     contracts = tuple(contracts)
-    context = ValidationContext(Path(workspace), contracts, expected_index_sha256)
+    context = ValidationContext(
+        Path(workspace),
+        contracts,
+        expected_index_sha256,
+        secrets=tuple(secrets),
+        source=source,
+        index_file=index_file,
+    )
     base = stop_validators(plugin) if plugin is not None else builtin_validators(contracts)
     validators: list[TimedValidator] = [(v, None) for v in (*base, *extra)]
     timed = asyncio.run(run_validators(validators, context, default_timeout=timeout))

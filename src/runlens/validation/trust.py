@@ -3,17 +3,27 @@
 Every validator that checks citations (JSON evidence fields and quotes, Markdown citations,
 coverage, figures) asks `context.evidence_index()` and gets the same answer: the index, or
 why it cannot be trusted. Citing artifacts are rejected when it cannot.
+
+The index is judged against the source, not against a hash stored next to it: the source
+file (the workspace's `input/` copy, or the CSV given to `runlens validate --source`) is read
+again and the index must match it exactly: its `source_hash`, and every row's id, `row_hash`
+and `text`. So deleting `runtime/run.json`, nulling its `evidence_index_sha256` or rewriting
+that hash cannot make a forged index pass. The one shortcut is for the process that built the
+index itself (`ValidationContext.index_built_in_process`): it holds the hash of the bytes it
+wrote in memory, and a file with that hash is the index it built from the source.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runlens.contracts import ArtifactContract
-from runlens.errors import EvidenceIndexError
-from runlens.evidence import EvidenceIndex, file_sha256
+from runlens.errors import EvidenceIndexError, InputError
+from runlens.evidence import EvidenceIndex, build_evidence_index, file_sha256
+from runlens.tools.workspace import INPUT
 from runlens.validation.base import EVIDENCE_INDEX, Collector, Problem
 from runlens.validation.findings import FindingCode
 
@@ -30,24 +40,94 @@ class UntrustedIndex:
     reason: str
 
 
+#: Differing rows named in a tamper finding before "and N more".
+_ROWS_NAMED = 5
+
+
 def open_index(context: ValidationContext) -> EvidenceIndex | UntrustedIndex:
     """The round's Evidence Index, or why it cannot be trusted."""
     path = context.evidence_index_path
     if not path.is_file():
         return UntrustedIndex("evidence_index_missing", "evidence index missing", "does not exist")
     expected = (context.expected_index_sha256 or "").lower()
-    if expected and (actual := file_sha256(path)) != expected:
-        return UntrustedIndex(
-            "evidence_index_tampered",
-            "evidence index tampered",
-            f"has sha256 {actual[:12]}…, not the {expected[:12]}… recorded when the run wrote it",
+    actual = file_sha256(path)
+    if expected and actual != expected:
+        return _tampered(
+            f"has sha256 {actual[:12]}…, not the {expected[:12]}… recorded when the run wrote it"
         )
     try:
-        return EvidenceIndex.load(path)
+        index = EvidenceIndex.load(path)
     except EvidenceIndexError as error:
         return UntrustedIndex(
             "evidence_index_missing", "evidence index missing", f"unreadable: {error}"
         )
+    if context.index_built_in_process and expected:
+        return index  # the very bytes this process built from the source and wrote
+    source = _source_file(context, index)
+    if source is None:
+        return UntrustedIndex(
+            "evidence_source_missing",
+            "evidence source missing",
+            "cannot be checked: the workspace's input/ holds no source file "
+            "(give it with runlens validate --source)",
+        )
+    return _judged_against(index, source)
+
+
+def _source_file(context: ValidationContext, index: EvidenceIndex) -> Path | None:
+    """`context.source`, else the file of `input/` the index names, else its only file."""
+    if context.source is not None:
+        return context.source
+    folder = context.workspace / INPUT
+    named = folder / index.source
+    if index.source and named.parent == folder and named.is_file():
+        return named
+    try:
+        files = [entry for entry in folder.iterdir() if entry.is_file()]
+    except OSError:
+        return None
+    return files[0] if len(files) == 1 else None
+
+
+def _judged_against(index: EvidenceIndex, source: Path) -> EvidenceIndex | UntrustedIndex:
+    """`index` when it is exactly the index of `source`, else why not."""
+    source_hash = file_sha256(source)
+    if index.source_hash.lower() != source_hash:
+        return _tampered(
+            f"records source_hash {index.source_hash[:12]}…, but {source.name} has "
+            f"sha256 {source_hash[:12]}…"
+        )
+    try:
+        rebuilt = build_evidence_index(
+            source,
+            id_column=index.id_column,
+            text_column=index.text_column,
+            source_name=index.source,
+        )
+    except InputError as error:
+        return _tampered(f"cannot be rebuilt from {source.name}: {error}")
+    changed = _changed_rows(index, rebuilt)
+    if changed:
+        shown = ", ".join(changed[:_ROWS_NAMED])
+        more = f" and {len(changed) - _ROWS_NAMED} more" if len(changed) > _ROWS_NAMED else ""
+        return _tampered(f"does not match {source.name} at rows {shown}{more}")
+    return rebuilt
+
+
+def _changed_rows(index: EvidenceIndex, rebuilt: EvidenceIndex) -> list[str]:
+    """Ids whose row hash or text differ, then ids only one side has (source order first)."""
+    claimed = {row_id: (row_hash, text) for row_id, row_hash, text in index.rows()}
+    changed = [
+        row_id
+        for row_id, row_hash, text in rebuilt.rows()
+        if claimed.pop(row_id, None) != (row_hash, text)
+    ]
+    changed.extend(claimed)  # rows the source does not have
+    return changed
+
+
+def _tampered(reason: str) -> UntrustedIndex:
+    return UntrustedIndex("evidence_index_tampered", "evidence index tampered", reason)
 
 
 def report_untrusted(

@@ -1,0 +1,71 @@
+"""The Feedback Analysis plugin's own Stop validator: backlog evidence belongs to its theme.
+
+A backlog item that cites real rows can still cite the wrong ones: "Speed up export" backed
+by rows about login. When a backlog item names a `theme` and the analysis items of the rows
+it cites name one too, they must be the same theme (compared as the aggregate groups them:
+trimmed, case-folded, spaces as `_`). Rows without an analysis item, or items without a
+theme, are not judged here (coverage and evidence ids are other validators' findings).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runlens.validation import Collector, Problem, ValidationContext, ValidatorResult
+from runlens_feedback.aggregate import group_key
+from runlens_feedback.contracts import ANALYSIS, BACKLOG
+
+
+class BacklogThemeValidator:
+    """Reports `evidence_theme_mismatch` for each cited row whose analysed theme differs."""
+
+    name = "BacklogThemeValidationHook"
+
+    def validate(self, context: ValidationContext) -> ValidatorResult:
+        collector = Collector(self.name)
+        analysed, analysis = context.load_document(ANALYSIS)
+        readable, backlog = context.load_document(BACKLOG)
+        if not (analysed and readable):
+            return collector.result()  # unreadable artifacts are the JSON validator's finding
+        themes = _themes_by_row(analysis)
+        for position, entry in enumerate(_items(backlog)):
+            theme = _theme(entry)
+            ids = entry.get("evidence_feedback_ids")
+            if theme is None or not isinstance(ids, list):
+                continue
+            for slot, row_id in enumerate(ids):
+                cited = themes.get(row_id) if isinstance(row_id, str) else None
+                if cited is not None and cited != theme:
+                    path = f"items[{position}].evidence_feedback_ids[{slot}]"
+                    collector.add(
+                        BACKLOG,
+                        "evidence_theme_mismatch",
+                        f"{path} cites {row_id}, analysed under theme {cited!r}, for a backlog "
+                        f"item of theme {theme!r}",
+                        Problem("evidence of another theme", f"{row_id} ({cited}, not {theme})"),
+                        path=path,
+                        details={"feedback_id": row_id, "theme": theme, "row_theme": cited},
+                    )
+        return collector.result()
+
+
+def _items(document: Any) -> list[dict[str, Any]]:
+    items = document.get("items") if isinstance(document, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _theme(item: dict[str, Any]) -> str | None:
+    """The item's theme as the aggregate groups it, or None when it names none."""
+    theme = item.get("theme")
+    if not isinstance(theme, str) or not theme.strip():
+        return None
+    return group_key({"theme": theme})[0]
+
+
+def _themes_by_row(analysis: Any) -> dict[str, str]:
+    themes: dict[str, str] = {}
+    for item in _items(analysis):
+        row_id, theme = item.get("feedback_id"), _theme(item)
+        if isinstance(row_id, str) and theme is not None:
+            themes.setdefault(row_id, theme)
+    return themes

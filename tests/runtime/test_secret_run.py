@@ -1,0 +1,36 @@
+"""A model that echoes the provider key into a deliverable: the run fails, the key is nowhere."""
+
+from __future__ import annotations
+
+import copy
+
+from runlens_feedback.contracts import ANALYSIS, REPORT
+
+from .conftest import turns_for, write_call
+
+KEY = "sk-proj-ECHOED-0123456789abcdef"
+
+
+def test_a_key_echoed_into_evidence_and_a_file_name_fails_and_is_redacted(
+    run_script, good_documents, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    analysis, backlog, report = copy.deepcopy(good_documents)
+    analysis["items"][1]["evidence_text"] = f"Authorization: Bearer {KEY}"
+    turns = turns_for(analysis, backlog, report)
+    turns[1]["tool_calls"].append(write_call(f"artifacts/{KEY}.txt", "token"))
+    outcome = run_script(turns)
+
+    assert outcome.exit_code == 1
+    assert KEY not in outcome.output
+    payload = outcome.json
+    assert payload["status"] == "failed"
+    found = {(f["code"], f["artifact"]) for f in payload["findings"]}
+    assert ("secret_in_artifact", ANALYSIS) in found
+    assert ("secret_in_artifact", "artifacts/[REDACTED].txt") in found
+    assert payload["artifacts"][ANALYSIS] == "rejected"
+    assert payload["artifacts"][REPORT] == "validated"
+    assert "secret in artifact" in payload["error_message"]
+    for path in (outcome.workspace / "runtime").rglob("*"):
+        assert KEY.encode() not in path.read_bytes(), path
+    assert KEY.encode() not in (outcome.workspace / "manifest.json").read_bytes()
