@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+from runlens_feedback.figures import FIGURE_RULES
 from runlens_feedback.validators import BacklogThemeValidator
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ PLAN = (
         "write_report",
         "Write the insight report",
         (SuccessCriterion("artifact_validated", REPORT),),
+        tools=("report_figures",),
     ),
     PlanStep(
         "validate_deliverables",
@@ -86,6 +88,7 @@ def _build() -> Plugin:
             if block.strip()
         ),
         contracts=CONTRACTS,
+        figure_rules=FIGURE_RULES,
         plan=PLAN,
         tools=_tools,
         input_tool="read_feedback_csv",

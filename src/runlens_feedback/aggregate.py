@@ -5,9 +5,9 @@ returns it to the main conversation (so a model with an 8k-token context can wri
 backlog and the report from it), and the offline analyst writes its deliverables from it.
 Its size is bounded whatever the input's size: at most `TOP_GROUPS` pain points, each with
 at most `EVIDENCE_IDS` ids and `EXAMPLES` verbatim quotes (one past the first
-`LEADING_GROUPS`) of at most `QUOTE_CHARS` characters, and at most `FAILURE_LINES` failure
-reasons and entries: about 7 KB of JSON, whether 100 rows or 100,000 are analysed. Every
-count is exact.
+`LEADING_GROUPS`) of at most `QUOTE_CHARS` characters (cut between words, see
+`short_quote`), and at most `FAILURE_LINES` failure reasons and entries: about 7 KB of JSON,
+whether 100 rows or 100,000 are analysed. Every count is exact.
 
 Items are grouped by `theme` when they carry one (trimmed, case-folded, spaces as `_`), else
 by their normalised `pain_point`, so items from a model that gives no theme still group by
@@ -32,7 +32,8 @@ left out are counted in `other_groups`. Shape:
      pain_points: [{key, grouped_by, pain_point, count, share, problem_rows, priority,
                     priority_reason, sentiment (all rows), problem_severity (problem rows),
                     feedback_ids (problem rows),
-                    examples: [{feedback_id, evidence_text, sentiment, severity}],
+                    examples: [{feedback_id, evidence_text, shortened, sentiment,
+                                severity}],
                     suggested_action}],
      other_groups: {groups, rows, problem_rows},
      positive: {rows, examples},
@@ -46,6 +47,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from runlens.validation.quotes import splits_word
 from runlens_feedback.contracts import SENTIMENTS, SEVERITIES
 
 Priority = Literal["P0", "P1", "P2", "P3"]
@@ -159,8 +161,11 @@ def priority_for(severity: Mapping[str, int], mentions: int, total: int) -> tupl
 def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """A verbatim prefix of `text` of at most `limit` characters, without outer whitespace.
 
-    The cut moves back until the prefix is also a fragment of the text in Unicode NFC (so it
-    never separates a letter from its combining accent), as the evidence check compares.
+    The cut falls between words, never inside one of a script that separates words with
+    spaces (a quote that ends inside a word is not evidence, see
+    `runlens.validation.quotes`); a first word longer than `limit` is kept whole for the same
+    reason. The prefix is also a fragment of the text in Unicode NFC (so the cut never
+    separates a letter from its combining accent), as the evidence check compares.
     """
     quote = text.strip()
     if len(quote) <= limit:
@@ -168,15 +173,21 @@ def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
     whole = unicodedata.normalize("NFC", quote)
     for end in range(limit, 0, -1):
         prefix = quote[:end].rstrip()
-        if unicodedata.normalize("NFC", prefix) in whole:
+        if not splits_word(quote, end) and unicodedata.normalize("NFC", prefix) in whole:
             return prefix
-    return quote[:limit].rstrip()  # no prefix survives NFC (e.g. a split Hangul syllable)
+    end = limit
+    while splits_word(quote, end):
+        end += 1
+    return quote[:end].rstrip()  # one long word, or no prefix survives NFC (split Hangul)
 
 
 def _example(item: Item) -> dict[str, Any]:
+    evidence = str(item.get("evidence_text") or "")
+    quote = short_quote(evidence)
     return {
         "feedback_id": str(item.get("feedback_id")),
-        "evidence_text": short_quote(str(item.get("evidence_text") or "")),
+        "evidence_text": quote,
+        "shortened": quote != evidence.strip(),
         "sentiment": item.get("sentiment"),
         "severity": item.get("severity"),
     }
@@ -236,7 +247,8 @@ def _pain_order(group: Mapping[str, Any]) -> tuple[str, int, str]:
     return (group["priority"], -group["problem_rows"], group["key"])
 
 
-def _grouped(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
+def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
+    """The items of each group, by `(key, grouped_by)` (`group_key`), in first-seen order."""
     groups: dict[tuple[str, str], list[Item]] = {}
     for item in items:
         groups.setdefault(group_key(item), []).append(item)
@@ -312,7 +324,7 @@ def summarize_analysis(
     """
     analysed = len(items)
     total = analysed if total_rows is None else total_rows
-    groups = _grouped(items)
+    groups = group_items(items)
     pains = [_pain_point(k, by, members, analysed) for (k, by), members in groups.items()]
     ranked = sorted((p for p in pains if p is not None), key=_pain_order)
     listed, rest = ranked[:TOP_GROUPS], ranked[TOP_GROUPS:]

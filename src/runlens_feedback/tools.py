@@ -8,12 +8,24 @@ from typing import Any
 from runlens.errors import ToolError
 from runlens.evidence import CsvTable, EvidenceIndex
 from runlens.tools.base import Tool, ToolContext
+from runlens.validation.base import load_document
+from runlens.validation.figures import Figure
 from runlens_feedback.batches import analyze_in_batches
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.figures import SECTIONS, analysis_figures, backlog_figures
 
 ID_COLUMN = "feedback_id"
 TEXT_COLUMN = "text"
 MAX_PAGE = 200
 _LOADED = "feedback_input"
+#: Labels a `report_figures` result shows per figure (the most readable come first).
+SHOWN_LABELS = 3
+FIGURE_RULE = (
+    f"Every number in {', '.join(SECTIONS)} of {REPORT} must be one of these figures, written "
+    "as its `text`, in the same clause as one of its labels (for a theme: the theme's name "
+    "and the measure; the name may come earlier in the same sentence). Dates, ids and numbers "
+    "inside quotations are not figures."
+)
 
 
 def load_input(context: ToolContext) -> tuple[CsvTable, EvidenceIndex]:
@@ -55,6 +67,35 @@ async def analyze_feedback_batches(
     )
 
 
+def report_figures(context: ToolContext) -> dict[str, Any]:
+    """The figures the report may state, from the analysis and backlog written so far: the
+    same figures the report's figure check recomputes, for the pain points the aggregated
+    analysis lists (the report's other groups are counted as one)."""
+    _, index = load_input(context)
+    analysed, analysis = load_document(context.workspace.root, ANALYSIS)
+    if not analysed:
+        raise ToolError(f"{ANALYSIS} is not written yet: call analyze_feedback_batches first")
+    backlog_written, backlog = load_document(context.workspace.root, BACKLOG)
+    figures = [
+        *analysis_figures(analysis, len(index), all_themes=False),
+        *(backlog_figures(backlog) if backlog_written else ()),
+    ]
+    return {
+        "rule": FIGURE_RULE,
+        "not_written_yet": [] if backlog_written else [BACKLOG],
+        "figures": [_shown(figure) for figure in figures],
+    }
+
+
+def _shown(figure: Figure) -> dict[str, Any]:
+    return {
+        "key": figure.key,
+        "text": figure.text,
+        "value": figure.value,
+        "labels": [" + ".join(label) for label in figure.labels[:SHOWN_LABELS]],
+    }
+
+
 def build_tools(context: ToolContext) -> Sequence[Tool]:
     return (
         Tool(
@@ -79,7 +120,7 @@ def build_tools(context: ToolContext) -> Sequence[Tool]:
             name="analyze_feedback_batches",
             description=(
                 "Analyse every row of the input in batches (one focused model call per batch, "
-                f"several at once), check each batch's items, and write {_analysis_path()} "
+                f"several at once), check each batch's items, and write {ANALYSIS} "
                 "with all items and the batches that failed. Returns the aggregated analysis "
                 "(counts, pain points with representative verbatim quotes) to build the "
                 "backlog and the report from."
@@ -99,10 +140,16 @@ def build_tools(context: ToolContext) -> Sequence[Tool]:
             },
             function=analyze_feedback_batches,
         ),
+        Tool(
+            name="report_figures",
+            description=(
+                f"The figures the insight report may state, recomputed from {ANALYSIS} and "
+                f"{BACKLOG} as written so far (call it after writing the backlog, before the "
+                "report). Returns {rule, not_written_yet, figures: [{key, text, value, "
+                "labels}]}: write each number as its `text`, next to one of its labels "
+                "(terms joined by +)."
+            ),
+            parameters={"type": "object", "properties": {}, "additionalProperties": False},
+            function=report_figures,
+        ),
     )
-
-
-def _analysis_path() -> str:
-    from runlens_feedback.contracts import ANALYSIS
-
-    return ANALYSIS

@@ -11,6 +11,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runlens.validation.quotes import splits_word
 from runlens_feedback.aggregate import (
     EVIDENCE_IDS,
     EXAMPLES,
@@ -159,11 +160,21 @@ def test_priority_order_puts_the_backlog_candidates_first() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(min_size=0, max_size=300), st.integers(min_value=1, max_value=120))
-def test_short_quotes_are_verbatim_prefixes(text: str, limit: int) -> None:
+def test_short_quotes_are_verbatim_prefixes_cut_between_words(text: str, limit: int) -> None:
     quote = short_quote(text, limit)
-    assert len(quote) <= limit
+    whole = text.strip()
     assert quote == quote.strip()
-    assert text.strip().startswith(quote)
+    assert whole.startswith(quote)
+    assert not splits_word(whole, len(quote))
+    # Longer than the limit only when a word runs across it: the word is kept whole.
+    assert len(quote) <= limit or splits_word(whole, limit)
+
+
+def test_short_quotes_end_before_the_word_the_limit_falls_in() -> None:
+    text = "The Salesforce connector stopped syncing after the last update"
+    assert short_quote(text, 58) == "The Salesforce connector stopped syncing after the last"
+    assert short_quote("Exportfailures" * 3, 10) == "Exportfailures" * 3
+    assert short_quote("导出周报太慢了，我们团队", 5) == "导出周报太"
 
 
 def test_short_quotes_do_not_split_an_accent_from_its_letter() -> None:

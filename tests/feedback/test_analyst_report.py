@@ -11,6 +11,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from runlens.evidence import build_evidence_index
+from runlens.validation import ValidationReport, validate_workspace
 from runlens_feedback.aggregate import TOP_GROUPS, summarize_analysis
 from runlens_feedback.analyst import (
     HEADINGS,
@@ -20,6 +22,7 @@ from runlens_feedback.analyst import (
     render_report,
     report_from_summary,
 )
+from runlens_feedback.contracts import REPORT, REPORT_CONTRACT
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
 EXPECTED = [
@@ -31,7 +34,10 @@ EXPECTED = [
     "## Recommended Actions",
     "## Risks And Unknowns",
 ]
-_QUOTE = re.compile(r"^> “(?P<quote>.*)” — (?P<id>\S+) \((?P<sentiment>\w+), (?P<severity>\w+)\)$")
+_QUOTE = re.compile(
+    r"^> (?:… )?(?P<open>[“「\"])(?P<quote>.*)(?P<close>[”」\"])(?: …)? — (?P<id>\S+) "
+    r"\((?P<sentiment>\w+), (?P<severity>\w+)\)$"
+)
 
 
 def headings(markdown: str) -> list[str]:
@@ -139,8 +145,8 @@ def test_pain_point_table_lists_problems_only_and_counts_the_rest() -> None:
     assert len(listed) == min(len(with_problems), TOP_GROUPS)
     other_rows = sum(1 for item in items if item["theme"] not in listed)
     other_groups = len({item["theme"] for item in items} - listed)
-    groups = "1 other group is" if other_groups == 1 else f"{other_groups} other groups are"
-    assert f"{groups} not listed: {other_rows} rows" in report
+    groups = "1 other group" if other_groups == 1 else f"{other_groups} other groups"
+    assert f"Not listed: {groups} ({other_rows} rows" in report
 
 
 def test_quotes_are_verbatim_and_cited() -> None:
@@ -152,8 +158,9 @@ def test_quotes_are_verbatim_and_cited() -> None:
     assert len(quotes) >= 3
     for match in quotes:
         feedback_id = match["id"]
-        assert match["quote"].strip()
-        assert match["quote"] in texts[feedback_id]
+        quote = re.sub(r"\\(.)", r"\1", match["quote"])  # as the reader sees it
+        assert quote.strip()
+        assert quote in texts[feedback_id]
         assert match["sentiment"] == by_id[feedback_id]["sentiment"]
         assert match["severity"] == by_id[feedback_id]["severity"]
 
@@ -240,3 +247,50 @@ def test_model_items_without_themes_are_named_by_their_pain_point() -> None:
     assert [cells[3] for cells in rows] == ["2", "1"]
     assert "Export \\| too slow" in section(report, "## Top Pain Points")
     assert "- Grouping: 3 rows carried no theme" in section(report, "## Risks And Unknowns")
+
+
+def validated_report(tmp_path: Path, rows: list[dict[str, str]], report: str) -> ValidationReport:
+    """The report validated as a run would, against an index of `rows`."""
+    workspace = tmp_path / "workspace"
+    (workspace / "input").mkdir(parents=True)
+    source = workspace / "input" / "feedback.csv"
+    with source.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["feedback_id", "text"])
+        writer.writeheader()
+        writer.writerows(rows)
+    index = build_evidence_index(source, id_column="feedback_id", text_column="text")
+    sha = index.write(workspace / "runtime" / "evidence_index.json")
+    (workspace / REPORT).parent.mkdir()
+    (workspace / REPORT).write_text(report, encoding="utf-8")
+    return validate_workspace(workspace, [REPORT_CONTRACT], expected_index_sha256=sha)
+
+
+def test_every_quote_of_the_report_is_a_verified_citation(tmp_path: Path) -> None:
+    rows = [
+        {"feedback_id": "k1", "text": "The *export* [beta] fails_now & <b>crashes</b>, C:\\temp."},
+        {
+            "feedback_id": "k2",
+            "text": 'Login broke: “it fails” and "it hangs" and 「卡死」 every day.',
+        },
+        {
+            "feedback_id": "k3",
+            "text": "Sync fails\nThe connector stopped syncing after the update\nok",
+        },
+        {
+            "feedback_id": "k4",
+            "text": "Unbelievablyslowexportsthatneverfinish" * 3 + " again, broken.",
+        },
+        {"feedback_id": "k5", "text": "导出周报太慢了，" * 12 + "每次都要等三分钟。"},
+    ]
+    items = analyze_rows(rows)
+    for number, item in enumerate(items):  # each its own critical theme: each is quoted
+        item.update(theme=f"theme_{number}", sentiment="negative", severity="critical")
+        item["evidence_text"] = rows[number]["text"]
+    report = render_report(items, build_backlog(items), source="f.csv", total_rows=len(rows))
+    assert sorted(re.findall(r" — (k\d) ", report)) == ["k1", "k2", "k3", "k4", "k5"]
+    verdict = validated_report(tmp_path, rows, report)
+    assert verdict.passed, verdict.error_message
+    assert len(verdict.quotes) == 5
+    # A cut is marked outside the quotation marks, on the side where it was made.
+    assert "> … “The connector stopped syncing after the update” … — k3 " in report
+    assert re.search(r"^> [“「\"]导出周报太慢了，.*[”」\"] … — k5 ", report, re.MULTILINE)

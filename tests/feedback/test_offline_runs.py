@@ -8,6 +8,7 @@ analysis's.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from runlens.validation import QuoteLocation, validate_workspace
 from runlens_feedback.batches import NO_TEXT_REASON
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
 
 from .helpers import OfflineRun, generated_rows, run_offline, write_csv
 
@@ -40,6 +42,21 @@ QUOTED: Rows = [
     {"feedback_id": "q1", "text": 'Export fails with "error 500", always,\nand support is slow.'},
     {"feedback_id": "q2", "text": "第一行：导出失败，\n第二行：客服也很慢，\r\n真的很影响工作。"},
     {"feedback_id": "q3", "text": 'Great app, really. "Best" tool, honestly, we love it.'},
+]
+#: Markdown characters, every closing quotation mark, quotes the summary cuts.
+MARKDOWN_AND_MARKS: Rows = [
+    {"feedback_id": "m1", "text": "The *export* [beta] fails_now & <b>x</b>, C:\\tmp | `x`."},
+    {"feedback_id": "m2", "text": 'He wrote “it is broken” and "so broken" and 「坏了」 — sync.'},
+    {
+        "feedback_id": "m3",
+        "text": "The Salesforce connector stopped syncing after the last update and we lost "
+        "two days of pipeline data, which is unacceptable for us",
+    },
+    {
+        "feedback_id": "m4",
+        "text": "Экспорт отчётов работает очень медленно и постоянно зависает на девяноста "
+        "девяти процентах, это ужасно",
+    },
 ]
 RESTAURANT_AND_GAMES: Rows = [
     {"feedback_id": "r1", "text": "The soup was cold and the waiter ignored us for an hour."},
@@ -116,10 +133,23 @@ def run_rows(tmp_path: Path, rows: Rows, *, encoding: str = "utf-8") -> OfflineR
 # -- tests ----------------------------------------------------------------------------------
 
 
+def report_quotes(run: OfflineRun) -> list[QuoteLocation]:
+    """The report's quotes the validators verified, validating the run's workspace again."""
+    record = json.loads((run.workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
+    verdict = validate_workspace(
+        run.workspace, CONTRACTS, expected_index_sha256=record["evidence_index_sha256"]
+    )
+    assert verdict.passed, verdict.error_message
+    return [quote for quote in verdict.quotes if quote.artifact == REPORT]
+
+
 def test_the_sample_completes(tmp_path: Path) -> None:
     run = run_offline(SAMPLE, tmp_path / "workspace")
     assert_completed(run)
     assert run.analysis["items"]
+    quoted = report_quotes(run)
+    assert len(quoted) >= 5
+    assert len(quoted) == run.report.count(" — fb_")  # every citation line was verified
 
 
 @pytest.mark.parametrize(
@@ -130,11 +160,13 @@ def test_the_sample_completes(tmp_path: Path) -> None:
         pytest.param(CHINESE + ENGLISH, "utf-8-sig", id="utf-8-bom"),
         pytest.param(QUOTED, "utf-8", id="quoted-newlines-and-commas"),
         pytest.param(ENGLISH[:1], "utf-8", id="one-row"),
+        pytest.param(MARKDOWN_AND_MARKS, "utf-8", id="markdown-characters-and-long-quotes"),
     ],
 )
 def test_inputs_of_every_kind_complete(tmp_path: Path, rows: Rows, encoding: str) -> None:
     run = run_rows(tmp_path, rows, encoding=encoding)
     assert_completed(run)
+    assert report_quotes(run)
     assert_rows_accounted(run, rows)
     assert_report_matches_analysis(run, len(rows))
     assert run.analysis["failed_batches"] == []

@@ -25,11 +25,12 @@ def found(report):
 
 
 def test_a_fabricated_id_cited_by_analysis_and_backlog_rejects_both(feedback_workspace, validate):
-    feedback_workspace.analysis["items"][0]["feedback_id"] = "fb_999"
+    items = feedback_workspace.analysis["items"]
+    items.append({**items[0], "feedback_id": "fb_999"})
     feedback_workspace.backlog["items"][1]["evidence_feedback_ids"] = ["fb_001", "fb_999"]
     report = validate(feedback_workspace.write())
     assert found(report) == [
-        ("unknown_evidence_id", ANALYSIS, "items[0].feedback_id"),
+        ("unknown_evidence_id", ANALYSIS, "items[3].feedback_id"),
         ("unknown_evidence_id", BACKLOG, "items[1].evidence_feedback_ids[1]"),
     ]
     assert report.error_message == "missing evidence ids: fb_999"
@@ -100,11 +101,12 @@ def test_accepted_quotes_are_located_in_their_row(feedback_workspace, validate):
 
 
 def _custom_workspace(tmp_path, rows, items, min_length=1):
-    csv_path = tmp_path / "rows.csv"
-    body = "".join(f"{row_id},{text}\n" for row_id, text in rows)
-    csv_path.write_text("id,text\n" + body, encoding="utf-8")
     workspace = tmp_path / "ws"
     (workspace / "runtime").mkdir(parents=True)
+    (workspace / "input").mkdir()
+    csv_path = workspace / "input" / "rows.csv"  # as a run leaves it: the index's source
+    body = "".join(f"{row_id},{text}\n" for row_id, text in rows)
+    csv_path.write_text("id,text\n" + body, encoding="utf-8")
     index = build_evidence_index(csv_path, id_column="id", text_column="text")
     sha = index.write(workspace / "runtime" / "evidence_index.json")
     (workspace / "out.json").write_text(json.dumps({"items": items}), encoding="utf-8")
@@ -120,7 +122,7 @@ def test_a_quote_shorter_than_min_length_must_be_the_whole_text(tmp_path):
     rows = [("r1", "The export is slow every Friday"), ("r2", "Great")]
     items = [{"id": "r1", "quote": "slow"}, {"id": "r2", "quote": "Great"}]
     report = _custom_workspace(tmp_path, rows, items, min_length=6)
-    assert found(report) == [("evidence_text_mismatch", "out.json", "items[0].quote")]
+    assert found(report) == [("weak_evidence_quote", "out.json", "items[0].quote")]
     assert "shorter than the minimum of 6" in report.findings[0].message
     assert [q.feedback_id for q in report.quotes] == ["r2"]
 
@@ -135,7 +137,8 @@ def test_quotes_compare_in_nfc(tmp_path):
 
 def test_a_quote_id_outside_evidence_fields_is_still_checked(tmp_path):
     contract_items = [{"id": "nope", "quote": "x"}]
-    csv_path = tmp_path / "rows.csv"
+    (tmp_path / "input").mkdir()
+    csv_path = tmp_path / "input" / "rows.csv"
     csv_path.write_text("id,text\nr1,x y\n", encoding="utf-8")
     (tmp_path / "runtime").mkdir()
     build_evidence_index(csv_path, id_column="id", text_column="text").write(
@@ -183,8 +186,10 @@ def test_a_changed_index_is_tampered(feedback_workspace, validate):
         ("evidence_index_tampered", BACKLOG, ""),
     ]
     assert report.error_message.startswith("evidence index tampered: runtime/evidence_index.json")
-    # Without a recorded hash there is nothing to compare with: the forged row is believed.
-    assert validate(feedback_workspace, expected_index_sha256=None).passed
+    # Without a recorded hash the index is still judged against input/: the forgery is found.
+    unrecorded = validate(feedback_workspace, expected_index_sha256=None)
+    assert [f.code for f in unrecorded.findings] == ["evidence_index_tampered"] * 2
+    assert "does not match sample_feedback.csv at rows fb_999" in unrecorded.error_message
 
 
 def test_nothing_to_check_when_no_citing_artifact_exists(tmp_path):
@@ -206,3 +211,21 @@ def test_a_hundred_thousand_citations_in_linear_time(tmp_path):
     assert found(report) == [("unknown_evidence_id", "out.json", f"items[{count - 1}].id")]
     assert len(report.quotes) == count - 1
     assert elapsed < 10, f"{elapsed:.1f}s for {count} citations"
+
+
+def test_weak_quotes_are_rejected_with_what_would_have_been_accepted(tmp_path):
+    rows = [("r1", "Login fails with an invalid token. Every single time"), ("r2", "导出太慢了")]
+    items = [
+        {"id": "r1", "quote": "."},
+        {"id": "r1", "quote": "ogin fails"},
+        {"id": "r2", "quote": "了"},
+        {"id": "r2", "quote": "太慢了"},
+    ]
+    report = _custom_workspace(tmp_path, rows, items, min_length=2)
+    assert found(report) == [
+        ("weak_evidence_quote", "out.json", f"items[{n}].quote") for n in range(3)
+    ]
+    assert [f.details.get("accepted") for f in report.findings] == [None, "Login fails", None]
+    assert "quote whole words, e.g. “Login fails”" in report.findings[1].message
+    assert report.error_message.startswith("weak quotes: out.json items[0].quote is 1 character")
+    assert [q.feedback_id for q in report.quotes] == ["r2"]

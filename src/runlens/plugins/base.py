@@ -12,6 +12,7 @@ from runlens.contracts import ArtifactContract
 if TYPE_CHECKING:
     from runlens.models.base import Model
     from runlens.tools.base import Tool, ToolContext
+    from runlens.validation.figures import FigureRule
 
 CriterionKind = Literal["evidence_index_built", "artifact_validated", "stop_passed"]
 
@@ -63,6 +64,8 @@ class Plugin:
     id_column: str = "id"
     text_column: str = "text"
     extra_validators: tuple[object, ...] = field(default=())
+    #: Figures its Markdown deliverables state, recomputed from the data (SPEC 13.2).
+    figure_rules: tuple[FigureRule, ...] = ()
     #: Rich-printable text summarising a completed run's deliverables for the terminal.
     describe_result: Callable[[Path], object] | None = None
 

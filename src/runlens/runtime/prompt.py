@@ -6,7 +6,7 @@ validators use, so the instructions and the gate cannot drift apart.
 
 from __future__ import annotations
 
-from runlens.contracts import ArtifactContract
+from runlens.contracts import ArtifactContract, MarkdownCitations, QuoteRules
 from runlens.plugins.base import Plugin
 
 _RUNTIME_RULES = """\
@@ -47,9 +47,74 @@ def describe_contract(contract: ArtifactContract) -> str:
     for quote in contract.evidence_quotes:
         lines.append(
             f"`{quote.text}` must be a verbatim, non-empty fragment of the text of the row whose "
-            f"id is at `{quote.id}` in the same item."
+            f"id is at `{quote.id}` in the same item. {_quote_strength(quote)}"
         )
+    if contract.citations is not None:
+        lines.extend(_citation_rules(contract.citations))
     return "\n".join(lines)
+
+
+def _quote_strength(rules: QuoteRules) -> str:
+    """What makes a verbatim quote strong enough to be evidence (`runlens.validation.quotes`)."""
+    strength = (
+        f"A quote needs at least {rules.min_length} characters and a letter or digit, unless it "
+        "is the row's whole text"
+    )
+    if rules.whole_words:
+        strength += (
+            "; in languages that put spaces between words (English, French, Russian, ...) it "
+            "must start and end at word boundaries: quote whole words, never part of one "
+            "(Chinese and Japanese text is exempt)"
+        )
+    return strength + "."
+
+
+def _citation_rules(citations: MarkdownCitations) -> list[str]:
+    """How the document must cite rows, in the exact form the citation validator parses
+    (`runlens.validation.citations`)."""
+    (opening, closing), *_ = citations.quote_marks
+    marks = ", ".join(f"{o}…{c}" for o, c in citations.quote_marks)
+    lines = [
+        "Quotes from the input are checked. Cite a row by following the closing quotation mark "
+        "with a dash and the row's id, in a block quote or inline, several per paragraph if "
+        "you like:",
+        f"    > {opening}the row's own words{closing} — ROW_ID",
+        f"    ... ({opening}first quote{closing} — ROW_ID, {opening}second quote{closing} — "
+        "OTHER_ID) ...",
+        f"The id may also follow in brackets: {opening}quote{closing} [ROW_ID]. Quotation "
+        f"marks: {marks}; use a pair whose closing mark does not occur in the quote.",
+        "Each cited quote must be copied verbatim from the row it cites (no paraphrase, no "
+        f"translation, no ellipsis inside the marks). {_quote_strength(citations)}",
+        "Escape Markdown characters inside a quote with a backslash (\\*, \\_, \\[, \\`, "
+        "\\<, \\&, ...) so the reader sees the row's exact words. To shorten a quote, cut it "
+        "between words and mark the cut with … outside the marks, never inside them: before "
+        f"the opening mark for a cut at the start (… {opening}words{closing} — ROW_ID), after "
+        f"the closing mark for a cut at the end ({opening}words{closing} … — ROW_ID).",
+    ]
+    if citations.evidence_sections:
+        sections = ", ".join(citations.evidence_sections)
+        lines.append(f"Under {sections} every quotation must cite a row this way.")
+    shape = f" (ids match `{citations.id_pattern}`)" if citations.id_pattern else ""
+    lines.append(
+        f"Any word that looks like a row id{shape}, in prose, tables or code, must be an id of "
+        "the input."
+    )
+    return lines
+
+
+def describe_figures(contract: ArtifactContract, plugin: Plugin) -> list[str]:
+    """Which sections of the contract's document have their figures checked, and against
+    what (`runlens.validation.figures`)."""
+    return [
+        f"Figures are checked under {', '.join(rule.sections)}: every number written there "
+        f"(counts, percentages, averages) is recomputed from {', '.join(rule.sources)} and the "
+        "input, and must equal the figure that the words next to it name (in the same "
+        "clause); a number that names no figure must still equal one. Percentages are compared "
+        "at the precision written (11% or 11.2%). Dates, ids and numbers inside quotations "
+        "are not figures."
+        for rule in plugin.figure_rules
+        if rule.artifact == contract.name
+    ]
 
 
 def build_system_prompt(plugin: Plugin) -> str:
@@ -61,7 +126,10 @@ def build_system_prompt(plugin: Plugin) -> str:
         )
     parts.append(
         "## Deliverables and how they are checked\n"
-        + "\n\n".join(describe_contract(contract) for contract in plugin.contracts)
+        + "\n\n".join(
+            "\n".join([describe_contract(contract), *describe_figures(contract, plugin)])
+            for contract in plugin.contracts
+        )
     )
     parts.append(_RUNTIME_RULES)
     return "\n\n".join(parts) + "\n"

@@ -7,6 +7,7 @@ allowed, and a JSON block carries the same findings for models that prefer struc
 from __future__ import annotations
 
 import json
+import string
 from collections.abc import Sequence
 
 from runlens.contracts import ArtifactContract
@@ -29,6 +30,32 @@ _ADVICE = {
         "Replace the quote with text copied character for character from that row."
     ),
     "empty_evidence_text": "Quote a non-empty fragment of the cited row.",
+    "weak_evidence_quote": (
+        "Quote more of the row: whole words, at least the length the message gives (what "
+        "would have been accepted is in the message)."
+    ),
+    "unsourced_quote": (
+        "Follow the quotation with a dash and the id of the row it quotes, or remove it."
+    ),
+    "unknown_reference": "Remove the id, or replace it with the id of a real row of the input.",
+    "rows_not_covered": (
+        "Add an analysis item for each listed row, or list it in failed_batches with the reason."
+    ),
+    "evidence_theme_mismatch": (
+        "Cite only rows analysed under the backlog item's theme, or correct the theme."
+    ),
+    "secret_in_artifact": (
+        "Remove the credential from the file and from its name; never write keys or tokens "
+        "into a deliverable."
+    ),
+    "figure_mismatch": (
+        "Write {expected} instead of {stated} (the figure `{figure}`), or, if {stated} is "
+        "another figure, put the words that name that figure next to it."
+    ),
+    "unsupported_figure": (
+        "Remove {stated}, or replace it with a figure computed from the data, written next "
+        "to the words that name it; state no numbers of your own."
+    ),
 }
 
 
@@ -36,8 +63,15 @@ def _line(finding: Finding) -> str:
     where = finding.path or "(whole file)"
     allowed = finding.details.get("allowed")
     hint = f" Allowed: {', '.join(map(str, allowed))}." if isinstance(allowed, list) else ""
+    return f"- {where} [{finding.code}]: {finding.message}.{hint} {_advice(finding)}".rstrip()
+
+
+def _advice(finding: Finding) -> str:
+    """The advice for the finding's code, its `{fields}` filled from the finding's details
+    (none when the details lack one: a plugin may reuse a code without them)."""
     advice = _ADVICE.get(finding.code, "")
-    return f"- {where} [{finding.code}]: {finding.message}.{hint} {advice}".rstrip()
+    fields = {name for _, name, _, _ in string.Formatter().parse(advice) if name}
+    return advice.format_map(finding.details) if fields <= finding.details.keys() else ""
 
 
 def repair_message(

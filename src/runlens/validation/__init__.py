@@ -8,10 +8,20 @@
     EvidenceCitationValidator  (EvidenceCitationValidationHook)  unknown_evidence_id,
                                                                  evidence_text_mismatch,
                                                                  empty_evidence_text,
+                                                                 weak_evidence_quote,
                                                                  evidence_index_missing,
                                                                  evidence_index_tampered
+    MarkdownCitationValidator  (MarkdownCitationValidationHook)  unknown_evidence_id,
+                                                                 evidence_text_mismatch,
+                                                                 empty_evidence_text,
+                                                                 weak_evidence_quote,
+                                                                 unsourced_quote,
+                                                                 unknown_reference
+    FigureValidator            (FigureValidationHook)            figure_mismatch,
+                                                                 unsupported_figure
 
-Each is built from the contracts it applies to and reads the workspace through a
+Each is built from the contracts it applies to (the figure validator from the plugin's
+`figure_rules`: `Figure`, `FigureRule`) and reads the workspace through a
 `ValidationContext`; `run_validators` runs them (each with a timeout, in a worker thread) and
 `aggregate` turns their results into one `ValidationReport`. `runlens run` and
 `runlens validate` both go through them.
@@ -25,7 +35,9 @@ from runlens.validation.base import (
     Validator,
     ValidatorResult,
 )
+from runlens.validation.citations import MarkdownCitationValidator
 from runlens.validation.evidence import EvidenceCitationValidator
+from runlens.validation.figures import Figure, FigureRule, FigureValidator
 from runlens.validation.findings import BUILTIN_CODES, ArtifactStatus, Finding, FindingCode
 from runlens.validation.json_rules import JsonOutputValidator
 from runlens.validation.markdown import MarkdownSectionValidator
@@ -52,9 +64,13 @@ __all__ = [
     "ArtifactStatus",
     "Collector",
     "EvidenceCitationValidator",
+    "Figure",
+    "FigureRule",
+    "FigureValidator",
     "Finding",
     "FindingCode",
     "JsonOutputValidator",
+    "MarkdownCitationValidator",
     "MarkdownSectionValidator",
     "Problem",
     "QuoteLocation",

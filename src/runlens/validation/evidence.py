@@ -3,7 +3,8 @@
 Two artifacts agreeing with each other proves nothing: both can cite the same invented id.
 So every id at a contract's `evidence_fields` is looked up in the Evidence Index the input
 tool built from the CSV, and every quote at `evidence_quotes` must be a verbatim fragment of
-the text of the row its sibling id names (a fragment of some other row is still a mismatch).
+the text of the row its sibling id names (a fragment of some other row is still a mismatch),
+strong enough to be evidence (`runlens.validation.quotes`, shared with Markdown citations).
 
 One pass over each artifact; each lookup is a dict access and a substring search in one row,
 so a hundred thousand citations cost linear time.
@@ -11,7 +12,6 @@ so a hundred thousand citations cost linear time.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -25,11 +25,18 @@ from runlens.validation.base import (
     ValidatorResult,
     show_value,
 )
+from runlens.validation.quotes import (
+    EMPTY_QUOTE,
+    RejectedQuote,
+    is_blank,
+    judge_quote,
+    mismatch,
+)
 from runlens.validation.trust import UntrustedIndex, report_untrusted
 
 
 class EvidenceCitationValidator:
-    """Reports unknown ids, empty or non-verbatim quotes, and a missing or changed index."""
+    """Reports unknown ids, empty, non-verbatim or weak quotes, and an untrusted index."""
 
     name = "EvidenceCitationValidationHook"
 
@@ -54,10 +61,6 @@ class EvidenceCitationValidator:
             if readable:  # an unparsable artifact is JsonOutputValidationHook's finding
                 _Checker(collector, index, contract).check(document)
         return collector.result()
-
-
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
 
 
 def _elements(match: Match) -> Iterator[tuple[str, Any]]:
@@ -114,15 +117,8 @@ class _Checker:
 
     def check_quote(self, quote: EvidenceQuote, text_match: Match, id_match: Match) -> None:
         text, location, feedback_id = text_match.value, text_match.location, id_match.value
-        if isinstance(text, str) and not text.strip():
-            self.collector.add(
-                self.artifact,
-                "empty_evidence_text",
-                f"{location} is empty: evidence must quote the source",
-                Problem("empty evidence text", f"{self.artifact} {location}"),
-                path=location,
-                details={"feedback_id": feedback_id},
-            )
+        if isinstance(text, str) and is_blank(text):
+            self.reject(location, feedback_id, text, EMPTY_QUOTE)
             return
         # An unknown id is reported once: at the evidence field when the contract declares
         # it there, else here. Either way there is no row to compare the quote with.
@@ -133,41 +129,22 @@ class _Checker:
             return
         if not isinstance(text, str):
             why = f"is {show_value(text)}, not a quoted string"
-            self.mismatch(location, feedback_id, why, text)
+            self.reject(location, feedback_id, text, mismatch(why))
             return
-        self.locate(quote, text, location, feedback_id)
-
-    def locate(self, quote: EvidenceQuote, text: str, location: str, feedback_id: str) -> None:
-        # Surrounding whitespace is not part of what was quoted; inside, the quote is verbatim.
-        fragment = text.strip()
-        span = self.index.locate(feedback_id, fragment)
-        if span is None:
-            why = f"is not a verbatim fragment of {feedback_id}"
-            self.mismatch(location, feedback_id, why, text)
-            return
-        length = len(_nfc(fragment))
-        if length < quote.min_length and not self.is_whole_text(fragment, feedback_id):
-            self.mismatch(
-                location,
-                feedback_id,
-                f"is {length} characters, shorter than the minimum of {quote.min_length}, "
-                f"and not the whole text of {feedback_id}",
-                text,
-            )
+        verdict = judge_quote(text, self.index.text(feedback_id), quote, row_id=feedback_id)
+        if isinstance(verdict, RejectedQuote):
+            self.reject(location, feedback_id, text, verdict)
             return
         self.collector.quotes.append(
-            QuoteLocation(self.artifact, location, feedback_id, span.start, span.end)
+            QuoteLocation(self.artifact, location, feedback_id, verdict.start, verdict.end)
         )
 
-    def is_whole_text(self, fragment: str, feedback_id: str) -> bool:
-        return _nfc(fragment) == _nfc(self.index.text(feedback_id).strip())
-
-    def mismatch(self, location: str, feedback_id: str, why: str, quoted: Any) -> None:
+    def reject(self, location: str, feedback_id: str, quoted: Any, rejected: RejectedQuote) -> None:
         self.collector.add(
             self.artifact,
-            "evidence_text_mismatch",
-            f"{location} {why}",
-            Problem("text mismatch", f"{self.artifact} {location} {why}"),
+            rejected.code,
+            f"{location} {rejected.reason}",
+            Problem(rejected.head, f"{self.artifact} {location} {rejected.reason}"),
             path=location,
-            details={"feedback_id": feedback_id, "quote": quoted},
+            details={"feedback_id": feedback_id, "quote": quoted, **rejected.details()},
         )

@@ -41,8 +41,10 @@ from runlens.errors import ContractError, UserError
 from runlens.plugins.base import Plugin
 from runlens.secrets import redactor
 from runlens.validation.base import QuoteLocation, ValidationContext, Validator, ValidatorResult
+from runlens.validation.citations import MarkdownCitationValidator
 from runlens.validation.coverage import CoverageValidator
 from runlens.validation.evidence import EvidenceCitationValidator
+from runlens.validation.figures import FigureValidator
 from runlens.validation.findings import ArtifactStatus, Finding
 from runlens.validation.json_rules import JsonOutputValidator
 from runlens.validation.markdown import MarkdownSectionValidator
@@ -85,6 +87,7 @@ def builtin_validators(contracts: Iterable[ArtifactContract]) -> list[Validator]
         JsonOutputValidator(contracts),
         MarkdownSectionValidator(contracts),
         EvidenceCitationValidator(contracts),
+        MarkdownCitationValidator(contracts),
         CoverageValidator(contracts),
         SecretValidator(),
     ]
@@ -137,12 +140,13 @@ def extra_validators(declared: Iterable[object], *, entry_points: bool = True) -
 
 def stop_validators(plugin: Plugin, *, entry_points: bool = True) -> list[Validator]:
     """Every Stop validator a run of `plugin` is judged by, in order: the built-ins for its
-    contracts, then its own validators, then installed ones (`entry_points=False` leaves
-    those out). One list for `runlens run` and `runlens validate`, so both judge alike."""
-    return [
-        *builtin_validators(plugin.contracts),
-        *extra_validators(plugin.extra_validators, entry_points=entry_points),
-    ]
+    contracts, then the checks of its figure rules, then its own validators, then installed
+    ones (`entry_points=False` leaves those out). One list for `runlens run` and
+    `runlens validate`, so both judge alike."""
+    validators = builtin_validators(plugin.contracts)
+    if plugin.figure_rules:
+        validators.append(FigureValidator(plugin.figure_rules))
+    return [*validators, *extra_validators(plugin.extra_validators, entry_points=entry_points)]
 
 
 def _status(
@@ -184,7 +188,8 @@ def aggregate(
         passed=not blocked,
         findings=findings,
         artifacts={c.name: _status(context, c, named) for c in contracts},
-        error_message="; ".join(summaries) if summaries else None,
+        # Validators that share a cause (an untrusted index) say it once.
+        error_message="; ".join(dict.fromkeys(summaries)) if summaries else None,
         summaries=summaries,
         quotes=[quote for result in results for quote in result.quotes],
         blocked_validators=[result.validator for result in blocked],

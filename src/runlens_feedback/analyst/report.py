@@ -3,8 +3,9 @@ analysis (`runlens_feedback.aggregate`), never from raw rows.
 
 The seven headings of the Feedback Analysis contract appear exactly once each, in order, and
 are the only headings. Every count is the summary's (exact counts of the analysis); every quote
-is a summary example's `evidence_text` (or one line of it), cited with its feedback id. Quotes
-and labels never start a line, so feedback text cannot add headings or lists to the report.
+is a summary example's `evidence_text` (or one line of it), cited with its feedback id in the
+contract's citation form, so the validator verifies each one. Quotes and labels never start a
+line, so feedback text cannot add headings or lists to the report.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runlens.contracts import MarkdownCitations
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX
+from runlens_feedback.contracts import REPORT_CONTRACT
 from runlens_feedback.contracts import REPORT_HEADINGS as HEADINGS  # one list, the contract's
 
 _LEADING = 3
@@ -22,6 +25,10 @@ _EVIDENCE_GROUPS = 5
 _SMALL_SAMPLE = 30
 _HIGH_UNCERTAIN_SHARE = 0.3
 _LANGUAGES = {"zh": "Chinese", "en": "English"}
+_QUOTE_MARKS = (REPORT_CONTRACT.citations or MarkdownCitations()).quote_marks
+#: ASCII punctuation that could start Markdown markup inside a quoted line.
+_MARKUP = frozenset("\\`*_[]<>&~|")
+_SINGLE_MARKS = str.maketrans({"“": "‘", "”": "’", '"': "'", "「": "『", "」": "』"})
 
 Summary = Mapping[str, Any]
 
@@ -89,13 +96,45 @@ def _label(group: Mapping[str, Any]) -> str:
 
 
 def _quote_line(example: Mapping[str, Any]) -> str:
+    """The example as a citation of the contract's form, `> “quote” — id (sentiment,
+    severity)`: verbatim, with Markdown characters escaped so the reader sees the row's
+    words, in quotation marks the quote does not close early. Where the quote was cut (by the
+    summary, or to one line of a multi-line quote) an ellipsis outside the marks says so:
+    before the opening mark for a cut at the start, after the closing mark for one at the end.
+    """
     quote = str(example.get("evidence_text") or "")
+    cut_start, cut_end = False, bool(example.get("shortened"))
     if "\n" in quote or "\r" in quote:
-        quote = max((line.strip() for line in quote.splitlines()), key=len)
+        lines = [line.strip() for line in quote.splitlines()]
+        longest = max(range(len(lines)), key=lambda n: len(lines[n]))
+        quote = lines[longest]
+        cut_start = cut_start or any(lines[:longest])
+        cut_end = cut_end or any(lines[longest + 1 :])
+    opening, closing = _quote_marks(quote)
+    if closing in quote:  # every closing mark occurs in it: quote up to the first one
+        quote, cut_end = quote[: quote.index(closing)].rstrip(), True
     return (
-        f"> “{quote}” — {_plain(example.get('feedback_id'))} "
+        f"> {'… ' if cut_start else ''}{opening}{_escaped(quote)}{closing}"
+        f"{' …' if cut_end else ''} — {_plain(example.get('feedback_id'))} "
         f"({example.get('sentiment')}, {example.get('severity')})"
     )
+
+
+def _quote_marks(quote: str) -> tuple[str, str]:
+    """The first of the contract's quotation-mark pairs whose closing mark is not in `quote`
+    (else the first pair)."""
+    return next((pair for pair in _QUOTE_MARKS if pair[1] not in quote), _QUOTE_MARKS[0])
+
+
+def _escaped(quote: str) -> str:
+    """`quote` with every character Markdown could read as markup backslash-escaped."""
+    return "".join(f"\\{char}" if char in _MARKUP else char for char in quote)
+
+
+def _unquoted(text: str) -> str:
+    """`text` with quotation marks made single (“x” -> ‘x’): in an evidence section a
+    quotation must cite a row, and a label quotes none."""
+    return text.translate(_SINGLE_MARKS)
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -108,7 +147,9 @@ def _title(summary: Summary) -> list[str]:
 def _context(summary: Summary) -> list[str]:
     analysed = summary["analysed_rows"]
     pains = summary["pain_points"]
-    top = ", ".join(f"{_label(g)} ({_rows(g['problem_rows'])})" for g in pains[:_LEADING])
+    top = ", ".join(
+        f"{_label(g)} ({g['problem_rows']} reporting a problem)" for g in pains[:_LEADING]
+    )
     lines = [
         f"- Source: `{_plain(summary.get('source', ''))}`, {summary['total_rows']} rows in the "
         f"file, {analysed} analysed.",
@@ -143,8 +184,8 @@ def _executive_summary(summary: Summary, backlog: Mapping[str, Any]) -> list[str
         f"Rows reporting a problem or request: {_rows(problems)} ({_pct(problems, total)}).",
     ]
     leading = "; ".join(
-        f"{_label(g)}: {g['priority']}, {_rows(g['problem_rows'])} "
-        f"({_pct(g['problem_rows'], total)})"
+        f"{_label(g)} ({g['priority']}): {_rows(g['count'])} ({_pct(g['count'], total)}), "
+        f"{g['problem_rows']} reporting a problem"
         for g in summary["pain_points"][:_LEADING]
     )
     if leading:
@@ -181,13 +222,11 @@ def _pain_points(summary: Summary) -> list[str]:
         )
     other = summary["other_groups"]
     if other["groups"]:
-        groups = (
-            "1 other group is" if other["groups"] == 1 else f"{other['groups']} other groups are"
-        )
+        groups = "1 other group" if other["groups"] == 1 else f"{other['groups']} other groups"
         lines += [
             "",
-            f"{groups} not listed: {_rows(other['rows'])}, {other['problem_rows']} of them "
-            "reporting a problem or request.",
+            f"Not listed: {groups} ({_rows(other['rows'])}, {other['problem_rows']} of them "
+            "reporting a problem or request).",
         ]
     return lines
 
@@ -198,8 +237,10 @@ def _evidence(summary: Summary) -> list[str]:
         if not group["examples"]:
             continue
         lines += [
-            f"**{_label(group)}** (`{_plain(group['key'])}`, "
-            f"{_rows(group['problem_rows'])} reporting a problem):",
+            _unquoted(
+                f"**{_label(group)}** (`{_plain(group['key'])}`, "
+                f"{_rows(group['problem_rows'])} reporting a problem):"
+            ),
             "",
         ]
         for example in group["examples"]:

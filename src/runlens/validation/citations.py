@@ -1,0 +1,296 @@
+"""MarkdownCitationValidationHook: every quote a reader sees in a report traces to its row.
+
+A contract's `citations` (`MarkdownCitations`) declares how its Markdown cites source rows.
+The grammar, applied to the text the reader sees in each paragraph, list item, block quote,
+table cell, heading and code block (`runlens.validation.rendered`: escapes and entities
+decoded, emphasis markers dropped):
+
+    citation    = quotation spaces? (ellipsis spaces?)? attribution
+    quotation   = OPEN quote CLOSE           one of the contract's `quote_marks` pairs
+    attribution = dash spaces? ID | "[" ID "]" | "(" ID ")" | "（" ID "）"
+    dash        = "—" | "–" | "--" | "-"
+    ellipsis    = "…" | "..."                a quote cut at its end, marked outside the marks
+
+    > “导出周报太慢了” — fb_001
+    The export complaints (“takes three minutes” — fb_001, “stuck at 99%” — fb_017) ...
+
+Spaces may include a line break inside the paragraph. ID is the run of characters up to the
+next space (punctuation after it, as in `fb_001,` or `fb_017)`, is stripped when the run
+itself is not an id) and counts as an id when it fits the ids' shape (`id_shapes`): a
+quotation followed by "— the top complaint" is prose, not a citation.
+
+Each citation is checked as a JSON quote is (`runlens.validation.quotes`): the id is in the
+Evidence Index (`unknown_evidence_id`), the quote is a verbatim fragment of that row
+(`evidence_text_mismatch`, `empty_evidence_text`) and strong (`weak_evidence_quote`). Under
+the `evidence_sections` headings (a section runs to the next heading of the same or a higher
+level) every quotation must be a citation (`unsourced_quote`). Anywhere in the document, a
+token of a distinctive id shape that names no row is `unknown_reference`. Findings name the
+line and column of the opening quotation mark or the token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from runlens.contracts import ArtifactContract, MarkdownCitations
+from runlens.errors import ContractError
+from runlens.evidence import EvidenceIndex
+from runlens.validation.base import (
+    Collector,
+    Problem,
+    QuoteLocation,
+    ValidationContext,
+    ValidatorResult,
+)
+from runlens.validation.id_shapes import IdShape, named_id
+from runlens.validation.markdown import Heading, parse_required
+from runlens.validation.quotes import RejectedQuote, judge_quote, show
+from runlens.validation.rendered import TextBlock, text_blocks
+from runlens.validation.trust import UntrustedIndex, report_untrusted
+
+#: What may stand between a quotation and the id it cites: a dash, or brackets around the id.
+DASHES = ("—", "–", "--", "-")
+#: An ellipsis after the closing mark (a quote cut at its end), before the attribution.
+ELLIPSES = "(?:…|\\.\\.\\.)"
+BRACKETS = (("[", "]"), ("(", ")"), ("（", "）"))
+_TOKEN = re.compile(r"\S+")
+
+
+class MarkdownCitationValidator:
+    """Reports unverifiable citations, unsourced quotations and unknown id-shaped tokens."""
+
+    name = "MarkdownCitationValidationHook"
+
+    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
+        self.contracts = tuple(c for c in contracts if self.applies_to(c))
+        self.grammars = {c.name: _Grammar(c) for c in self.contracts}
+
+    @staticmethod
+    def applies_to(contract: ArtifactContract) -> bool:
+        return contract.citations is not None
+
+    def validate(self, context: ValidationContext) -> ValidatorResult:
+        collector = Collector(self.name)
+        documents = [(c, _read(context, c.name)) for c in self.contracts]
+        present = [(c, markdown) for c, markdown in documents if markdown is not None]
+        if not present:
+            return collector.result()  # a missing or unreadable file is reported elsewhere
+        index = context.evidence_index()
+        if isinstance(index, UntrustedIndex):
+            # A document that quotes nothing cites nothing the index could vouch for.
+            quoting = [c for c, markdown in present if self.grammars[c.name].quotes(markdown)]
+            report_untrusted(collector, index, quoting)
+            return collector.result()
+        derived: IdShape | None = None  # worked out once, for the contracts that need it
+        for contract, markdown in present:
+            grammar = self.grammars[contract.name]
+            shape = grammar.shape
+            if shape is None:
+                shape = derived = derived or IdShape.of_ids(index.items)
+            _Document(collector, index, contract.name, grammar, shape).check(markdown)
+        return collector.result()
+
+
+def _read(context: ValidationContext, artifact_name: str) -> str | None:
+    path = context.artifact_file(artifact_name)
+    try:
+        # A BOM is not text; undecodable bytes should not hide the citations around them.
+        return None if path is None else path.read_bytes().decode("utf-8-sig", errors="replace")
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Quotation:
+    """A quotation in a block's text: `text[start:end]` with its marks, `quote` between them."""
+
+    start: int
+    end: int
+    quote: str
+    marks: tuple[str, str]
+
+
+class _Grammar:
+    """The citation grammar of one contract (module docstring), compiled once."""
+
+    def __init__(self, contract: ArtifactContract) -> None:
+        citations = contract.citations
+        assert citations is not None
+        if not citations.quote_marks or not all(all(pair) for pair in citations.quote_marks):
+            raise ContractError(f"{contract.name}: citations.quote_marks needs non-empty pairs")
+        self.rules: MarkdownCitations = citations
+        self.closing = dict(reversed(citations.quote_marks))  # the first pair of an opening wins
+        self.sections = tuple(parse_required(heading) for heading in citations.evidence_sections)
+        openings = sorted(self.closing, key=len, reverse=True)
+        self.opening = re.compile("|".join(map(re.escape, openings)))
+        not_id = re.escape("".join(sorted(set("".join(openings)))))
+        dashed = "|".join(map(re.escape, DASHES))
+        bracketed = "|".join(
+            f"{re.escape(left)}\\s*(?P<id{n}>[^\\s{re.escape(right)}]+)\\s*{re.escape(right)}"
+            for n, (left, right) in enumerate(BRACKETS)
+        )
+        # An ellipsis may stand between the quotation and its id: it marks a quote cut at
+        # its end (`“… we lost two” … — fb_3`), outside the marks, where it belongs.
+        self.attribution = re.compile(
+            f"\\s*(?:{ELLIPSES}\\s*)?(?:(?:{dashed})\\s*(?P<dashed>[^\\s{not_id}]+)|{bracketed})"
+        )
+        try:
+            self.shape = IdShape.declared(citations.id_pattern) if citations.id_pattern else None
+        except re.error as error:
+            raise ContractError(
+                f"{contract.name}: citations.id_pattern {citations.id_pattern!r} is not a "
+                f"regular expression: {error}"
+            ) from error
+
+    def quotations(self, text: str) -> Iterator[tuple[Quotation, str | None, int]]:
+        """Each quotation in `text`, the token in citation position after it (None when
+        there is none) and where the citation ends."""
+        position = 0
+        while (opening := self.opening.search(text, position)) is not None:
+            closing = self.closing[opening.group()]
+            end = text.find(closing, opening.end())
+            if end < 0:
+                position = opening.end()  # an unclosed mark quotes nothing
+                continue
+            quotation = Quotation(
+                opening.start(),
+                end + len(closing),
+                text[opening.end() : end],
+                (opening.group(), closing),
+            )
+            attribution = self.attribution.match(text, quotation.end)
+            if attribution is None:
+                yield quotation, None, quotation.end
+            else:
+                token = next(group for group in attribution.groups() if group is not None)
+                yield quotation, token, attribution.end()
+            position = quotation.end
+
+    def quotes(self, markdown: str) -> bool:
+        """Whether the document holds any quotation."""
+        return any(next(self.quotations(b.text), None) for b in text_blocks(markdown))
+
+    def evidence_section(self, block: TextBlock, current: Heading | None) -> Heading | None:
+        """The evidence section in force after heading `block`: this heading when it is
+        one, none when it closes the current one, else still the current one."""
+        heading = Heading(block.heading_level, " ".join(block.text.split()))
+        if any(heading.matches(wanted) for wanted in self.sections):
+            return heading
+        if current is not None and heading.level <= current.level:
+            return None
+        return current
+
+
+class _Document:
+    """Checks one Markdown document's citations, adding to the shared collector."""
+
+    def __init__(
+        self,
+        collector: Collector,
+        index: EvidenceIndex,
+        artifact: str,
+        grammar: _Grammar,
+        shape: IdShape,
+    ) -> None:
+        self.collector = collector
+        self.index = index
+        self.artifact = artifact
+        self.grammar = grammar
+        self.shape = shape
+
+    def check(self, markdown: str) -> None:
+        section: Heading | None = None
+        for block in text_blocks(markdown):
+            if block.heading_level:
+                section = self.grammar.evidence_section(block, section)
+            cited = list(self.check_quotations(block, section))
+            self.check_references(block, cited)
+
+    def check_quotations(
+        self, block: TextBlock, section: Heading | None
+    ) -> Iterator[tuple[int, int]]:
+        """Check every quotation of the block; yield the spans of its citations."""
+        for quotation, token, end in self.grammar.quotations(block.text):
+            feedback_id = None if token is None else named_id(token, self.index)
+            if feedback_id is not None and (
+                feedback_id in self.index or self.shape.fits(feedback_id)
+            ):
+                self.check_citation(block, quotation, feedback_id)
+                yield quotation.start, end
+            elif section is not None:
+                self.unsourced(block, quotation, section)
+
+    def check_citation(self, block: TextBlock, quotation: Quotation, feedback_id: str) -> None:
+        line, column = block.position(quotation.start)
+        where = f"line {line}, column {column}: {show(quotation.quote)}"
+        details = {"line": line, "column": column, "feedback_id": feedback_id}
+        if feedback_id not in self.index:
+            source = self.index.source or "the source"
+            self.collector.add(
+                self.artifact,
+                "unknown_evidence_id",
+                f"{where} cites {feedback_id}, but no row of {source} has that id",
+                Problem("missing evidence ids", feedback_id),
+                path=f"line {line}",
+                details=details,
+            )
+            return
+        verdict = judge_quote(
+            quotation.quote, self.index.text(feedback_id), self.grammar.rules, row_id=feedback_id
+        )
+        if isinstance(verdict, RejectedQuote):
+            self.collector.add(
+                self.artifact,
+                verdict.code,
+                f"{where} {verdict.reason}",
+                Problem(
+                    verdict.head,
+                    f"{self.artifact} line {line} {show(quotation.quote)} {verdict.reason}",
+                ),
+                path=f"line {line}",
+                details={**details, "quote": quotation.quote, **verdict.details()},
+            )
+            return
+        self.collector.quotes.append(
+            QuoteLocation(self.artifact, f"line {line}", feedback_id, verdict.start, verdict.end)
+        )
+
+    def unsourced(self, block: TextBlock, quotation: Quotation, section: Heading) -> None:
+        line, column = block.position(quotation.start)
+        opening, closing = quotation.marks
+        self.collector.add(
+            self.artifact,
+            "unsourced_quote",
+            f"line {line}, column {column}: {show(quotation.quote)} under {section} cites no "
+            f"row: follow it with the id of the row it quotes, as in {opening}…{closing} — ID",
+            Problem("unsourced quotes", f"{self.artifact} line {line} {show(quotation.quote)}"),
+            path=f"line {line}",
+            details={
+                "line": line,
+                "column": column,
+                "quote": quotation.quote,
+                "section": str(section),
+            },
+        )
+
+    def check_references(self, block: TextBlock, cited: Sequence[tuple[int, int]]) -> None:
+        """Report each id-shaped token outside the block's citations that names no row."""
+        for match in _TOKEN.finditer(block.text):
+            if any(start < match.end() and match.start() < end for start, end in cited):
+                continue
+            token = named_id(match.group(), self.index)
+            if not token or token in self.index or not self.shape.stands_out(token):
+                continue
+            line, column = block.position(match.start() + match.group().find(token))
+            source = self.index.source or "the source"
+            self.collector.add(
+                self.artifact,
+                "unknown_reference",
+                f"line {line}, column {column}: {token} looks like a row id, but no row of "
+                f"{source} has that id",
+                Problem("unknown references", token),
+                path=f"line {line}",
+                details={"line": line, "column": column, "token": token},
+            )

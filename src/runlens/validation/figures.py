@@ -1,0 +1,420 @@
+"""FigureValidationHook: every number a report states is recomputed from the data (SPEC 13.2).
+
+A plugin declares *figure rules* (`Plugin.figure_rules`). A rule names the Markdown artifact
+it checks, the sections whose numbers it checks, and the JSON artifacts it computes figures
+from; its `compute` turns those documents and the Evidence Index into named figures:
+
+    FigureRule(
+        artifact="artifacts/report.md",
+        sections=("## Summary",),
+        sources=("artifacts/orders.json",),
+        compute=lambda documents, index: [
+            Figure("orders", 120, "count", labels=(("orders",),)),
+            Figure("late.share", 0.125, "share", labels=(("late",),)),
+        ],
+    )
+
+A figure has a key, a value, a kind (`count`; `share`, a fraction written as a percentage;
+`value`, anything else such as an average) and labels: the words that name it in prose. A
+label is a tuple of terms that must all appear (a theme's name and "rows"). Terms match
+case-insensitively; a term that starts or ends with a letter of a script that spaces its
+words matches only as whole words, with an optional plural `s`/`es` (`row` matches "rows",
+`high` does not match "highest"); other terms (Chinese) match anywhere.
+
+Every number the sections state (`runlens.validation.numbers`) is tied to the figure its
+context names. A percentage ties only to shares, any other number to counts and values.
+
+- Scopes, narrowest first. Prose: the clause around the number, between brackets or the
+  separators `,` `;` `、` (and their full-width forms); the clause between separators only
+  (so `10 rows (11.2%)` is one); its part of the sentence, between semicolons; its sentence;
+  its block (paragraph, list item, heading); then the block with its lead (the sub-heading
+  it is under, the list items it is nested in, the sentence that introduces its list or
+  table with a colon). A table cell: one scope, the cell with its column header, the row's
+  text cells (those stating no number) and the lead.
+- A figure is named in a scope when every term of one of its labels occurs there. The
+  narrowest scope that names a figure of the number's kind decides. When that is a clause,
+  figures named by a label that extends a label named in the clause compete too, when the
+  extra terms come before the clause: earlier in its part of the sentence, or in the lead.
+  In "Billing has 13 rows, 9 negative" the clause names "negative" and the part extends it
+  to Billing's negative rows; in "58 negative, most about Billing" it does not.
+- The figure whose label has the most terms wins, then the nearest (summed distance of each
+  term to the number; none in a table), then the one with the longest terms. Figures that
+  tie all count.
+
+Verdicts: a number tied to figures agrees when it equals one of them, else it is
+`figure_mismatch` (the message and `details.expected` give the right value at the precision
+written); a number tied to none agrees when it equals some figure of its kind, else it is
+`unsupported_figure`. A number equals a figure at the precision written: `11.2%` and `11%`
+state 0.11236, `11.3%` does not; both round-half-up and round-half-even are accepted.
+
+When a rule's sources are missing or unreadable, or the Evidence Index cannot be trusted, the
+rule computes nothing and reports nothing: the validators of those files report them. A rule
+that computes no figures checks nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from typing import Any, Literal
+
+from runlens.contracts.model import DEFAULT_QUOTE_MARKS
+from runlens.evidence import EvidenceIndex
+from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
+from runlens.validation.numbers import (
+    SPACED_LETTERS,
+    Passage,
+    Span,
+    StatedNumber,
+    quoted_spans,
+    section_passages,
+    stated_numbers,
+)
+from runlens.validation.trust import UntrustedIndex
+
+FigureKind = Literal["count", "share", "value"]
+#: Terms that must all appear for a label to name its figure.
+Label = tuple[str, ...]
+Verdict = Literal["agrees", "mismatch", "unsupported"]
+
+_BRACKETED_BREAK = re.compile(r"[,;、，；()（）\[\]【】]")
+_CLAUSE_BREAK = re.compile(r"[,;、，；]")
+_PART_BREAK = re.compile(r"[;；]")
+#: Scopes up to this one are clauses: the one that names a figure may be extended (`_tie`).
+_CLAUSES = 2
+_SENTENCE_BREAK = re.compile(r"[.!?](?=\s|$)|[。！？]")
+_LETTER = f"[0-9_{SPACED_LETTERS}]"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure computed from the data: `value` is a count, a share (a fraction, 0.112 for
+    11.2%) or a plain value; `decimals` is how `text` writes a share or a value."""
+
+    key: str
+    value: float
+    kind: FigureKind
+    labels: tuple[Label, ...]
+    decimals: int = 1
+
+    @property
+    def text(self) -> str:
+        """The figure as a report should write it: `89`, `11.2%`."""
+        return self.written(0 if self.kind == "count" else self.decimals)
+
+    def written(self, decimals: int) -> str:
+        """The figure at `decimals` places (rounded half up), `%` after a share."""
+        shown = self._rounded(decimals)[0]
+        return f"{shown:,f}" + ("%" if self.kind == "share" else "")
+
+    def fits(self, number: StatedNumber) -> bool:
+        """Whether the number is of this figure's kind: a percentage for a share."""
+        return number.percent == (self.kind == "share")
+
+    def agrees(self, number: StatedNumber) -> bool:
+        """Whether the number states this figure, at the precision it is written."""
+        return self.fits(number) and number.value in self._rounded(number.decimals)
+
+    def _rounded(self, decimals: int) -> tuple[Decimal, Decimal]:
+        exact = Decimal(repr(float(self.value)))
+        scaled = exact * 100 if self.kind == "share" else exact
+        quantum = Decimal(1).scaleb(-decimals)
+        return scaled.quantize(quantum, ROUND_HALF_UP), scaled.quantize(quantum, ROUND_HALF_EVEN)
+
+
+#: `compute(documents, index)`: the figures, from the rule's sources (by name) and the index.
+Compute = Callable[[Mapping[str, Any], EvidenceIndex], Iterable[Figure]]
+
+
+@dataclass(frozen=True)
+class FigureRule:
+    """Which sections of which Markdown artifact state figures, and how to compute them
+    from the JSON artifacts named in `sources` (module docstring)."""
+
+    artifact: str
+    sections: tuple[str, ...]
+    sources: tuple[str, ...]
+    compute: Compute
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One number a document states, where, the figures it is tied to, and the verdict."""
+
+    number: StatedNumber
+    line: int
+    column: int
+    tied: tuple[Figure, ...]
+    verdict: Verdict
+
+
+def check_figures(
+    markdown: str,
+    sections: Sequence[str],
+    figures: Sequence[Figure],
+    quote_marks: Iterable[tuple[str, str]] = DEFAULT_QUOTE_MARKS,
+) -> list[Statement]:
+    """Every number stated in `sections` of `markdown`, tied and judged (module docstring)."""
+    names = _Names(figures)
+    marks = tuple(quote_marks)
+    statements = []
+    for passage in section_passages(markdown, sections):
+        if passage.cell is None or passage.cell.counted:
+            statements += _PassageCheck(passage, names, marks).statements()
+    return statements
+
+
+class _Names:
+    """The labels of a rule's figures, indexed so each passage is searched once per term."""
+
+    def __init__(self, figures: Sequence[Figure]) -> None:
+        self.figures = tuple(figures)
+        self.labels: dict[str, list[tuple[Figure, Label]]] = {}  # first term -> labels
+        terms: set[str] = set()
+        for figure in self.figures:
+            for label in figure.labels:
+                folded = tuple(term.casefold() for term in label)
+                if folded:
+                    self.labels.setdefault(folded[0], []).append((figure, folded))
+                    terms.update(folded)
+        self.terms = sorted(terms)
+        self.digit_terms = [term for term in self.terms if any(c.isdigit() for c in term)]
+
+    def occurrences(self, text: str) -> dict[str, list[Span]]:
+        """Where each term occurs in `text` (terms that do not occur are left out)."""
+        found = {}
+        for term in self.terms:
+            spans = [match.span() for match in _pattern(term).finditer(text)]
+            if spans:
+                found[term] = spans
+        return found
+
+    def named(self, found: Mapping[str, list[Span]]) -> list[tuple[Figure, Label]]:
+        """The labels whose every term occurs."""
+        return [
+            (figure, label)
+            for term in found
+            for figure, label in self.labels.get(term, ())
+            if all(t in found for t in label)
+        ]
+
+    def hiding(self, text: str) -> list[Span]:
+        """Occurrences of terms with digits: a number inside a name is part of the name."""
+        return [
+            match.span() for term in self.digit_terms for match in _pattern(term).finditer(text)
+        ]
+
+
+@lru_cache(maxsize=4096)
+def _pattern(term: str) -> re.Pattern[str]:
+    """A term as a case-insensitive pattern (module docstring: whole words, plurals)."""
+    body = r"\s+".join(map(re.escape, term.split()))
+    if re.match(_LETTER, term[:1]):
+        body = f"(?<!{_LETTER}){body}"
+    if re.match(_LETTER, term[-1:]):
+        body = f"{body}(?:e?s)?(?!{_LETTER})"
+    return re.compile(body, re.IGNORECASE)
+
+
+class _PassageCheck:
+    """The numbers of one passage, tied to figures through the text around them."""
+
+    def __init__(self, passage: Passage, names: _Names, marks: tuple[tuple[str, str], ...]):
+        self.passage = passage
+        self.names = names
+        self.own = passage.block.text
+        context = list(passage.lead)
+        if passage.cell is not None:
+            cell = passage.cell
+            context = [cell.header, *(t for t in cell.row if self._is_text(t)), *context]
+        # The block first, so a number's offsets in it are its offsets in `text`.
+        self.text = "\n".join([self.own, *context])
+        self.found = names.occurrences(self.text)
+        self.candidates = names.named(self.found)
+        self.skip = [*quoted_spans(self.own, marks), *names.hiding(self.own)]
+
+    def _is_text(self, cell: str) -> bool:
+        """A row's text cell: one that states no number (digits inside a name are no number)."""
+        return not stated_numbers(cell, self.names.hiding(cell))
+
+    def statements(self) -> list[Statement]:
+        statements = []
+        for number in stated_numbers(self.own, self.skip):
+            line, column = self.passage.block.position(number.start)
+            tied = self._tie(number)
+            if tied:
+                verdict: Verdict = "agrees" if any(f.agrees(number) for f in tied) else "mismatch"
+            else:
+                agrees = any(f.agrees(number) for f in self.names.figures)
+                verdict = "agrees" if agrees else "unsupported"
+            statements.append(Statement(number, line, column, tied, verdict))
+        return statements
+
+    def _scopes(self, number: StatedNumber) -> list[Span]:
+        whole = (0, len(self.text))
+        if self.passage.cell is not None:
+            return [whole]
+        return [
+            _around(self.own, number, _BRACKETED_BREAK, within=_SENTENCE_BREAK),
+            _around(self.own, number, _CLAUSE_BREAK, within=_SENTENCE_BREAK),
+            _around(self.own, number, _PART_BREAK, within=_SENTENCE_BREAK),
+            _around(self.own, number, _SENTENCE_BREAK),
+            (0, len(self.own)),
+            whole,
+        ]
+
+    def _tie(self, number: StatedNumber) -> tuple[Figure, ...]:
+        fitting = [(f, label) for f, label in self.candidates if f.fits(number)]
+        scopes = self._scopes(number)
+        for level, scope in enumerate(scopes):
+            named = [(f, label) for f, label in fitting if self._inside(label, scope)]
+            if not named:
+                continue
+            if level < _CLAUSES and len(scopes) > _CLAUSES:
+                named += self._extensions(named, fitting, clause=scope, part=scopes[_CLAUSES])
+            return self._best(named, number)
+        return ()
+
+    def _extensions(
+        self,
+        named: list[tuple[Figure, Label]],
+        fitting: list[tuple[Figure, Label]],
+        *,
+        clause: Span,
+        part: Span,
+    ) -> list[tuple[Figure, Label]]:
+        """Labels that extend a label named in the clause with terms said before it: earlier
+        in the same part of the sentence ("Billing: 13 rows, 9 negative") or in the block's
+        lead ("Billing:" above "- 9 negative")."""
+        before = ((part[0], clause[0]), (len(self.own), len(self.text)))
+        extended = []
+        for figure, label in fitting:
+            for _, narrower in named:
+                extra = set(label) - set(narrower)
+                if set(narrower) < set(label) and all(
+                    any(self._inside((term,), region) for region in before) for term in extra
+                ):
+                    extended.append((figure, label))
+                    break
+        return extended
+
+    def _inside(self, label: Label, scope: Span) -> bool:
+        start, end = scope
+        return all(any(start <= s and e <= end for s, e in self.found[term]) for term in label)
+
+    def _best(self, named: list[tuple[Figure, Label]], number: StatedNumber) -> tuple[Figure, ...]:
+        """The figures of the most specific, then nearest, then longest label."""
+        scored: dict[str, tuple[tuple[int, int, int], Figure]] = {}
+        for figure, label in named:
+            score = (len(label), -self._distance(label, number), sum(map(len, label)))
+            if figure.key not in scored or score > scored[figure.key][0]:
+                scored[figure.key] = (score, figure)
+        top = max(score for score, _ in scored.values())
+        return tuple(figure for score, figure in scored.values() if score == top)
+
+    def _distance(self, label: Label, number: StatedNumber) -> int:
+        if self.passage.cell is not None:
+            return 0
+        return sum(min(_gap(span, number) for span in self.found[term]) for term in label)
+
+
+def _around(
+    text: str,
+    number: StatedNumber,
+    breaks: re.Pattern[str],
+    within: re.Pattern[str] | None = None,
+) -> Span:
+    """The span between the last break before the number and the first break after it
+    (inside the span `within` breaks make, when given)."""
+    start, end = _around(text, number, within) if within else (0, len(text))
+    start = max((m.end() for m in breaks.finditer(text, start, number.start)), default=start)
+    after = breaks.search(text, number.end, end)
+    return start, after.start() if after else end
+
+
+def _gap(span: Span, number: StatedNumber) -> int:
+    start, end = span
+    if end <= number.start:
+        return number.start - end
+    return max(start - number.end, 0)
+
+
+# -- the validator --------------------------------------------------------------------------
+
+
+class FigureValidator:
+    """Reports `figure_mismatch` and `unsupported_figure` for a plugin's figure rules."""
+
+    name = "FigureValidationHook"
+
+    def __init__(self, rules: Iterable[FigureRule]) -> None:
+        self.rules = tuple(rules)
+
+    def validate(self, context: ValidationContext) -> ValidatorResult:
+        collector = Collector(self.name)
+        for rule in self.rules:
+            figures = _computed(rule, context)
+            path = context.artifact_file(rule.artifact) if figures else None
+            if path is None:
+                continue  # nothing to check against, or nothing to check
+            markdown = path.read_bytes().decode("utf-8-sig", errors="replace")
+            marks = _quote_marks(context, rule.artifact)
+            for statement in check_figures(markdown, rule.sections, figures, marks):
+                _report(collector, rule.artifact, statement)
+        return collector.result()
+
+
+def _computed(rule: FigureRule, context: ValidationContext) -> tuple[Figure, ...]:
+    """The rule's figures, or none when a source or the index cannot be read or trusted."""
+    index = context.evidence_index()
+    if isinstance(index, UntrustedIndex):
+        return ()
+    documents = {}
+    for name in rule.sources:
+        readable, document = context.load_document(name)
+        if not readable:
+            return ()
+        documents[name] = document
+    return tuple(rule.compute(documents, index))
+
+
+def _quote_marks(context: ValidationContext, artifact: str) -> tuple[tuple[str, str], ...]:
+    """The quotation marks the artifact's contract declares for citations, else the defaults."""
+    contract = next((c for c in context.contracts if c.name == artifact), None)
+    if contract is not None and contract.citations is not None:
+        return contract.citations.quote_marks
+    return DEFAULT_QUOTE_MARKS
+
+
+def _report(collector: Collector, artifact: str, statement: Statement) -> None:
+    number, line = statement.number, statement.line
+    where = {"line": line, "column": statement.column, "stated": number.text}
+    if statement.verdict == "mismatch":
+        figure = statement.tied[0]
+        expected = figure.written(number.decimals)
+        collector.add(
+            artifact,
+            "figure_mismatch",
+            f"line {line}, column {statement.column}: {number.text} states the figure "
+            f"`{figure.key}`, which is {expected}",
+            Problem(
+                "figure mismatch",
+                f"{number.text} should be {expected} ({figure.key}, line {line})",
+                f"in {artifact}",
+            ),
+            path=f"line {line}",
+            details={**where, "expected": expected, "figure": figure.key, "value": figure.value},
+        )
+    elif statement.verdict == "unsupported":
+        collector.add(
+            artifact,
+            "unsupported_figure",
+            f"line {line}, column {statement.column}: {number.text} names no figure computed "
+            "from the data and equals none of them",
+            Problem("unsupported figures", f"{number.text} (line {line})", f"in {artifact}"),
+            path=f"line {line}",
+            details=where,
+        )

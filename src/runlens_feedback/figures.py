@@ -1,0 +1,261 @@
+"""The figures of the insight report, recomputed from the deliverables (SPEC 13.2).
+
+Every number the report states under `SECTIONS` must be one of these figures, written next to
+words that name it (`runlens.validation.figures` says how numbers are tied to figures). The
+`report_figures` tool returns the same figures, so a model quotes them instead of computing
+them. Everything is counted as `runlens_feedback.aggregate` counts it (its grouping, its
+problem rows, its other groups), from `feedback_analysis.json`, `product_backlog.json` and
+the Evidence Index. Shares are over the analysed rows, except `rows.not_analysed.share`
+(over the rows in the file).
+
+    rows.file  rows.analysed  rows.not_analysed(.share)  problem_rows(.share)  themes
+    sentiment.<positive|neutral|negative|mixed>(.share)
+    severity.<low|medium|high|critical|high_or_critical>(.share)
+    theme.<key>.rows  .share  .problem_rows(.share)  .high_or_critical
+    theme.<key>.<sentiment> (its rows)  theme.<key>.<severity> (its problem rows)
+    other_groups  other_groups.rows  other_groups.problem_rows
+    backlog.items  backlog.<P0|P1|P2|P3>  failed_batches  failed_batches.rows  language.<code>
+
+Labels are English and Chinese. A theme's labels are each of its names (its key, the key in
+words, its English label and the parts of its Chinese label) with each label of the measure:
+`("Billing and pricing", "negative")`, `("账单/价格", "负面")`; so a theme named anywhere in
+the sentence makes a clause's "9 negative" Billing's, not the whole file's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from runlens.evidence import EvidenceIndex
+from runlens.validation.figures import Figure, FigureRule, Label
+from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
+from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
+from runlens_feedback.contracts import (
+    ANALYSIS,
+    BACKLOG,
+    PRIORITIES,
+    REPORT,
+    SENTIMENTS,
+    SEVERITIES,
+)
+
+SECTIONS = ("## Product Context", "## Executive Summary", "## Top Pain Points")
+
+Labels = tuple[Label, ...]
+
+
+_FILE: Labels = (
+    ("file",),
+    ("文件",),
+    ("input",),
+    ("total row",),
+    ("总数",),
+    ("总条数",),
+)
+_ANALYSED: Labels = (("analysed",), ("analyzed",), ("分析",))
+_NOT_ANALYSED: Labels = (
+    ("not analysed",),
+    ("not analyzed",),
+    ("unanalysed",),
+    ("unanalyzed",),
+    ("未分析",),
+    ("未能分析",),
+    ("未被分析",),
+)
+_PROBLEM: Labels = (
+    ("reporting a problem",),
+    ("反映问题",),
+    ("report a problem",),
+    ("problem or request",),
+    ("problems or requests",),
+    ("problem row",),
+    ("actionable",),
+    ("问题或需求",),
+    ("问题或建议",),
+    ("提出问题",),
+)
+_ROWS: Labels = (("row",), ("条",), ("mention",), ("行",))
+#: A group's share: its name alone, or with "share" or the rows words it is a share of.
+_SHARE: Labels = ((), ("share",), ("占比",), *_ROWS)
+_SENTIMENT: dict[str, Labels] = {
+    "positive": (("positive",), ("正面",), ("积极",), ("好评",)),
+    "neutral": (("neutral",), ("中性",)),
+    "negative": (("negative",), ("负面",), ("消极",), ("差评",)),
+    "mixed": (("mixed",), ("混合",), ("褒贬不一",)),
+}
+_SEVERITY: dict[str, Labels] = {
+    "low": (("low",), ("低",), ("轻微",)),
+    "medium": (("medium",), ("中等",), ("中度",)),
+    "high": (("high",), ("高",)),
+    "critical": (("critical",), ("严重",), ("致命",)),
+}
+_HIGH_OR_CRITICAL: Labels = (
+    ("high or critical",),
+    ("high and critical",),
+    ("高或严重",),
+    ("严重或高",),
+)
+_THEMES: Labels = (("theme",), ("group",), ("主题",))
+_OTHER_GROUPS = ("other group", "other theme", "其他主题", "其他分组")
+_BACKLOG: Labels = (("backlog",), ("backlog item",), ("待办",), ("待办事项",))
+_FAILED = ("failed batch", "batches failed", "失败批次", "批次失败")
+_LANGUAGES: dict[str, Labels] = {
+    "zh": (("chinese",), ("中文",)),
+    "en": (("english",), ("英文",), ("英语",)),
+}
+
+
+def _named(names: Iterable[str], measures: Labels) -> Labels:
+    """Each name with each label of a measure (an empty label: the name alone)."""
+    return tuple((name, *label) for name in names for label in measures)
+
+
+def _count(key: str, value: int, labels: Labels) -> Figure:
+    return Figure(key, value, "count", labels)
+
+
+def _counted(key: str, value: int, total: int, labels: Labels) -> list[Figure]:
+    """A count and its share of `total` (no share of nothing)."""
+    figures = [_count(key, value, labels)]
+    if total:
+        figures.append(Figure(f"{key}.share", value / total, "share", labels))
+    return figures
+
+
+# -- from the deliverables ------------------------------------------------------------------
+
+
+def _analysis_parts(analysis: Any) -> tuple[list[Item], list[Item]] | None:
+    """The items and failed batches, or None when the document does not have their shape
+    (the JSON validator reports that)."""
+    if not isinstance(analysis, Mapping):
+        return None
+    items, failed = analysis.get("items"), analysis.get("failed_batches", [])
+    if not isinstance(items, list) or not isinstance(failed, list):
+        return None
+    if not all(isinstance(entry, Mapping) for entry in (*items, *failed)):
+        return None
+    return items, failed
+
+
+def analysis_figures(analysis: Any, rows_in_file: int, *, all_themes: bool = True) -> list[Figure]:
+    """The figures of the analysis (and the input's row count), none when its shape is wrong.
+
+    `all_themes`: every group's figures; else only those of the pain points the aggregated
+    analysis lists (what a report discusses; a tool result stays small)."""
+    parts = _analysis_parts(analysis)
+    if parts is None:
+        return []
+    items, failed = parts
+    summary = summarize_analysis(items, total_rows=rows_in_file, failed_batches=failed)
+    analysed = summary["analysed_rows"]
+    figures = [
+        _count("rows.file", rows_in_file, _FILE),
+        _count("rows.analysed", analysed, _ANALYSED),
+        *_counted("rows.not_analysed", summary["unanalysed_rows"], rows_in_file, _NOT_ANALYSED),
+        *_counted("problem_rows", summary["problem_rows"], analysed, _PROBLEM),
+        _count("themes", summary["groups"], _THEMES),
+    ]
+    for sentiment in SENTIMENTS:
+        count = summary["sentiment"][sentiment]
+        figures += _counted(f"sentiment.{sentiment}", count, analysed, _SENTIMENT[sentiment])
+    for severity in SEVERITIES:
+        count = summary["severity"][severity]
+        figures += _counted(f"severity.{severity}", count, analysed, _SEVERITY[severity])
+    severe = summary["severity"]["high"] + summary["severity"]["critical"]
+    figures += _counted("severity.high_or_critical", severe, analysed, _HIGH_OR_CRITICAL)
+    listed = {(p["key"], p["grouped_by"]) for p in summary["pain_points"]}
+    for (key, grouped_by), members in group_items(items).items():
+        if all_themes or (key, grouped_by) in listed:
+            figures += _theme_figures(key, grouped_by, members, analysed)
+    figures += _other_groups(summary["other_groups"])
+    figures += _failures(summary["failed_batches"])
+    for language, count in summary["languages"].items():
+        figures.append(_count(f"language.{language}", count, _language_labels(language)))
+    return figures
+
+
+def _theme_figures(
+    key: str, grouped_by: str, members: Sequence[Item], analysed: int
+) -> list[Figure]:
+    """A group's figures: its rows and share, its problem rows and share, its rows by
+    sentiment, its problem rows by severity (as the pain-point table counts them)."""
+    names = theme_names(key, grouped_by)
+    problems = [m for m in members if is_actionable(m)]
+    sentiment = Counter(str(m.get("sentiment")) for m in members)
+    severity = Counter(str(m.get("severity")) for m in problems)
+    prefix = f"theme.{key}"
+    figures = [
+        _count(f"{prefix}.rows", len(members), _named(names, _ROWS)),
+        Figure(f"{prefix}.share", len(members) / analysed, "share", _named(names, _SHARE)),
+        *_counted(f"{prefix}.problem_rows", len(problems), analysed, _named(names, _PROBLEM)),
+    ]
+    figures += [
+        _count(f"{prefix}.{s}", sentiment[s], _named(names, _SENTIMENT[s])) for s in SENTIMENTS
+    ]
+    figures += [
+        _count(f"{prefix}.{s}", severity[s], _named(names, _SEVERITY[s])) for s in SEVERITIES
+    ]
+    severe = severity["high"] + severity["critical"]
+    figures.append(_count(f"{prefix}.high_or_critical", severe, _named(names, _HIGH_OR_CRITICAL)))
+    return figures
+
+
+def theme_names(key: str, grouped_by: str) -> tuple[str, ...]:
+    """The words that name a group, the display label first: for a theme of the analyst's
+    table its English label and each part of its Chinese label (`账单/价格`), then its
+    keyword, the key in words and the key."""
+    group = {"key": key, "grouped_by": grouped_by}
+    spec = theme_spec(group)
+    names = [group_label(group), *(spec.label_zh.split("/") if spec else ())]
+    names += [group_keyword(group), key.replace("_", " "), key]
+    return tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
+
+
+def _other_groups(other: Mapping[str, int]) -> list[Figure]:
+    if not other["groups"]:
+        return []
+    return [
+        _count("other_groups", other["groups"], _named(_OTHER_GROUPS, ((),))),
+        _count("other_groups.rows", other["rows"], _named(_OTHER_GROUPS, _ROWS)),
+        _count("other_groups.problem_rows", other["problem_rows"], _named(_OTHER_GROUPS, _PROBLEM)),
+    ]
+
+
+def _failures(failures: Mapping[str, Any]) -> list[Figure]:
+    return [
+        _count("failed_batches", failures["batches"], _named(_FAILED, ((),))),
+        _count("failed_batches.rows", failures["rows"], _named(_FAILED, _ROWS)),
+    ]
+
+
+def _language_labels(language: str) -> Labels:
+    return _LANGUAGES.get(language, ((language,),))
+
+
+def backlog_figures(backlog: Any) -> list[Figure]:
+    """The backlog's item count and its counts by priority, none when its shape is wrong."""
+    entries = backlog.get("items") if isinstance(backlog, Mapping) else None
+    if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
+        return []
+    priorities = Counter(entry.get("priority") for entry in entries)
+    return [
+        _count("backlog.items", len(entries), _BACKLOG),
+        *(_count(f"backlog.{p}", priorities[p], ((p,),)) for p in PRIORITIES),
+    ]
+
+
+def report_figures(documents: Mapping[str, Any], index: EvidenceIndex) -> list[Figure]:
+    """The figure rule's `compute`: every figure, or none when a deliverable's shape is wrong."""
+    analysis = analysis_figures(documents[ANALYSIS], len(index))
+    backlog = backlog_figures(documents[BACKLOG])
+    return [*analysis, *backlog] if analysis and backlog else []
+
+
+FIGURE_RULES = (
+    FigureRule(
+        artifact=REPORT, sections=SECTIONS, sources=(ANALYSIS, BACKLOG), compute=report_figures
+    ),
+)

@@ -1,0 +1,278 @@
+"""The insight report's figures on real runs: the offline analyst's reports tie every number
+they state to a figure it equals, a changed or invented figure is rejected at its line through
+`runlens validate`, and the `report_figures` tool returns the figures the check recomputes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from runlens.cli import cli
+from runlens.errors import ToolError
+from runlens.evidence import EvidenceIndex
+from runlens.plugins import load_plugin
+from runlens.runtime.prompt import build_system_prompt
+from runlens.runtime.repair import repair_message
+from runlens.tools.base import ToolContext
+from runlens.tools.workspace import Workspace
+from runlens.validation import validate_workspace
+from runlens.validation.figures import Statement, check_figures
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+from runlens_feedback.figures import SECTIONS, report_figures
+from runlens_feedback.tools import report_figures as report_figures_tool
+
+from .helpers import OfflineRun, generated_rows, run_offline, write_csv
+from .test_offline_runs import CHINESE, ENGLISH, MARKDOWN_AND_MARKS, QUOTED, RESTAURANT_AND_GAMES
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
+FIGURE_CODES = {"figure_mismatch", "unsupported_figure"}
+
+
+def statements(workspace: Path) -> list[Statement]:
+    """Every number the workspace's report states, tied and judged against its figures."""
+    documents = {
+        name: json.loads((workspace / name).read_text(encoding="utf-8"))
+        for name in (ANALYSIS, BACKLOG)
+    }
+    index = EvidenceIndex.load(workspace / "runtime" / "evidence_index.json")
+    report = (workspace / REPORT).read_text(encoding="utf-8")
+    return check_figures(report, SECTIONS, report_figures(documents, index))
+
+
+def assert_every_number_is_a_tied_figure(workspace: Path) -> list[Statement]:
+    stated = statements(workspace)
+    wrong = [(s.line, s.number.text, s.verdict) for s in stated if s.verdict != "agrees"]
+    assert wrong == []
+    assert [(s.line, s.number.text) for s in stated if not s.tied] == []
+    return stated
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> OfflineRun:
+    return run_offline(SAMPLE, tmp_path_factory.mktemp("sample") / "workspace")
+
+
+@pytest.fixture
+def workspace(sample_run: OfflineRun, tmp_path: Path) -> Path:
+    """A copy of the sample run's workspace, to change one thing in."""
+    return Path(shutil.copytree(sample_run.workspace, tmp_path / "workspace"))
+
+
+# -- no false rejections --------------------------------------------------------------------
+
+
+def test_the_sample_report_states_only_figures_each_tied_to_its_own(sample_run) -> None:
+    assert sample_run.result["status"] == "completed"
+    stated = assert_every_number_is_a_tied_figure(sample_run.workspace)
+    assert len(stated) > 80  # the whole table and summary are checked, not skipped
+    tied = [(s.line, s.number.text, s.tied[0].key) for s in stated]
+    line = line_of(sample_run.report, "rows in the file")
+    assert [(n, key) for n, text, key in tied if n == line] == [
+        (line, "rows.file"),
+        (line, "rows.analysed"),
+    ]
+    line = line_of(sample_run.report, "| Billing and pricing |")
+    assert (line, "11.2%", "theme.billing_pricing.share") in tied
+
+
+@pytest.mark.parametrize(
+    ("rows", "encoding"),
+    [
+        pytest.param(ENGLISH, "utf-8", id="english"),
+        pytest.param(CHINESE, "gbk", id="gbk"),
+        pytest.param(CHINESE + ENGLISH, "utf-8-sig", id="utf-8-bom"),
+        pytest.param(QUOTED, "utf-8", id="quoted-newlines"),
+        pytest.param(ENGLISH[:1], "utf-8", id="one-row"),
+        pytest.param(MARKDOWN_AND_MARKS, "utf-8", id="markdown-characters"),
+        pytest.param(RESTAURANT_AND_GAMES, "utf-8", id="other-domains"),
+        pytest.param(generated_rows(400), "utf-8", id="generated-400"),
+    ],
+)
+def test_every_test_inputs_report_states_only_figures(tmp_path, rows, encoding) -> None:
+    run = run_offline(write_csv(tmp_path / "in.csv", rows, encoding=encoding), tmp_path / "ws")
+    assert run.result["status"] == "completed", run.result["error_message"]
+    assert assert_every_number_is_a_tied_figure(run.workspace)
+
+
+def test_a_chinese_report_is_checked_too(workspace: Path) -> None:
+    chinese = {
+        "## Product Context": "- 来源：文件共 89 条反馈，已分析 89 条，未分析 0 条。\n"
+        "- 语言：中文 65 条，英文 24 条。",
+        "## Executive Summary": "情感：正面 23 条（25.8%）、负面 58 条（65.2%）、中性 5 条、"
+        "混合 3 条。\n\n严重程度：严重 5 条、高 25 条、中等 31 条、低 28 条；高或严重 30 条"
+        "（33.7%）。\n\n反映问题的反馈 65 条（73.0%）。待办事项 8 条，其中 P0 1 条、P1 6 条。",
+        "## Top Pain Points": "1. 计费：10 条（11.2%），其中负面 10 条，4 条高或严重。\n"
+        "2. 性能问题：13 条，其中 9 条反映问题。",
+    }
+    for heading, body in chinese.items():
+        replace_section(workspace, heading, body)
+    assert len(assert_every_number_is_a_tied_figure(workspace)) == 28
+    replace_section(workspace, "## Top Pain Points", "1. 计费：10 条，其中负面 9 条。")
+    (finding,) = figure_findings(verdict(workspace))
+    assert (finding["details"]["stated"], finding["details"]["expected"]) == ("9", "10")
+    assert finding["details"]["figure"] == "theme.billing_pricing.negative"
+
+
+# -- through runlens validate ---------------------------------------------------------------
+
+
+def verdict(workspace: Path, *args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["validate", str(workspace), "--json", *args])
+    payload: dict[str, Any] = json.loads(result.stdout)
+    payload["exit_code"] = result.exit_code
+    return payload
+
+
+def figure_findings(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in payload["findings"] if f["code"] in FIGURE_CODES]
+
+
+def edit_report(workspace: Path, old: str, new: str) -> int:
+    """Replace the first `old` in the report; return the 1-based line it is on."""
+    path = workspace / REPORT
+    report = path.read_text(encoding="utf-8")
+    assert old in report
+    path.write_text(report.replace(old, new, 1), encoding="utf-8")
+    return report[: report.index(old)].count("\n") + 1
+
+
+def replace_section(workspace: Path, heading: str, body: str) -> None:
+    path = workspace / REPORT
+    report = path.read_text(encoding="utf-8")
+    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## )", re.MULTILINE | re.DOTALL)
+    path.write_text(pattern.sub(f"{heading}\n\n{body}\n\n", report, count=1), encoding="utf-8")
+
+
+def line_of(text: str, fragment: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), start=1) if fragment in line)
+
+
+def assert_only_the_report_is_rejected(payload: dict[str, Any]) -> None:
+    assert payload["exit_code"] == 1
+    assert payload["status"] == "failed"
+    assert payload["artifacts"] == {ANALYSIS: "validated", BACKLOG: "validated", REPORT: "rejected"}
+    assert {f["code"] for f in payload["findings"]} <= FIGURE_CODES
+
+
+def test_a_wrong_row_count_is_a_mismatch_at_its_line(workspace: Path) -> None:
+    line = edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    payload = verdict(workspace)
+    assert_only_the_report_is_rejected(payload)
+    (finding,) = payload["findings"]
+    assert finding["code"] == "figure_mismatch"
+    assert (finding["artifact"], finding["path"]) == (REPORT, f"line {line}")
+    details = finding["details"]
+    assert (details["line"], details["stated"], details["expected"]) == (line, "88", "89")
+    assert details["figure"] == "rows.file"
+    assert f"figure mismatch: 88 should be 89 (rows.file, line {line})" in payload["error_message"]
+
+
+def test_the_human_verdict_names_the_code_the_artifact_and_the_line(workspace: Path) -> None:
+    line = edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(cli, ["validate", str(workspace)])
+    assert result.exit_code == 1
+    for text in ("figure_mismatch", REPORT, f"line {line}", "which is 89", "validated"):
+        assert text in result.stdout
+
+
+def test_a_wrong_theme_row_count_in_the_table_is_a_mismatch(workspace: Path) -> None:
+    line = edit_report(workspace, "| `billing_pricing` | 10 |", "| `billing_pricing` | 11 |")
+    payload = verdict(workspace)
+    assert_only_the_report_is_rejected(payload)
+    (finding,) = payload["findings"]
+    assert (finding["path"], finding["details"]["expected"]) == (f"line {line}", "10")
+    assert finding["details"]["figure"] == "theme.billing_pricing.rows"
+
+
+@pytest.mark.parametrize(
+    ("share", "rejected"), [("11.3%", True), ("11%", False), ("11.24%", False)]
+)
+def test_a_theme_share_is_compared_at_the_precision_written(workspace, share, rejected) -> None:
+    line = edit_report(workspace, "10 rows (11.2%)", f"10 rows ({share})")
+    findings = figure_findings(verdict(workspace))
+    if not rejected:
+        assert findings == []
+        return
+    (finding,) = findings
+    assert (finding["path"], finding["details"]["expected"]) == (f"line {line}", "11.2%")
+    assert finding["details"]["figure"] == "theme.billing_pricing.share"
+
+
+def test_an_invented_statistic_is_unsupported(workspace: Path) -> None:
+    line = edit_report(workspace, "Severity:", "42% of users churned.\n\nSeverity:")
+    payload = verdict(workspace)
+    assert_only_the_report_is_rejected(payload)
+    (finding,) = payload["findings"]
+    assert (finding["code"], finding["path"]) == ("unsupported_figure", f"line {line}")
+    assert payload["error_message"].startswith(f"unsupported figures: 42% (line {line})")
+
+
+def test_numbers_outside_the_checked_sections_are_not_figures(workspace: Path) -> None:
+    edit_report(workspace, "## Risks And Unknowns\n", "## Risks And Unknowns\n\n42% churned.\n")
+    assert verdict(workspace)["findings"] == []
+
+
+def test_an_unreadable_analysis_gets_no_figure_findings(workspace: Path) -> None:
+    edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    (workspace / ANALYSIS).write_text("{not json", encoding="utf-8")
+    payload = verdict(workspace)
+    assert payload["artifacts"][ANALYSIS] == "rejected"
+    assert figure_findings(payload) == []
+
+
+def test_the_repair_message_names_the_right_value(workspace: Path) -> None:
+    edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    plugin = load_plugin("feedback-analysis")
+    report = validate_workspace(workspace, CONTRACTS, plugin=plugin)
+    message = repair_message(report, CONTRACTS, remaining=1)
+    assert "Write 89 instead of 88 (the figure `rows.file`)" in message
+
+
+# -- the tool, the skill and the prompt ------------------------------------------------------
+
+
+def tool_context(workspace: Path) -> ToolContext:
+    (source,) = (workspace / "input").iterdir()
+    return ToolContext(run_id="test", workspace=Workspace(workspace), input_path=source)
+
+
+def test_the_tool_returns_the_figures_the_check_recomputes(workspace: Path) -> None:
+    result = report_figures_tool(tool_context(workspace))
+    shown = {figure["key"]: figure for figure in result["figures"]}
+    assert result["not_written_yet"] == []
+    assert "## Executive Summary" in result["rule"]
+    assert shown["rows.file"]["text"] == "89"
+    billing = shown["theme.billing_pricing.share"]
+    assert (billing["text"], billing["labels"][0]) == ("11.2%", "Billing and pricing")
+    assert shown["theme.billing_pricing.rows"]["labels"][0] == "Billing and pricing + row"
+    assert shown["backlog.P0"]["text"] == "1"
+    checked = {s.tied[0].key: s.number.text for s in statements(workspace) if s.number.text != "0"}
+    listed = {key: text for key, text in checked.items() if key in shown}
+    assert listed and all(shown[key]["text"] == text for key, text in listed.items())
+
+
+def test_the_tool_reads_what_is_written_so_far(workspace: Path) -> None:
+    (workspace / BACKLOG).unlink()
+    result = report_figures_tool(tool_context(workspace))
+    assert result["not_written_yet"] == [BACKLOG]
+    assert not [f for f in result["figures"] if f["key"].startswith("backlog.")]
+    (workspace / ANALYSIS).unlink()
+    with pytest.raises(ToolError, match="analyze_feedback_batches"):
+        report_figures_tool(tool_context(workspace))
+
+
+def test_the_prompt_and_the_skill_teach_the_figure_rule() -> None:
+    plugin = load_plugin("feedback-analysis")
+    prompt = build_system_prompt(plugin)
+    assert "Figures are checked under ## Product Context, ## Executive Summary, ## Top Pain" in (
+        " ".join(prompt.split())
+    )
+    assert "report_figures" in plugin.skill
+    (step,) = [step for step in plugin.plan if step.step_id == "write_report"]
+    assert "report_figures" in step.tools
