@@ -270,7 +270,7 @@ def test_the_tool_reads_what_is_written_so_far(workspace: Path) -> None:
 def test_the_prompt_and_the_skill_teach_the_figure_rule() -> None:
     plugin = load_plugin("feedback-analysis")
     prompt = build_system_prompt(plugin)
-    assert "Figures are checked under ## Product Context, ## Executive Summary, ## Top Pain" in (
+    assert "Figures under ## Product Context, ## Executive Summary, ## Top Pain Points are" in (
         " ".join(prompt.split())
     )
     assert "report_figures" in plugin.skill

@@ -119,7 +119,7 @@ def llama_server(tmp_path: Path) -> Iterator[LlamaServer]:
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf_path()),
         "--chat_format", "chatml-function-calling", "--n_threads", "1",
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
     ]  # fmt: skip
     started = time.monotonic()
     with log.open("wb") as sink:

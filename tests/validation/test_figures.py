@@ -115,6 +115,12 @@ def test_a_clause_is_extended_by_a_name_earlier_in_its_part_of_the_sentence() ->
     assert ties("Billing: 10 rows; 58 negative.")[1][2] == ("negative",)
 
 
+def test_words_inside_a_quotation_name_no_figure() -> None:
+    # "Billing" is the customer's word here: 42% must not be read as Billing's share.
+    assert ties("Churn rose 42%, as in “Billing is a mess”.") == [("42%", "unsupported", ())]
+    assert ties("Churn rose 42%, as Billing shows.") == [("42%", "mismatch", ("billing.share",))]
+
+
 def test_a_percentage_ties_only_to_shares_and_a_count_only_to_counts_and_values() -> None:
     assert ties("Negative: 58 (65.2%).") == [
         ("58", "agrees", ("negative",)),

@@ -30,8 +30,9 @@ def describe_contract(contract: ArtifactContract) -> str:
         for path, allowed in contract.rules.enum_fields.items():
             lines.append(f"`{path}` must be one of: " + ", ".join(allowed) + ".")
     if contract.json_schema is not None:
+        schema = {k: v for k, v in contract.json_schema.items() if k != "$schema"}
         lines.append("It must satisfy this JSON Schema (draft 2020-12):")
-        lines.append(_compact_json(contract.json_schema))
+        lines.append(_compact_json(schema))
     if contract.required_headings:
         rules = contract.heading_rules
         how = []
@@ -57,15 +58,11 @@ def describe_contract(contract: ArtifactContract) -> str:
 def _quote_strength(rules: QuoteRules) -> str:
     """What makes a verbatim quote strong enough to be evidence (`runlens.validation.quotes`)."""
     strength = (
-        f"A quote needs at least {rules.min_length} characters and a letter or digit, unless it "
-        "is the row's whole text"
+        f"A quote needs {rules.min_length}+ characters with a letter or digit (unless it is "
+        "the whole row)"
     )
     if rules.whole_words:
-        strength += (
-            "; in languages that put spaces between words (English, French, Russian, ...) it "
-            "must start and end at word boundaries: quote whole words, never part of one "
-            "(Chinese and Japanese text is exempt)"
-        )
+        strength += " and, in languages with spaces between words, whole words only"
     return strength + "."
 
 
@@ -73,32 +70,21 @@ def _citation_rules(citations: MarkdownCitations) -> list[str]:
     """How the document must cite rows, in the exact form the citation validator parses
     (`runlens.validation.citations`)."""
     (opening, closing), *_ = citations.quote_marks
-    marks = ", ".join(f"{o}…{c}" for o, c in citations.quote_marks)
+    marks = " ".join(f"{o}…{c}" for o, c in citations.quote_marks)
     lines = [
-        "Quotes from the input are checked. Cite a row by following the closing quotation mark "
-        "with a dash and the row's id, in a block quote or inline, several per paragraph if "
-        "you like:",
-        f"    > {opening}the row's own words{closing} — ROW_ID",
-        f"    ... ({opening}first quote{closing} — ROW_ID, {opening}second quote{closing} — "
-        "OTHER_ID) ...",
-        f"The id may also follow in brackets: {opening}quote{closing} [ROW_ID]. Quotation "
-        f"marks: {marks}; use a pair whose closing mark does not occur in the quote.",
-        "Each cited quote must be copied verbatim from the row it cites (no paraphrase, no "
-        f"translation, no ellipsis inside the marks). {_quote_strength(citations)}",
-        "Escape Markdown characters inside a quote with a backslash (\\*, \\_, \\[, \\`, "
-        "\\<, \\&, ...) so the reader sees the row's exact words. To shorten a quote, cut it "
-        "between words and mark the cut with … outside the marks, never inside them: before "
-        f"the opening mark for a cut at the start (… {opening}words{closing} — ROW_ID), after "
-        f"the closing mark for a cut at the end ({opening}words{closing} … — ROW_ID).",
+        f"Cite each quote from the input as {opening}the row's own words{closing} — ROW_ID "
+        f"(or {opening}…{closing} [ROW_ID]), in a block quote or inline, several per "
+        f"paragraph. Marks: {marks}, a pair whose closing mark is not in the quote. "
+        f"Each quote is checked like evidence_text. {_quote_strength(citations)}",
+        "Escape Markdown characters in a quote with a backslash. To shorten one, cut between "
+        f"words and put … outside the marks (… {opening}words{closing} — ROW_ID, or "
+        f"{opening}words{closing} … — ROW_ID).",
     ]
     if citations.evidence_sections:
         sections = ", ".join(citations.evidence_sections)
-        lines.append(f"Under {sections} every quotation must cite a row this way.")
-    shape = f" (ids match `{citations.id_pattern}`)" if citations.id_pattern else ""
-    lines.append(
-        f"Any word that looks like a row id{shape}, in prose, tables or code, must be an id of "
-        "the input."
-    )
+        lines.append(f"Under {sections} every quotation must cite a row.")
+    shape = f" (`{citations.id_pattern}`)" if citations.id_pattern else ""
+    lines.append(f"Every id-like word{shape} in the document must be an id of the input.")
     return lines
 
 
@@ -106,12 +92,10 @@ def describe_figures(contract: ArtifactContract, plugin: Plugin) -> list[str]:
     """Which sections of the contract's document have their figures checked, and against
     what (`runlens.validation.figures`)."""
     return [
-        f"Figures are checked under {', '.join(rule.sections)}: every number written there "
-        f"(counts, percentages, averages) is recomputed from {', '.join(rule.sources)} and the "
-        "input, and must equal the figure that the words next to it name (in the same "
-        "clause); a number that names no figure must still equal one. Percentages are compared "
-        "at the precision written (11% or 11.2%). Dates, ids and numbers inside quotations "
-        "are not figures."
+        f"Figures under {', '.join(rule.sections)} are recomputed from "
+        f"{', '.join(rule.sources)} and the input: each number must equal the figure the words "
+        "in its clause name, or at least some figure. Percentages compare at the precision "
+        "written. Dates, ids and numbers in quotations are not figures."
         for rule in plugin.figure_rules
         if rule.artifact == contract.name
     ]

@@ -30,6 +30,7 @@ line and column of the opening quotation mark or the token.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -148,10 +149,12 @@ class _Grammar:
         """Each quotation in `text`, the token in citation position after it (None when
         there is none) and where the citation ends."""
         position = 0
+        unclosed: set[str] = set()  # closing marks that no longer occur: linear, not quadratic
         while (opening := self.opening.search(text, position)) is not None:
             closing = self.closing[opening.group()]
-            end = text.find(closing, opening.end())
+            end = -1 if closing in unclosed else text.find(closing, opening.end())
             if end < 0:
+                unclosed.add(closing)
                 position = opening.end()  # an unclosed mark quotes nothing
                 continue
             quotation = Quotation(
@@ -199,6 +202,7 @@ class _Document:
         self.artifact = artifact
         self.grammar = grammar
         self.shape = shape
+        self.longest = max(map(len, index.items), default=0)
 
     def check(self, markdown: str) -> None:
         section: Heading | None = None
@@ -213,7 +217,7 @@ class _Document:
     ) -> Iterator[tuple[int, int]]:
         """Check every quotation of the block; yield the spans of its citations."""
         for quotation, token, end in self.grammar.quotations(block.text):
-            feedback_id = None if token is None else named_id(token, self.index)
+            feedback_id = None if token is None else named_id(token, self.index, self.longest)
             if feedback_id is not None and (
                 feedback_id in self.index or self.shape.fits(feedback_id)
             ):
@@ -277,10 +281,12 @@ class _Document:
 
     def check_references(self, block: TextBlock, cited: Sequence[tuple[int, int]]) -> None:
         """Report each id-shaped token outside the block's citations that names no row."""
+        starts = [start for start, _ in cited]  # in order, not overlapping
         for match in _TOKEN.finditer(block.text):
-            if any(start < match.end() and match.start() < end for start, end in cited):
+            before = bisect.bisect_left(starts, match.end()) - 1  # the last one starting before
+            if before >= 0 and cited[before][1] > match.start():
                 continue
-            token = named_id(match.group(), self.index)
+            token = named_id(match.group(), self.index, self.longest)
             if not token or token in self.index or not self.shape.stands_out(token):
                 continue
             line, column = block.position(match.start() + match.group().find(token))

@@ -68,6 +68,7 @@ from runlens.validation.numbers import (
     SPACED_LETTERS,
     Passage,
     Span,
+    SpanSet,
     StatedNumber,
     quoted_spans,
     section_passages,
@@ -76,6 +77,7 @@ from runlens.validation.numbers import (
 from runlens.validation.trust import UntrustedIndex
 
 FigureKind = Literal["count", "share", "value"]
+_NOWHERE = SpanSet(())
 #: Terms that must all appear for a label to name its figure.
 Label = tuple[str, ...]
 Verdict = Literal["agrees", "mismatch", "unsupported"]
@@ -183,11 +185,16 @@ class _Names:
         self.terms = sorted(terms)
         self.digit_terms = [term for term in self.terms if any(c.isdigit() for c in term)]
 
-    def occurrences(self, text: str) -> dict[str, list[Span]]:
-        """Where each term occurs in `text` (terms that do not occur are left out)."""
+    def occurrences(self, text: str, ignored: SpanSet = _NOWHERE) -> dict[str, list[Span]]:
+        """Where each term occurs in `text`, outside the `ignored` spans (terms that do not
+        occur are left out)."""
         found = {}
         for term in self.terms:
-            spans = [match.span() for match in _pattern(term).finditer(text)]
+            spans = [
+                match.span()
+                for match in _pattern(term).finditer(text)
+                if not ignored.contains(*match.span())
+            ]
             if spans:
                 found[term] = spans
         return found
@@ -232,9 +239,11 @@ class _PassageCheck:
             context = [cell.header, *(t for t in cell.row if self._is_text(t)), *context]
         # The block first, so a number's offsets in it are its offsets in `text`.
         self.text = "\n".join([self.own, *context])
-        self.found = names.occurrences(self.text)
+        quoted = quoted_spans(self.own, marks)
+        # Words inside a quotation are the customer's, not the report's: they name nothing.
+        self.found = names.occurrences(self.text, SpanSet(quoted))
         self.candidates = names.named(self.found)
-        self.skip = [*quoted_spans(self.own, marks), *names.hiding(self.own)]
+        self.skip = [*quoted, *names.hiding(self.own)]
 
     def _is_text(self, cell: str) -> bool:
         """A row's text cell: one that states no number (digits inside a name are no number)."""

@@ -75,22 +75,31 @@ class IdShape:
         return any(p.fullmatch(token) for p in self.distinctive)
 
 
-def named_id(token: str, ids: Container[str]) -> str:
+def named_id(token: str, ids: Container[str], longest: int | None = None) -> str:
     """The id a token names: the token itself when it is an id, else the token with the
     punctuation around it (`fb_001,`, `(fb_017)`, `fb_3。`) stripped one character at a
-    time until it is one; if it never is, the fully stripped token."""
-    if token in ids:
+    time until it is one; if it never is, the fully stripped token.
+
+    `longest` is the length of the longest id, when known: a longer candidate is not looked
+    up. A hostile document's token can be a megabyte of punctuation, so the work stays linear
+    in the token's length.
+    """
+
+    def known(start: int, end: int) -> bool:
+        return (longest is None or end - start <= longest) and token[start:end] in ids
+
+    start, end = 0, len(token)
+    if known(start, end):
         return token
-    trimmed = token
-    while trimmed and _is_punctuation(trimmed[-1]):
-        trimmed = trimmed[:-1]
-        if trimmed in ids:
-            return trimmed
-    while trimmed and _is_punctuation(trimmed[0]):
-        trimmed = trimmed[1:]
-        if trimmed in ids:
-            return trimmed
-    return trimmed
+    while end > start and _is_punctuation(token[end - 1]):
+        end -= 1
+        if known(start, end):
+            return token[start:end]
+    while start < end and _is_punctuation(token[start]):
+        start += 1
+        if known(start, end):
+            return token[start:end]
+    return token[start:end]
 
 
 def _is_punctuation(char: str) -> bool:

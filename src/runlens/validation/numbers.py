@@ -30,6 +30,7 @@ is nested in, and the sentence introducing its list or table when that ends with
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -96,15 +97,40 @@ class StatedNumber:
 
 def stated_numbers(text: str, skip: Sequence[Span] = ()) -> list[StatedNumber]:
     """Every number `text` states (module docstring), outside the `skip` spans."""
-    hidden = [*skip, *(match.span() for match in _DATES.finditer(text))]
+    hidden = SpanSet([*skip, *(match.span() for match in _DATES.finditer(text))])
     numbers = []
     for run in _RUN.finditer(text):
         if _joined(text, run.start(), run.end()):
             continue
         for start, end in _parts(run):
-            if not any(start < stop and begin < end for begin, stop in hidden):
+            if not hidden.overlaps(start, end):
                 numbers.append(_number(text, start, end))
     return numbers
+
+
+class SpanSet:
+    """Spans merged into sorted, disjoint intervals, asked about in logarithmic time: a
+    hostile document can hold a hundred thousand quotations and as many numbers."""
+
+    def __init__(self, spans: Iterable[Span]) -> None:
+        merged: list[Span] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        self._spans = merged
+        self._starts = [start for start, _ in merged]
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """Whether `[start, end)` shares a character with a span."""
+        last = bisect.bisect_left(self._starts, end) - 1  # the last span beginning before end
+        return last >= 0 and self._spans[last][1] > start
+
+    def contains(self, start: int, end: int) -> bool:
+        """Whether `[start, end)` lies inside a span."""
+        last = bisect.bisect_right(self._starts, start) - 1
+        return last >= 0 and self._spans[last][1] >= end
 
 
 def _joined(text: str, start: int, end: int) -> bool:
