@@ -107,6 +107,29 @@ _LANGUAGES: dict[str, Labels] = {
 }
 
 
+#: Every word of the labels of figures that are not a theme's: no theme may be named by one.
+_GENERIC_TERMS = frozenset(
+    term.casefold()
+    for labels in (
+        _FILE,
+        _ANALYSED,
+        _NOT_ANALYSED,
+        _PROBLEM,
+        _ROWS,
+        _SHARE,
+        *_SENTIMENT.values(),
+        *_SEVERITY.values(),
+        _HIGH_OR_CRITICAL,
+        _THEMES,
+        _BACKLOG,
+        *_LANGUAGES.values(),
+        tuple((name,) for name in (*_OTHER_GROUPS, *_FAILED, *PRIORITIES)),
+    )
+    for label in labels
+    for term in label
+)
+
+
 def _named(names: Iterable[str], measures: Labels) -> Labels:
     """Each name with each label of a measure (an empty label: the name alone)."""
     return tuple((name, *label) for name in names for label in measures)
@@ -206,12 +229,17 @@ def _theme_figures(
 def theme_names(key: str, grouped_by: str) -> tuple[str, ...]:
     """The words that name a group, the display label first: for a theme of the analyst's
     table its English label and each part of its Chinese label (`账单/价格`), then its
-    keyword, the key in words and the key."""
+    keyword, the key in words and the key.
+
+    A name that is also a word of the other figures' labels is left out: themes come from
+    the data, and a topic named "file" or "negative" would otherwise claim "89 rows in the
+    file" or "58 negative" for itself."""
     group = {"key": key, "grouped_by": grouped_by}
     spec = theme_spec(group)
     names = [group_label(group), *(spec.label_zh.split("/") if spec else ())]
     names += [group_keyword(group), key.replace("_", " "), key]
-    return tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
+    kept = (name.strip() for name in names if name.strip())
+    return tuple(dict.fromkeys(name for name in kept if name.casefold() not in _GENERIC_TERMS))
 
 
 def _other_groups(other: Mapping[str, int]) -> list[Figure]:

@@ -276,3 +276,25 @@ def test_the_prompt_and_the_skill_teach_the_figure_rule() -> None:
     assert "report_figures" in plugin.skill
     (step,) = [step for step in plugin.plan if step.step_id == "write_report"]
     assert "report_figures" in step.tools
+
+
+def test_a_theme_named_like_a_measure_does_not_claim_its_figures() -> None:
+    # Uncategorised topics are named by their own keyword, which can be any word of the data:
+    # a topic "file" must not take "rows in the file" for itself, nor "negative" the
+    # sentiment count.
+    items = [
+        {"feedback_id": f"r{n}", "sentiment": "negative", "severity": "medium",
+         "pain_point": "file upload fails", "evidence_text": "upload fails", "theme": theme}
+        for n, theme in enumerate(["topic:file", "topic:file", "topic:negative"])
+    ]  # fmt: skip
+    index = EvidenceIndex.from_items({}, source="f.csv", source_hash="0" * 64)
+    documents = {ANALYSIS: {"items": items, "failed_batches": []}, BACKLOG: {"items": []}}
+    figures = report_figures(documents, index)
+    text = "- Source: `f.csv`, 0 rows in the file, 3 analysed.\n- Negative: 3 (100.0%)."
+    statements = check_figures(f"# R\n\n## Product Context\n\n{text}\n", SECTIONS, figures)
+    assert [(s.number.text, s.verdict, [f.key for f in s.tied]) for s in statements] == [
+        ("0", "agrees", ["rows.file"]),
+        ("3", "agrees", ["rows.analysed"]),
+        ("3", "agrees", ["sentiment.negative"]),
+        ("100.0%", "agrees", ["sentiment.negative.share"]),
+    ]

@@ -358,6 +358,22 @@ def test_punctuation_is_stripped_from_an_id_only_when_needed() -> None:
     assert named_id("A-17.", ids) == "A-17."
     assert named_id("fb_999).", ids) == "fb_999"
     assert named_id("“x”", ids) == "x"
+    # With the longest id's length known, longer candidates are never looked up, so a
+    # megabyte of punctuation costs one pass; the answer is the same.
+    longest = max(map(len, ids))
+    assert named_id("“" * 1000 + "fb_001" + "”" * 1000, ids, longest) == "fb_001"
+    assert named_id("“" * 1000, ids, longest) == ""
+
+
+def test_unclosed_quotation_marks_quote_nothing_and_do_not_hide_later_citations(check) -> None:
+    markdown = report_with(Evidence="“" * 5000 + " and then “导出周报太慢了” [fb_001]")
+    report = check(markdown)
+    # The first unclosed mark pairs with the only closing one: not a verbatim quote of fb_001.
+    assert [f.code for f in report.findings] == ["evidence_text_mismatch"]
+    markdown = report_with(Evidence="> “导出周报太慢了” — fb_001\n\n" + "「" * 5000)
+    report = check(markdown)
+    assert report.passed, report.error_message
+    assert len(report_quotes(report)) == 1
 
 
 def test_a_prose_dash_after_a_quotation_is_not_a_citation(check) -> None:
