@@ -172,6 +172,26 @@ def test_inputs_of_every_kind_complete(tmp_path: Path, rows: Rows, encoding: str
     assert run.analysis["failed_batches"] == []
 
 
+@pytest.mark.parametrize(
+    "make_id",
+    [
+        pytest.param(lambda n: f"row {n}", id="spaces"),
+        pytest.param(lambda n: str(n), id="numbers"),
+        pytest.param(lambda n: f"r]{n}", id="closing-bracket"),
+        pytest.param(lambda n: f"REV.{n:04d}.", id="trailing-dot"),
+        pytest.param(lambda n: f"_{n}_", id="underscores"),
+        pytest.param(lambda n: f"“{n}”", id="quotation-marks"),
+        pytest.param(lambda n: f"用户-{n}", id="chinese"),
+    ],
+)
+def test_ids_of_any_format_are_cited_and_verified(tmp_path: Path, make_id) -> None:
+    rows = [{**row, "feedback_id": make_id(n)} for n, row in enumerate(ENGLISH * 4, start=1)]
+    run = run_rows(tmp_path, rows)
+    assert_completed(run)
+    cited = {quote.feedback_id for quote in report_quotes(run)}
+    assert cited and cited <= {row["feedback_id"] for row in rows}
+
+
 def test_gbk_text_is_quoted_in_its_own_characters(tmp_path: Path) -> None:
     run = run_rows(tmp_path, CHINESE, encoding="gbk")
     quotes = {item["feedback_id"]: item["evidence_text"] for item in run.analysis["items"]}

@@ -376,6 +376,35 @@ def test_unclosed_quotation_marks_quote_nothing_and_do_not_hide_later_citations(
     assert len(report_quotes(report)) == 1
 
 
+def test_prose_in_brackets_after_a_quotation_does_not_hide_the_citation_inside(check) -> None:
+    markdown = report_with(
+        Executive_Summary="The “export” (“等三分钟很影响效率” — fb_001) is slow (see above)."
+    )
+    report = check(markdown)
+    assert report.passed, report.error_message
+    assert [q.feedback_id for q in report_quotes(report)] == ["fb_001"]
+
+
+def test_a_bracketed_id_may_hold_spaces_when_the_ids_do(tmp_path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "input").mkdir(parents=True)
+    csv_path = workspace / "input" / "rows.csv"
+    csv_path.write_text("id,text\nrow 1,The export is slow\nrow 2,Login fails\n", "utf-8")
+    build_evidence_index(csv_path, id_column="id", text_column="text").write(
+        workspace / "runtime" / "evidence_index.json"
+    )
+    (workspace / "report.md").write_text(
+        "“The export is slow” [row 1], “Login fails” (row 2), “Login fails” [row 9].\n",
+        encoding="utf-8",
+    )
+    contract = ArtifactContract(name="report.md", citations=MarkdownCitations())
+    report = validate_workspace(workspace, [contract])
+    assert [q.feedback_id for q in report.quotes] == ["row 1", "row 2"]
+    assert [(f.code, f.details["feedback_id"]) for f in report.findings] == [
+        ("unknown_evidence_id", "row 9")
+    ]
+
+
 def test_a_prose_dash_after_a_quotation_is_not_a_citation(check) -> None:
     markdown = report_with(Executive_Summary="Exports are “painfully slow” — the top complaint.")
     assert check(markdown).passed

@@ -7,7 +7,8 @@ decoded, emphasis markers dropped):
 
     citation    = quotation spaces? (ellipsis spaces?)? attribution
     quotation   = OPEN quote CLOSE           one of the contract's `quote_marks` pairs
-    attribution = dash spaces? ID | "[" ID "]" | "(" ID ")" | "（" ID "）"
+    attribution = dash spaces? ID | "[" ID "]" | "(" ID ")" | "（" ID "）"   (spaces in
+                  brackets: `[row 17]`)
     dash        = "—" | "–" | "--" | "-"
     ellipsis    = "…" | "..."                a quote cut at its end, marked outside the marks
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from runlens.contracts import ArtifactContract, MarkdownCitations
@@ -128,8 +129,10 @@ class _Grammar:
         self.opening = re.compile("|".join(map(re.escape, openings)))
         not_id = re.escape("".join(sorted(set("".join(openings)))))
         dashed = "|".join(map(re.escape, DASHES))
+        # In brackets an id may hold spaces (`[row 17]`): the closing bracket ends it.
         bracketed = "|".join(
-            f"{re.escape(left)}\\s*(?P<id{n}>[^\\s{re.escape(right)}]+)\\s*{re.escape(right)}"
+            f"{re.escape(left)}\\s*(?P<id{n}>[^\\s{re.escape(right)}]"
+            f"(?:[^{re.escape(right)}\\n]*[^\\s{re.escape(right)}])?)\\s*{re.escape(right)}"
             for n, (left, right) in enumerate(BRACKETS)
         )
         # An ellipsis may stand between the quotation and its id: it marks a quote cut at
@@ -145,9 +148,15 @@ class _Grammar:
                 f"regular expression: {error}"
             ) from error
 
-    def quotations(self, text: str) -> Iterator[tuple[Quotation, str | None, int]]:
-        """Each quotation in `text`, the token in citation position after it (None when
-        there is none) and where the citation ends."""
+    def quotations(
+        self, text: str, row_id: Callable[[str], str | None] = lambda token: None
+    ) -> Iterator[tuple[Quotation, str | None, int]]:
+        """Each quotation in `text`, the row id it cites (None when it cites none) and where
+        it ends. `row_id` says which row a token in citation position names, if any.
+
+        Scanning goes on after a citation's id, so quotation marks inside an id (`[“4”]`)
+        are not read as a quotation; after a quotation that cites nothing it goes on right
+        after the quotation, so `“a” (“b” — fb_1)` still finds the citation inside."""
         position = 0
         unclosed: set[str] = set()  # closing marks that no longer occur: linear, not quadratic
         while (opening := self.opening.search(text, position)) is not None:
@@ -164,12 +173,16 @@ class _Grammar:
                 (opening.group(), closing),
             )
             attribution = self.attribution.match(text, quotation.end)
-            if attribution is None:
-                yield quotation, None, quotation.end
-            else:
+            token = None
+            if attribution is not None:
                 token = next(group for group in attribution.groups() if group is not None)
-                yield quotation, token, attribution.end()
-            position = quotation.end
+            cited = None if token is None else row_id(token)
+            if attribution is None or cited is None:
+                yield quotation, None, quotation.end
+                position = quotation.end
+            else:
+                yield quotation, cited, attribution.end()
+                position = attribution.end()
 
     def quotes(self, markdown: str) -> bool:
         """Whether the document holds any quotation."""
@@ -216,15 +229,27 @@ class _Document:
         self, block: TextBlock, section: Heading | None
     ) -> Iterator[tuple[int, int]]:
         """Check every quotation of the block; yield the spans of its citations."""
-        for quotation, token, end in self.grammar.quotations(block.text):
-            feedback_id = None if token is None else named_id(token, self.index, self.longest)
-            if feedback_id is not None and (
-                feedback_id in self.index or self.shape.fits(feedback_id)
-            ):
+        for quotation, feedback_id, end in self.grammar.quotations(block.text, self.row_id):
+            if feedback_id is not None:
                 self.check_citation(block, quotation, feedback_id)
                 yield quotation.start, end
             elif section is not None:
                 self.unsourced(block, quotation, section)
+
+    def row_id(self, token: str) -> str | None:
+        """The row a token in citation position names, or None when it is prose."""
+        feedback_id = named_id(token, self.index, self.longest)
+        return feedback_id if feedback_id and self.cites(feedback_id) else None
+
+    def cites(self, token: str) -> bool:
+        """Whether a token in citation position is meant as a row id: an id of the index, or
+        of the ids' shape. A bracketed token with spaces (`(and more)`) is prose unless the
+        ids' own shape has spaces (`row 17`): shapeless ids would take any words for one."""
+        if token in self.index:
+            return True
+        if any(char.isspace() for char in token):
+            return self.shape.matches(token)
+        return self.shape.fits(token)
 
     def check_citation(self, block: TextBlock, quotation: Quotation, feedback_id: str) -> None:
         line, column = block.position(quotation.start)

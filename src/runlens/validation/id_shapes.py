@@ -68,7 +68,11 @@ class IdShape:
 
     def fits(self, token: str) -> bool:
         """Whether a token in citation position is an id (every token, for shapeless ids)."""
-        return not self.patterns or any(p.fullmatch(token) for p in self.patterns)
+        return not self.patterns or self.matches(token)
+
+    def matches(self, token: str) -> bool:
+        """Whether the token has one of the ids' shapes (never, for shapeless ids)."""
+        return any(p.fullmatch(token) for p in self.patterns)
 
     def stands_out(self, token: str) -> bool:
         """Whether a token in running text looks like an id."""

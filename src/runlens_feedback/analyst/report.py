@@ -28,6 +28,9 @@ _LANGUAGES = {"zh": "Chinese", "en": "English"}
 _QUOTE_MARKS = (REPORT_CONTRACT.citations or MarkdownCitations()).quote_marks
 #: ASCII punctuation that could start Markdown markup inside a quoted line.
 _MARKUP = frozenset("\\`*_[]<>&~|")
+_ID_MARKUP = _MARKUP - {"_"}
+_OPENING_MARKS = frozenset(opening for opening, _ in _QUOTE_MARKS)
+_BRACKETS = (("[", "]"), ("(", ")"), ("（", "）"))
 _SINGLE_MARKS = str.maketrans({"“": "‘", "”": "’", '"': "'", "「": "『", "」": "』"})
 
 Summary = Mapping[str, Any]
@@ -115,9 +118,27 @@ def _quote_line(example: Mapping[str, Any]) -> str:
         quote, cut_end = quote[: quote.index(closing)].rstrip(), True
     return (
         f"> {'… ' if cut_start else ''}{opening}{_escaped(quote)}{closing}"
-        f"{' …' if cut_end else ''} — {_plain(example.get('feedback_id'))} "
+        f"{' …' if cut_end else ''} {_attribution(str(example.get('feedback_id')))} "
         f"({example.get('sentiment')}, {example.get('severity')})"
     )
+
+
+def _attribution(row_id: str) -> str:
+    """How a citation names its row: `— id`, or `[id]` for an id the dash form cannot carry
+    (one with spaces or quotation marks), with Markdown characters escaped so the reader
+    sees the id as it is."""
+    shown = "".join(f"\\{char}" if char in _ID_MARKUP else char for char in row_id)
+    # An underscore inside a word is no emphasis; one at either edge may be.
+    if shown.startswith("_"):
+        shown = "\\" + shown
+    if shown.endswith("_"):
+        shown = shown[:-1] + "\\_"
+    if not any(char.isspace() or char in _OPENING_MARKS for char in row_id):
+        return f"— {shown}"
+    left, right = next(
+        ((left, right) for left, right in _BRACKETS if right not in row_id), _BRACKETS[0]
+    )
+    return f"{left}{shown}{right}"
 
 
 def _quote_marks(quote: str) -> tuple[str, str]:
