@@ -152,17 +152,18 @@ def test_the_sample_completes(tmp_path: Path) -> None:
     assert len(quoted) == run.report.count(" — fb_")  # every citation line was verified
 
 
-@pytest.mark.parametrize(
-    ("rows", "encoding"),
-    [
-        pytest.param(ENGLISH, "utf-8", id="english-only"),
-        pytest.param(CHINESE, "gbk", id="gbk"),
-        pytest.param(CHINESE + ENGLISH, "utf-8-sig", id="utf-8-bom"),
-        pytest.param(QUOTED, "utf-8", id="quoted-newlines-and-commas"),
-        pytest.param(ENGLISH[:1], "utf-8", id="one-row"),
-        pytest.param(MARKDOWN_AND_MARKS, "utf-8", id="markdown-characters-and-long-quotes"),
-    ],
-)
+#: The inputs every offline run must complete on: (rows, encoding), one per kind of file.
+INPUT_KINDS = [
+    pytest.param(ENGLISH, "utf-8", id="english-only"),
+    pytest.param(CHINESE, "gbk", id="gbk"),
+    pytest.param(CHINESE + ENGLISH, "utf-8-sig", id="utf-8-bom"),
+    pytest.param(QUOTED, "utf-8", id="quoted-newlines-and-commas"),
+    pytest.param(ENGLISH[:1], "utf-8", id="one-row"),
+    pytest.param(MARKDOWN_AND_MARKS, "utf-8", id="markdown-characters-and-long-quotes"),
+]
+
+
+@pytest.mark.parametrize(("rows", "encoding"), INPUT_KINDS)
 def test_inputs_of_every_kind_complete(tmp_path: Path, rows: Rows, encoding: str) -> None:
     run = run_rows(tmp_path, rows, encoding=encoding)
     assert_completed(run)

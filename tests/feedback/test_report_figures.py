@@ -28,7 +28,7 @@ from runlens_feedback.figures import SECTIONS, report_figures
 from runlens_feedback.tools import report_figures as report_figures_tool
 
 from .helpers import OfflineRun, generated_rows, run_offline, write_csv
-from .test_offline_runs import CHINESE, ENGLISH, MARKDOWN_AND_MARKS, QUOTED, RESTAURANT_AND_GAMES
+from .test_offline_runs import INPUT_KINDS, RESTAURANT_AND_GAMES
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
 FIGURE_CODES = {"figure_mismatch", "unsupported_figure"}
@@ -84,12 +84,7 @@ def test_the_sample_report_states_only_figures_each_tied_to_its_own(sample_run) 
 @pytest.mark.parametrize(
     ("rows", "encoding"),
     [
-        pytest.param(ENGLISH, "utf-8", id="english"),
-        pytest.param(CHINESE, "gbk", id="gbk"),
-        pytest.param(CHINESE + ENGLISH, "utf-8-sig", id="utf-8-bom"),
-        pytest.param(QUOTED, "utf-8", id="quoted-newlines"),
-        pytest.param(ENGLISH[:1], "utf-8", id="one-row"),
-        pytest.param(MARKDOWN_AND_MARKS, "utf-8", id="markdown-characters"),
+        *INPUT_KINDS,
         pytest.param(RESTAURANT_AND_GAMES, "utf-8", id="other-domains"),
         pytest.param(generated_rows(400), "utf-8", id="generated-400"),
     ],

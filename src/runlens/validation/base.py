@@ -162,6 +162,23 @@ class Validator(Protocol):
     def validate(self, context: ValidationContext) -> ValidatorResult: ...
 
 
+class ContractValidator:
+    """A Stop validator built from the contracts it applies to: each subclass says which
+    (`applies_to`) and checks them in `validate`; the rest are not its business."""
+
+    name: str = ""
+
+    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
+        self.contracts = tuple(c for c in contracts if self.applies_to(c))
+
+    @staticmethod
+    def applies_to(contract: ArtifactContract) -> bool:
+        raise NotImplementedError
+
+    def validate(self, context: ValidationContext) -> ValidatorResult:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class Problem:
     """One entry of a summary line: `head: item, item (tail)` once grouped.

@@ -41,6 +41,7 @@ from runlens.errors import ContractError
 from runlens.evidence import EvidenceIndex
 from runlens.validation.base import (
     Collector,
+    ContractValidator,
     Problem,
     QuoteLocation,
     ValidationContext,
@@ -60,13 +61,13 @@ BRACKETS = (("[", "]"), ("(", ")"), ("（", "）"))
 _TOKEN = re.compile(r"\S+")
 
 
-class MarkdownCitationValidator:
+class MarkdownCitationValidator(ContractValidator):
     """Reports unverifiable citations, unsourced quotations and unknown id-shaped tokens."""
 
     name = "MarkdownCitationValidationHook"
 
     def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
-        self.contracts = tuple(c for c in contracts if self.applies_to(c))
+        super().__init__(contracts)
         self.grammars = {c.name: _Grammar(c) for c in self.contracts}
 
     @staticmethod

@@ -9,7 +9,6 @@ neither make one finding on the artifact, listing them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from runlens.contracts import ArtifactContract, walk
@@ -17,6 +16,7 @@ from runlens.evidence import EvidenceIndex
 from runlens.validation.base import (
     SUMMARY_ITEMS,
     Collector,
+    ContractValidator,
     Problem,
     ValidationContext,
     ValidatorResult,
@@ -26,13 +26,10 @@ from runlens.validation.base import (
 DETAIL_IDS = 1000
 
 
-class CoverageValidator:
+class CoverageValidator(ContractValidator):
     """Reports the rows of the index that a contract's artifact neither analysed nor excused."""
 
     name = "CoverageValidationHook"
-
-    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
-        self.contracts = tuple(c for c in contracts if self.applies_to(c))
 
     @staticmethod
     def applies_to(contract: ArtifactContract) -> bool:

@@ -12,13 +12,14 @@ so a hundred thousand citations cost linear time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk, walk_pairs
 from runlens.evidence import EvidenceIndex
 from runlens.validation.base import (
     Collector,
+    ContractValidator,
     Problem,
     QuoteLocation,
     ValidationContext,
@@ -35,13 +36,10 @@ from runlens.validation.quotes import (
 from runlens.validation.trust import UntrustedIndex, report_untrusted
 
 
-class EvidenceCitationValidator:
+class EvidenceCitationValidator(ContractValidator):
     """Reports unknown ids, empty, non-verbatim or weak quotes, and an untrusted index."""
 
     name = "EvidenceCitationValidationHook"
-
-    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
-        self.contracts = tuple(c for c in contracts if self.applies_to(c))
 
     @staticmethod
     def applies_to(contract: ArtifactContract) -> bool:

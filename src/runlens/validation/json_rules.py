@@ -20,6 +20,7 @@ from runlens.errors import ContractError
 from runlens.schema import CompiledSchema, compiled
 from runlens.validation.base import (
     Collector,
+    ContractValidator,
     Problem,
     ValidationContext,
     ValidatorResult,
@@ -31,13 +32,13 @@ from runlens.validation.base import (
 _MESSAGE_LIMIT = 200
 
 
-class JsonOutputValidator:
+class JsonOutputValidator(ContractValidator):
     """Checks JSON artifacts: invalid_json, missing_field, invalid_enum, schema_violation."""
 
     name = "JsonOutputValidationHook"
 
     def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
-        self.contracts = tuple(c for c in contracts if self.applies_to(c))
+        super().__init__(contracts)
         # Compile each schema once; a broken schema is the plugin author's mistake, found early.
         self._schemas = {c.name: _compile(c) for c in self.contracts if c.json_schema is not None}
 

@@ -9,7 +9,7 @@ nested in block quotes or list items are not section headings of the report.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -18,6 +18,7 @@ from markdown_it.token import Token
 from runlens.contracts import ArtifactContract
 from runlens.validation.base import (
     Collector,
+    ContractValidator,
     Problem,
     ValidationContext,
     ValidatorResult,
@@ -103,13 +104,10 @@ def _in_order(sequence: Sequence[int]) -> set[int]:
     return set(longest)
 
 
-class MarkdownSectionValidator:
+class MarkdownSectionValidator(ContractValidator):
     """Reports `missing_heading`, and with `heading_rules` `heading_order`/`duplicate_heading`."""
 
     name = "MarkdownSectionValidationHook"
-
-    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
-        self.contracts = tuple(c for c in contracts if self.applies_to(c))
 
     @staticmethod
     def applies_to(contract: ArtifactContract) -> bool:

@@ -5,24 +5,20 @@ A model saying "the report is written" only ends the loop; this checks the works
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from runlens.contracts import ArtifactContract
 from runlens.validation.base import (
     Collector,
+    ContractValidator,
     Problem,
     ValidationContext,
     ValidatorResult,
 )
 
 
-class RequiredOutputValidator:
+class RequiredOutputValidator(ContractValidator):
     """Reports `missing_file` for each required artifact that is not a usable file."""
 
     name = "RequiredOutputValidationHook"
-
-    def __init__(self, contracts: Iterable[ArtifactContract]) -> None:
-        self.contracts = tuple(c for c in contracts if self.applies_to(c))
 
     @staticmethod
     def applies_to(contract: ArtifactContract) -> bool:
