@@ -30,8 +30,7 @@ import httpx
 
 from runlens.errors import ProviderError, UserError
 from runlens.models.messages import ToolCall
-
-REDACTED = "[REDACTED]"
+from runlens.secrets import REDACTED
 
 #: Headers that carry credentials; `redact_headers` masks their values.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key"})

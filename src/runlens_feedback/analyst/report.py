@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runlens.contracts import MarkdownCitations
+from runlens.validation.citations import BRACKETS
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX
@@ -30,7 +31,6 @@ _QUOTE_MARKS = (REPORT_CONTRACT.citations or MarkdownCitations()).quote_marks
 _MARKUP = frozenset("\\`*_[]<>&~|")
 _ID_MARKUP = _MARKUP - {"_"}
 _OPENING_MARKS = frozenset(opening for opening, _ in _QUOTE_MARKS)
-_BRACKETS = (("[", "]"), ("(", ")"), ("（", "）"))
 _SINGLE_MARKS = str.maketrans({"“": "‘", "”": "’", '"': "'", "「": "『", "」": "』"})
 
 Summary = Mapping[str, Any]
@@ -136,7 +136,7 @@ def _attribution(row_id: str) -> str:
     if not any(char.isspace() or char in _OPENING_MARKS for char in row_id):
         return f"— {shown}"
     left, right = next(
-        ((left, right) for left, right in _BRACKETS if right not in row_id), _BRACKETS[0]
+        ((left, right) for left, right in BRACKETS if right not in row_id), BRACKETS[0]
     )
     return f"{left}{shown}{right}"
 
