@@ -23,7 +23,7 @@ SECRET_VARIABLES = (
 
 #: Shorter values are not treated as secrets: masking "abc" everywhere would shred the text
 #: around it, and a value that short is not a credential anyone can use.
-MIN_SECRET_LENGTH = 8
+MIN_SECRET_LENGTH = 6
 
 
 def known_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -34,3 +34,14 @@ def test_a_key_echoed_into_evidence_and_a_file_name_fails_and_is_redacted(
     for path in (outcome.workspace / "runtime").rglob("*"):
         assert KEY.encode() not in path.read_bytes(), path
     assert KEY.encode() not in (outcome.workspace / "manifest.json").read_bytes()
+
+
+def test_a_short_token_is_still_kept_out_of_records(run_script, good_documents, monkeypatch):
+    token = "tok123"  # six characters: records blanked such values before, and still do
+    monkeypatch.setenv("RUNLENS_UI_TOKEN", token)
+    analysis, backlog, report = copy.deepcopy(good_documents)
+    outcome = run_script(turns_for(analysis, backlog, report + f"\nToken: {token}\n"))
+    assert outcome.exit_code == 1
+    assert {f["code"] for f in outcome.json["findings"]} == {"secret_in_artifact"}
+    for path in (outcome.workspace / "runtime").rglob("*"):
+        assert token.encode() not in path.read_bytes(), path
