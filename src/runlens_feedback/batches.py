@@ -148,6 +148,9 @@ async def analyze_in_batches(
 
     async def one(number: int, offset: int) -> BatchOutcome:
         async with limiter:
+            # Suspend once a batch holds its slot: a model that answers without suspending
+            # (the offline analyst) would otherwise run every batch in one loop pass.
+            await asyncio.sleep(0)
             rows = table.page(offset, batch_size)["rows"]
             outcome = await _run_batch(
                 context, index, rows, number, offset, id_column=id_column, text_column=text_column

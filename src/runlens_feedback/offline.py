@@ -15,11 +15,13 @@ Conversation, as an LLM would hold it:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from runlens.models.base import Model
+from runlens.runtime.cancellation import checkpoint
 from runlens.models.messages import (
     AssistantMessage,
     Message,
@@ -33,6 +35,8 @@ from runlens_feedback.batches import SUBMIT_TOOL
 from runlens_feedback.contracts import BACKLOG, REPORT
 
 BATCH_SIZE = 200
+#: Rows analysed between two returns to the event loop (a few milliseconds of work).
+ROWS_PER_SLICE = 20
 
 
 class OfflineAnalyst(Model):
@@ -42,17 +46,23 @@ class OfflineAnalyst(Model):
         self, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelResponse:
         if any(tool.name == SUBMIT_TOOL for tool in tools):
-            return self._answer_batch(messages)
+            return await self._answer_batch(messages)
         return self._next_step(messages)
 
     # -- batches ---------------------------------------------------------------------------
 
-    def _answer_batch(self, messages: Sequence[Message]) -> ModelResponse:
+    async def _answer_batch(self, messages: Sequence[Message]) -> ModelResponse:
         from runlens_feedback.analyst import analyze_rows
 
         prompt = next(m.content for m in reversed(messages) if isinstance(m, UserMessage))
         rows = [json.loads(line) for line in prompt.splitlines()[1:] if line.startswith("{")]
-        items = analyze_rows(rows)
+        items: list[dict[str, Any]] = []
+        # The analysis is pure computation: hand the event loop back every few rows, so a
+        # cancellation (SIGTERM, Ctrl-C) and the other batches get their turn.
+        for start in range(0, len(rows), ROWS_PER_SLICE):
+            checkpoint()
+            items.extend(analyze_rows(rows[start : start + ROWS_PER_SLICE]))
+            await asyncio.sleep(0)
         return _call(SUBMIT_TOOL, {"items": items}, "batch")
 
     # -- the main conversation -------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
@@ -74,6 +75,16 @@ def exit_on_user_error(
     return decorate
 
 
+#: C0 and C1 control characters (and DEL), except tab and newline: a model's text (a finding's
+#: message, an error) could otherwise move the cursor, clear the screen or retitle the window.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with control characters shown as `\\xNN` escapes, for a terminal."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
 def echo_json(payload: dict[str, Any]) -> None:
     """Print exactly one JSON object on stdout (UTF-8 text kept readable)."""
     click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
@@ -85,5 +96,6 @@ __all__ = [
     "echo_json",
     "exit_on_user_error",
     "one_line",
+    "terminal_safe",
     "usage_errors",
 ]

@@ -10,6 +10,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from runlens.cli.common import terminal_safe
 from runlens.plugins.base import PlanStep
 from runlens.records.events import Event
 
@@ -46,15 +47,27 @@ class RunProgress:
         if event.type == "plan.step.updated":
             self.status[data["step_id"]] = data["status"]
             if self._live is None:
-                self.console.print(f"  {data['step_id']}: {data['status']}", highlight=False)
+                reason = f" ({data['reason']})" if data.get("reason") else ""
+                self.console.print(
+                    terminal_safe(f"  {data['step_id']}: {data['status']}{reason}"),
+                    highlight=False,
+                    markup=False,
+                )
         elif event.type == "tool.called":
             self.tool_calls += 1
             self.activity = f"calling {data.get('name')}"
         elif event.type == "model.called":
             self.turns += 1 if data.get("purpose", "turn") == "turn" else 0
             self.activity = "waiting for the model"
-        elif event.type == "batch.completed":
-            self.activity = f"analysed batch {data.get('batch')} of {data.get('batches')}"
+        elif event.type in ("batch.completed", "batch.failed"):
+            done = "analysed" if event.type == "batch.completed" else "FAILED"
+            self.activity = f"{done} batch {data.get('batch')} of {data.get('batches')}"
+            if self._live is None:  # a log or CI: one line per batch, so progress is visible
+                line = f"  batch {data.get('batch')}/{data.get('batches')}: {data.get('items')} "
+                line += f"of {data.get('rows')} rows analysed"
+                if event.type == "batch.failed":
+                    line += f"; failed: {data.get('reason')}"
+                self.console.print(terminal_safe(line), highlight=False, markup=False)
         elif event.type == "run.validating":
             self.activity = "validating deliverables"
         elif event.type == "repair.requested":

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from runlens.cli.common import terminal_safe
 from runlens.contracts import ArtifactContract
 from runlens.validation.findings import Finding
 
@@ -71,7 +72,7 @@ def render_header(console: Console, report: ReportLike, verdict: str | None = No
     counts = f"{len(report.findings)} finding(s), {quote_counts(report.quotes)}"
     console.print(Text.assemble((word, style), "  ", counts))
     if report.error_message:
-        console.print(Text(report.error_message, style="red"))
+        console.print(Text(terminal_safe(report.error_message), style="red"))
 
 
 def artifact_table(
@@ -91,8 +92,8 @@ def artifact_table(
     table.add_column("Findings", justify="right", no_wrap=True)
     for name, status in artifacts.items():
         table.add_row(
-            Text(labels.get(name, name)),
-            Text(name),
+            Text(terminal_safe(labels.get(name, name))),
+            Text(terminal_safe(name)),
             Text(status, style=_STATUS_STYLE.get(status, "")),
             str(counts.get(name, 0)),
         )
@@ -106,7 +107,11 @@ def findings_table(title: str, findings: Sequence[Finding], limit: int = FINDING
     table.add_column("Code", no_wrap=True)
     table.add_column("Message", overflow="fold")
     for finding in findings[:limit]:
-        table.add_row(Text(finding.path or "-"), Text(finding.code), Text(finding.message))
+        table.add_row(
+            Text(terminal_safe(finding.path or "-")),
+            Text(terminal_safe(finding.code)),
+            Text(terminal_safe(finding.message)),
+        )
     if len(findings) > limit:
         more = f"... and {len(findings) - limit} more (all of them with --json)"
         table.add_row("", "", Text(more, style="dim"))
@@ -153,4 +158,16 @@ class HasContracts(Protocol):
 def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContracts) -> None:
     """The verdict of a run: its status (`COMPLETED`, `FAILED`, ...) instead of PASSED/FAILED."""
     status = str(getattr(result.status, "value", result.status))
-    render_verdict(console, result, plugin.contracts, verdict=status.upper())
+    if result.findings or any(
+        state not in ("missing", "not_validated") for state in result.artifacts.values()
+    ):
+        render_verdict(console, result, plugin.contracts, verdict=status.upper())
+        return
+    # The run stopped before validation (an input error, a provider error, a cancellation):
+    # the error is the news, not a table of deliverables that were never going to exist.
+    render_header(console, result, status.upper())
+    written = [name for name, state in result.artifacts.items() if state == "not_validated"]
+    if written:
+        console.print(Text(f"Written but not validated: {', '.join(written)}", style="yellow"))
+    else:
+        console.print(Text("No deliverable was written.", style="dim"))

@@ -144,18 +144,12 @@ def _execute(run: Run, as_json: bool) -> int:
         )
 
     async def go() -> RunResult:
-        # SIGTERM from an operator cancels the run like Ctrl-C does, at an await point.
-        task = asyncio.current_task()
-        assert task is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        _cancel_on_signals(run)
         try:
             return await run.execute()
         finally:
             await run.model.aclose()
 
-    # Ctrl-C cancels the run cleanly, even when the parent process started us with SIGINT
-    # ignored (asyncio turns the first Ctrl-C into a cancellation of the run).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if as_json:
             result = asyncio.run(go())
@@ -172,6 +166,25 @@ def _execute(run: Run, as_json: bool) -> int:
     else:
         _print_verdict(result, run)
     return EXIT_COMPLETED if result.status == "completed" else EXIT_FAILED
+
+
+def _cancel_on_signals(run: Run) -> None:
+    """SIGTERM and Ctrl-C cancel the run within a second, whatever phase it is in.
+
+    Plain signal handlers, not the event loop's: they run between two bytecodes even while
+    synchronous work (a large CSV, an offline batch) holds the loop, and `Run.cancel` both
+    flags the run (its long loops check the flag) and cancels its task. Installed for SIGINT
+    too when the parent started us with SIGINT ignored. A second signal stops at once.
+    """
+    names = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "Ctrl-C (SIGINT)"}
+
+    def handle(signum: int, _frame: object) -> None:
+        if run.cancel_scope.cancelled:
+            raise KeyboardInterrupt
+        run.cancel(f"cancelled by {names.get(signal.Signals(signum), str(signum))}")
+
+    for signum in names:
+        signal.signal(signum, handle)
 
 
 def _redacted(run: Run, text: str) -> str:

@@ -47,38 +47,48 @@ def encode_record(record: Mapping[str, Any]) -> bytes:
 def read_run_record(workspace: Path) -> dict[str, Any]:
     path = workspace / RUN_RECORD
     try:
-        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(f"not a RunLens workspace (no {RUN_RECORD}): {workspace}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path} is damaged: not UTF-8 (at byte {error.start})") from None
     except json.JSONDecodeError as error:
-        raise UserError(f"{path} is not valid JSON: {error}") from None
+        raise UserError(f"{path} is damaged, not valid JSON: {error}") from None
+    if not isinstance(record, dict):
+        kind = type(record).__name__
+        raise UserError(f"{path} is damaged: it holds a JSON {kind}, not an object")
     return record
 
 
 def find_workspace(run: str, home: Path | None = None) -> Path:
-    """A run id under the runs home, or a path to a workspace."""
+    """A workspace path, a run id under the runs home, or a unique prefix or suffix of one
+    (`run_2026`, `0a23ec`)."""
     candidate = Path(run)
     if (candidate / RUN_RECORD).is_file():
         return candidate
-    under_home = runs_home(home) / run
-    if (under_home / RUN_RECORD).is_file():
-        return under_home
-    raise UserError(f"no run {run!r} (looked in {runs_home(home)})")
-
-
-def list_runs(home: Path | None = None) -> list[dict[str, Any]]:
-    """Every run under the runs home, newest first; unreadable folders are skipped."""
     base = runs_home(home)
-    if not base.is_dir():
+    under_home = base / run
+    if run and "/" not in run and (under_home / RUN_RECORD).is_file():
+        return under_home
+    matches = sorted(
+        path
+        for path in run_workspaces(home)
+        if run and (path.name.startswith(run) or path.name.endswith(run))
+    )
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(path.name for path in matches[:5])
+        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+        raise UserError(f"{run!r} matches {len(matches)} runs ({shown}{more}): give more of the id")
+    raise UserError(f"no run {run!r} (looked in {base})")
+
+
+def run_workspaces(home: Path | None = None) -> list[Path]:
+    """Every folder under the runs home that holds a run record."""
+    base = runs_home(home)
+    try:
+        children = list(base.iterdir())
+    except OSError:
         return []
-    records = []
-    for child in base.iterdir():
-        path = child / RUN_RECORD
-        if path.is_file():
-            try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                continue
-            record["workspace"] = str(child)
-            records.append(record)
-    return sorted(records, key=lambda r: str(r.get("created_at", "")), reverse=True)
+    return [child for child in children if (child / RUN_RECORD).is_file()]

@@ -18,6 +18,10 @@ class PlanTracker:
     ) -> None:
         self.steps = tuple(steps)
         self.status: dict[str, StepStatus] = {step.step_id: "pending" for step in steps}
+        #: Why a step has its status, when it is not self-evident (a failure's cause).
+        self.reasons: dict[str, str] = {}
+        #: Steps whose work was asked for while an earlier step had not started yet.
+        self._waiting: set[str] = set()
         self._publish = publish
         # Built once, as `on_tool` runs on every tool call: the artifacts each step delivers.
         self._artifacts: dict[str, frozenset[str | None]] = {
@@ -33,22 +37,39 @@ class PlanTracker:
         self.status[step_id] = status
         data: dict[str, Any] = {"step_id": step_id, "status": status}
         if reason:
-            data["reason"] = reason
+            data["reason"] = self.reasons[step_id] = reason
+        else:
+            self.reasons.pop(step_id, None)
         self._publish("plan.step.updated", data)
 
     def on_tool(self, tool_name: str, path: str | None = None) -> None:
-        """A tool call starts the step that owns the tool, or the artifact it writes."""
+        """A tool call starts the step that owns the tool, or the artifact it writes.
+
+        Steps start in plan order: a step whose earlier steps have not all started waits
+        (e.g. the analysis, called before the input was read, starts once the index is built).
+        """
         for step in self.steps:
             if self.status[step.step_id] != "pending":
                 continue
             owns_path = path is not None and path in self._artifacts[step.step_id]
             if owns_path or tool_name in step.tools:
-                self.set(step.step_id, "running")
+                self._waiting.add(step.step_id)
+        self._start_waiting()
 
     def on_evidence_index(self) -> None:
         for step in self.steps:
             if all(c.kind == "evidence_index_built" for c in step.success_criteria):
                 self.set(step.step_id, "completed")
+        self._start_waiting()
+
+    def _start_waiting(self) -> None:
+        for step in self.steps:
+            if step.step_id in self._waiting:
+                self._waiting.discard(step.step_id)
+                if self.status[step.step_id] == "pending":
+                    self.set(step.step_id, "running")
+            elif self.status[step.step_id] == "pending":
+                return  # later steps wait for this one to start
 
     def settle(
         self,
@@ -81,15 +102,18 @@ class PlanTracker:
                 self.set(step.step_id, "failed", reason)
 
     def as_records(self) -> list[dict[str, Any]]:
-        return [
-            {
+        records = []
+        for step in self.steps:
+            record: dict[str, Any] = {
                 "id": step.step_id,
                 "title": step.title,
                 "status": self.status[step.step_id],
                 "success_criteria": [c.describe() for c in step.success_criteria],
             }
-            for step in self.steps
-        ]
+            if step.step_id in self.reasons:
+                record["reason"] = self.reasons[step.step_id]
+            records.append(record)
+        return records
 
 
 def _holds(

@@ -29,6 +29,9 @@ from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
 from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
+from runlens.runtime import cancellation
+from runlens.runtime.cancellation import CancelScope
+from runlens.runtime.lock import WorkspaceLock
 from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimits
 from runlens.runtime.plan import PlanTracker
 from runlens.runtime.prompt import build_system_prompt
@@ -113,8 +116,19 @@ class Run:
         self.run_id = run_id or new_run_id()
         self.source = input_path
         self.workspace = Workspace(workspace)
-        if self.workspace.run_record.exists():
-            raise UserError(f"workspace already holds a run: {self.workspace.root}")
+        # Claimed before anything is written: of several runs racing for one workspace, one
+        # gets it and the others stop here with a usage error.
+        self.lock = WorkspaceLock.claim(self.workspace, self.run_id)
+        self.cancel_scope = CancelScope()
+        try:
+            self._start(plugin, input_path, model, subscribers)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _start(
+        self, plugin: Plugin, input_path: Path, model: Model, subscribers: Sequence[Subscriber]
+    ) -> None:
         self.workspace.create()
         self.status = RunStatus.CREATED
         self.error_message: str | None = None
@@ -147,11 +161,20 @@ class Run:
 
     # -- public -----------------------------------------------------------------------------
 
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        """Stop the run as soon as it can (within a second, in every phase); it ends
+        `cancelled`. Safe from a signal handler or another thread."""
+        self.cancel_scope.cancel(reason)
+
     async def execute(self) -> RunResult:
+        task = asyncio.current_task()
+        assert task is not None, "Run.execute runs inside a task"
+        self.cancel_scope.bind(task, asyncio.get_running_loop())
         try:
-            await self._execute()
+            with cancellation.active(self.cancel_scope):
+                await self._execute()
         except asyncio.CancelledError:
-            self._finish_cancelled("cancelled by the user")
+            self._finish_cancelled(self.cancel_scope.reason or "cancelled by the user")
             raise
         except InputError as error:
             self.plan.set(self.plugin.plan[0].step_id, "failed", str(error))
@@ -481,6 +504,7 @@ class Run:
         self._write_record(self.workspace.manifest, encode_record(manifest))
         self._write_run_record(record)
         self.events.close()
+        self.lock.release()
 
     def _source_hash(self) -> str:
         """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""

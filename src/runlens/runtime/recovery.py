@@ -1,0 +1,383 @@
+"""Reading a run back from its workspace, whatever state the files are in.
+
+Two things happen here that the run itself could not do:
+
+- **Damaged records.** `run.json` or `manifest.json` cut short, not UTF-8 or not an object, a
+  line of `events.jsonl` that is not JSON: each is reported as a problem naming the file (and
+  line), and everything else that can be read is read. Nothing here raises for a damaged file.
+- **Interrupted runs.** A run whose record is not terminal and whose lock holder is gone (see
+  `runtime.lock`) died without finishing: `kill -9`, a crash, a power cut. The first reader
+  to see it settles it as `interrupted`, once: it takes the lock over (an atomic rename, so
+  two readers never both write), ends the event log with `run.interrupted` (after cutting off
+  a line the dead process left half-written), marks the steps that were under way `failed`,
+  sets `finished_at` and `error_message`, writes the manifest from the files on disk, and
+  removes the temporary files of atomic writes the process never finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runlens.atomic import write_atomic
+from runlens.evidence import file_sha256
+from runlens.records.encoding import dumps_compact
+from runlens.records.store import encode_record, utc_now
+from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
+from runlens.runtime.state import RunStatus
+from runlens.tools.workspace import Workspace
+
+#: Temporary files of `runlens.atomic` writes: `.<name>.<12 hex>.tmp`.
+_TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$")
+_NON_TERMINAL = frozenset(s.value for s in RunStatus if not s.is_terminal)
+#: A settling claim this old belongs to a reader that died while settling.
+_CLAIM_SECONDS = 60.0
+
+
+@dataclass
+class RunView:
+    """What could be read of one run. `problems` names every damaged file."""
+
+    workspace: Path
+    record: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return str(self.record.get("status") or "unknown")
+
+
+def read_json_object(path: Path, label: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A JSON object from `path`: `(value, None)`, or `(None, problem)`; `(None, None)` if
+    the file does not exist."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as error:
+        return None, f"{label}: cannot be read ({error.strerror or type(error).__name__})"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, (
+            f"{label}: damaged, not UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start})"
+        )
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        cut = " (cut short)" if error.pos >= len(text.rstrip()) else ""
+        return None, (
+            f"{label}: damaged, not valid JSON{cut}: {error.msg} at line {error.lineno} "
+            f"column {error.colno}"
+        )
+    if not isinstance(value, dict):
+        return None, f"{label}: damaged, holds a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+def read_events(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every readable event of `events.jsonl`, and one problem per line that is not one."""
+    events: list[dict[str, Any]] = []
+    problems: list[str] = []
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return events, problems
+    except OSError as error:
+        return events, [f"runtime/events.jsonl: cannot be read ({error.strerror})"]
+    lines = raw.split(b"\n")
+    last = len(lines) - 1 if lines and lines[-1] == b"" else len(lines)
+    for number, line in enumerate(lines[:last], start=1):
+        if not line.strip():
+            continue
+        problem = None
+        try:
+            value = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            problem = f"not UTF-8 (byte 0x{line[error.start]:02x} at column {error.start + 1})"
+        except json.JSONDecodeError as error:
+            torn = number == last and not raw.endswith(b"\n")
+            problem = "cut short (the run stopped while writing it)" if torn else error.msg
+        else:
+            if isinstance(value, dict):
+                events.append(value)
+                continue
+            problem = f"a JSON {type(value).__name__}, not an event object"
+        problems.append(f"runtime/events.jsonl line {number}: damaged, {problem}; skipped")
+    return events, problems
+
+
+def load_run(workspace: Path, *, settle: bool = True) -> RunView:
+    """Read a workspace's run record (settling it if its process died), never raising."""
+    root = Workspace(workspace)
+    record, problem = read_json_object(root.run_record, "runtime/run.json")
+    view = RunView(workspace, record or {}, [problem] if problem else [])
+    if record is None:
+        view.record.setdefault("run_id", workspace.name)
+        if problem is None:
+            view.problems.append("runtime/run.json: missing")
+        return view
+    if not isinstance(record.get("run_id"), str):
+        view.record["run_id"] = workspace.name
+    if settle and view.record.get("status") in _NON_TERMINAL:
+        settled = settle_if_interrupted(root, view.record)
+        if settled is not None:
+            view.record = settled
+    return view
+
+
+def settle_if_interrupted(workspace: Workspace, record: dict[str, Any]) -> dict[str, Any] | None:
+    """If the run's process is gone, settle the run as `interrupted` and return its record.
+
+    None when the run is alive. When another reader is settling it at the same moment, the
+    record returned says `interrupted` but is not written by this call.
+    """
+    lock = lock_path(workspace)
+    holder = read_holder(lock)
+    if holder is not None and holder_is_alive(holder):
+        return None
+    settled = _interrupted_record(record, holder, workspace)
+    claim = lock.with_name(f"{lock.name}.settling")
+    if not _claim(claim):
+        return settled  # another reader is settling it; it writes the records
+    try:
+        current, _ = read_json_object(workspace.run_record, "runtime/run.json")
+        if current is not None and current.get("status") not in _NON_TERMINAL:
+            return current  # settled by a reader that finished just before us
+        _append_interrupted_event(workspace, settled)
+        _write_interrupted_records(workspace, settled)
+        remove_temporary_files(workspace)
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            claim.unlink()
+    return settled
+
+
+def _claim(path: Path) -> bool:
+    """Create `path` exclusively; a claim older than `_CLAIM_SECONDS` (its reader died) is
+    taken over."""
+    for _ in range(2):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        except FileExistsError:
+            with contextlib.suppress(FileNotFoundError):
+                if time.time() - path.stat().st_mtime > _CLAIM_SECONDS:
+                    path.unlink()
+                    continue
+            return False
+        return True
+    return False
+
+
+def _interrupted_record(
+    record: dict[str, Any], holder: LockHolder | None, workspace: Workspace
+) -> dict[str, Any]:
+    """The record of the dead run, brought up to date from its event log: `run.json` is
+    rewritten at status changes only, the events up to the last one published."""
+    if holder is None:
+        cause = "its process ended without finishing it (the workspace holds no lock)"
+    else:
+        beat = utc_from_timestamp(holder.heartbeat)
+        cause = (
+            f"its process ({holder.describe()}) ended without finishing it; "
+            f"last heartbeat at {beat}"
+        )
+    message = f"interrupted: {cause}"
+    events, _ = read_events(workspace.events)
+    steps = plan_from_events(record.get("plan"), events)
+    for step in steps:
+        if isinstance(step, dict) and step.get("status") == "running":
+            step.update(status="failed", reason="interrupted while under way")
+    settled = {
+        **record,
+        "status": RunStatus.INTERRUPTED.value,
+        "error_message": message,
+        "finished_at": utc_now(),
+        "plan": steps,
+    }
+    metrics = _replayed_metrics(events)
+    if metrics is not None:
+        settled["metrics"] = metrics
+    return settled
+
+
+def plan_from_events(plan: Any, events: list[dict[str, Any]]) -> list[Any]:
+    """The plan steps of a record with each step's latest status from `plan.step.updated`
+    events (`run.json` is rewritten at status changes only; the events are current)."""
+    latest: dict[str, tuple[str, str | None]] = {}
+    for event in events:
+        data = event.get("data")
+        if event.get("type") == "plan.step.updated" and isinstance(data, dict):
+            latest[str(data.get("step_id"))] = (str(data.get("status")), data.get("reason"))
+    steps: list[Any] = []
+    for step in plan if isinstance(plan, list) else []:
+        if isinstance(step, dict) and str(step.get("id")) in latest:
+            status, reason = latest[str(step.get("id"))]
+            step = {key: value for key, value in step.items() if key != "reason"}
+            step["status"] = status
+            if reason:
+                step["reason"] = reason
+        steps.append(step)
+    return steps
+
+
+def _replayed_metrics(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The run's metrics recomputed from its events, as the live run counted them."""
+    from runlens.records.events import Event
+    from runlens.records.metrics import MetricsCollector
+
+    collector = MetricsCollector()
+    try:
+        for event in events:
+            ts = str(event.get("ts"))
+            data = event.get("data")
+            collector(
+                Event(
+                    seq=int(event.get("seq") or 0),
+                    ts=ts,
+                    run_id=str(event.get("run_id")),
+                    type=str(event.get("type")),
+                    data=data if isinstance(data, dict) else {},
+                    at=datetime.fromisoformat(ts).timestamp(),
+                )
+            )
+        return collector.as_dict()
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None  # events too damaged to count: keep the record's last metrics
+
+
+def utc_from_timestamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
+def _append_interrupted_event(workspace: Workspace, record: dict[str, Any]) -> None:
+    """End the log with `run.interrupted`, cutting off a line left half-written."""
+    path = workspace.events
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raw = b""
+    keep = raw.rfind(b"\n") + 1
+    last_seq = 0
+    for line in reversed(raw[:keep].split(b"\n")):
+        with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
+            value = json.loads(line)
+            if isinstance(value, dict) and isinstance(value.get("seq"), int):
+                last_seq = value["seq"]
+                break
+    event = {
+        "seq": last_seq + 1,
+        "ts": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "run_id": record.get("run_id"),
+        "type": "run.interrupted",
+        "data": {"error_message": record["error_message"]},
+    }
+    with path.open("r+b" if path.exists() else "wb") as stream:
+        stream.truncate(keep)
+        stream.seek(keep)
+        stream.write(dumps_compact(event) + b"\n")
+
+
+def _write_interrupted_records(workspace: Workspace, record: dict[str, Any]) -> None:
+    from runlens.records.manifest import build_manifest
+
+    contracts: tuple[Any, ...] = ()
+    with contextlib.suppress(Exception):  # a plugin that no longer loads: no artifact list
+        from runlens.plugins import load_plugin
+
+        contracts = tuple(load_plugin(str(record.get("plugin"))).contracts)
+    input_name = Path(str(record.get("input") or "")).name
+    source = workspace.input / input_name if input_name else None
+    manifest = build_manifest(
+        run={
+            "run_id": record.get("run_id"),
+            "plugin": record.get("plugin"),
+            "model": record.get("model"),
+            "status": record["status"],
+            "error_message": record["error_message"],
+            "evidence_index_sha256": record.get("evidence_index_sha256"),
+        },
+        workspace=workspace.root,
+        contracts=contracts,
+        statuses=None,
+        findings=(),
+        input_name=input_name,
+        source_hash=file_sha256(source) if source is not None and source.is_file() else None,
+    )
+    write_atomic(workspace.manifest, encode_record(manifest))
+    write_atomic(workspace.run_record, encode_record(record))
+
+
+def remove_temporary_files(workspace: Workspace) -> list[Path]:
+    """Remove what atomic writes of a dead process left behind; return the removed paths."""
+    removed = []
+    for path in _candidates(workspace):
+        if _TEMP_FILE.match(path.name):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def _candidates(workspace: Workspace) -> Iterator[Path]:
+    for folder in (workspace.root, workspace.runtime):
+        with contextlib.suppress(OSError):
+            yield from (p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+    with contextlib.suppress(OSError):
+        yield from (
+            p for p in workspace.artifacts.rglob(".*.tmp") if p.is_file() and not p.is_symlink()
+        )
+
+
+def workspace_changes(
+    workspace: Path, record: dict[str, Any], manifest: dict[str, Any]
+) -> list[str]:
+    """What in the workspace no longer matches the run's records: a deliverable, the input
+    or the Evidence Index changed, added or removed after the run wrote its manifest."""
+    changes: list[str] = []
+    artifacts = manifest.get("artifacts")
+    for entry in artifacts if isinstance(artifacts, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        path = workspace / entry["name"]
+        expected = entry.get("sha256")
+        if not _inside(workspace, path):
+            continue
+        exists = path.is_file()
+        if expected is None and exists:
+            changes.append(f"{entry['name']} was added after the run")
+        elif isinstance(expected, str) and not exists:
+            changes.append(f"{entry['name']} was removed after the run")
+        elif isinstance(expected, str) and file_sha256(path) != expected:
+            changes.append(f"{entry['name']} was changed after the run (its SHA-256 differs)")
+    source = manifest.get("input")
+    if isinstance(source, dict) and isinstance(source.get("source_hash"), str):
+        name = Path(str(source.get("name") or "")).name
+        path = workspace / "input" / name
+        if name and (not path.is_file() or file_sha256(path) != source["source_hash"]):
+            changes.append(f"input/{name} was changed or removed after the run")
+    index_hash = record.get("evidence_index_sha256")
+    index = Workspace(workspace).evidence_index
+    if isinstance(index_hash, str):
+        if not index.is_file():
+            changes.append("runtime/evidence_index.json was removed after the run")
+        elif file_sha256(index) != index_hash:
+            changes.append("runtime/evidence_index.json was changed after the run")
+    return changes
+
+
+def _inside(workspace: Path, path: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(workspace.resolve())
+    except OSError:
+        return False
