@@ -20,8 +20,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from runlens.cancellation import checkpoint
 from runlens.models.base import Model
-from runlens.runtime.cancellation import checkpoint
 from runlens.models.messages import (
     AssistantMessage,
     Message,

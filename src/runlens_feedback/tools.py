@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runlens.errors import ToolError
-from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.errors import InputError, ToolError, UserError
+from runlens.evidence import CsvTable, EvidenceIndex, check_encoding_name
 from runlens.tools.base import Tool, ToolContext
 from runlens.validation.base import load_document
 from runlens.validation.figures import Figure
@@ -31,11 +31,22 @@ FIGURE_RULE = (
 def load_input(context: ToolContext) -> tuple[CsvTable, EvidenceIndex]:
     """Open the input once per run: check columns, build and record the Evidence Index.
 
-    An unusable input raises `InputError`, which ends the run `failed` at the input step.
+    The encoding and the delimiter are detected (or the encoding is the one the user named,
+    `context.input_encoding`); the index records them (`index.input_format`). An unusable
+    input raises `InputError`, which ends the run `failed` at the input step.
     """
     loaded: tuple[CsvTable, EvidenceIndex] | None = context.state.get(_LOADED)
     if loaded is None:
-        table = CsvTable.open(context.input_path, required_columns=(ID_COLUMN, TEXT_COLUMN))
+        if context.input_encoding is not None:
+            try:
+                check_encoding_name(context.input_encoding)
+            except UserError as error:
+                raise InputError(f"{context.input_path.name}: {error}") from None
+        table = CsvTable.open(
+            context.input_path,
+            required_columns=(ID_COLUMN, TEXT_COLUMN),
+            encoding=context.input_encoding,
+        )
         index = table.evidence_index(ID_COLUMN, TEXT_COLUMN)
         path = context.workspace.evidence_index
         index.write(path)

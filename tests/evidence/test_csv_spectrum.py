@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from runlens.errors import InputError
 from runlens.evidence import CsvTable, build_evidence_index
 
 CORPUS = Path(__file__).parent.parent / "data" / "csv_spectrum"
@@ -24,6 +26,7 @@ CASES = sorted(path.stem for path in (CORPUS / "csvs").glob("*.csv"))
 # phone number (1234567890) is not the one in its CSV (2095257564): an upstream mistake. The
 # case is still run, with the expectation repaired from the CSV's own (unquoted) first field.
 REPAIRED = {"location_coordinates"}
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def expected_rows(name: str) -> list[dict[str, str]]:
@@ -54,9 +57,14 @@ def test_table_reads_what_the_corpus_expects(name: str) -> None:
 def test_index_hashes_match_the_expected_parse(name: str) -> None:
     expected = expected_rows(name)
     id_column, text_column = list(expected[0])[:2]
-    index = build_evidence_index(
-        CORPUS / "csvs" / f"{name}.csv", id_column=id_column, text_column=text_column
-    )
+    path = CORPUS / "csvs" / f"{name}.csv"
+    with_control = [n for n, row in enumerate(expected, 1) if CONTROL.search(row[id_column])]
+    if with_control:  # an id with a newline in it (the "newlines" cases) is refused
+        with pytest.raises(InputError, match="contains the control character") as caught:
+            build_evidence_index(path, id_column=id_column, text_column=text_column)
+        assert (caught.value.row, caught.value.field) == (with_control[0], id_column)
+        return
+    index = build_evidence_index(path, id_column=id_column, text_column=text_column)
     assert list(index.items) == [row[id_column] for row in expected]
     for row in expected:
         canonical = json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -97,23 +97,58 @@ def test_header_only_means_no_rows(write_csv: CsvWriter, read: Reader, content: 
 
 
 @READERS
-def test_undecodable_bytes_name_the_byte_offset(write_csv: CsvWriter, read: Reader) -> None:
+def test_a_stray_byte_in_utf8_text_is_damage_named_by_offset_row_and_line(
+    write_csv: CsvWriter, read: Reader
+) -> None:
+    prefix = "feedback_id,text\nfb_1,好评如潮\nfb_2,".encode()
+    error = error_of(read, write_csv(prefix + b"\xff bad\n"))
+    assert str(error).startswith(
+        "sample.csv: damaged UTF-8: byte 0xff at byte offset "
+        f"{len(prefix)} (row 2, line 3) is not valid UTF-8, while the rest of the file reads "
+        "as UTF-8"
+    )
+    assert (error.byte_offset, error.row, error.file) == (len(prefix), 2, "sample.csv")
+
+
+@READERS
+def test_too_little_evidence_for_any_encoding_is_refused(
+    write_csv: CsvWriter, read: Reader
+) -> None:
+    # One UTF-8 character and one stray byte: neither UTF-8, nor anything else, convincingly.
     prefix = "feedback_id,text\nfb_1,好\nfb_2,".encode()
     error = error_of(read, write_csv(prefix + b"\xff bad\n"))
     assert str(error) == (
-        "sample.csv: not UTF-8 or GB18030 text "
-        f"(undecodable byte 0xff at byte offset {len(prefix)})"
+        "sample.csv: cannot tell its text encoding: it is not UTF-8 (byte 0xff at byte "
+        f"offset {len(prefix)} is not valid UTF-8) and no other encoding reads it "
+        "convincingly. If you know the encoding, name it with --encoding"
     )
     assert error.byte_offset == len(prefix)
 
 
 @READERS
-def test_undecodable_byte_past_the_sniffed_head(write_csv: CsvWriter, read: Reader) -> None:
-    prefix = ("feedback_id,text\n" + "".join(f"fb_{n},ascii\n" for n in range(9000))).encode()
-    assert len(prefix) > 1 << 16
+def test_damage_in_the_sampled_end_of_a_large_file(write_csv: CsvWriter, read: Reader) -> None:
+    prefix = ("feedback_id,text\n" + "".join(f"fb_{n},中文反馈\n" for n in range(20_000))).encode()
+    assert len(prefix) > 3 << 16
     error = error_of(read, write_csv(prefix + b"fb_x,\x80\n"))
     assert error.byte_offset == len(prefix) + len(b"fb_x,")
-    assert "undecodable byte 0x80 at byte offset" in str(error)
+    assert error.row == 20_001
+    assert "damaged UTF-8: byte 0x80 at byte offset" in str(error)
+    assert "(row 20001, line 20002)" in str(error)
+
+
+@READERS
+def test_damage_between_the_samples_is_found_by_the_full_read(
+    write_csv: CsvWriter, read: Reader
+) -> None:
+    # The bad byte lies after the first 64 KiB and before the middle sample.
+    rows = [f"fb_{n},中文反馈\n" for n in range(40_000)]
+    rows[6_000] = "fb_6000,\xff\n"
+    head = ("feedback_id,text\n" + "".join(rows[:6_000])).encode()
+    data = head + b"fb_6000,\xff\n" + "".join(rows[6_001:]).encode()
+    assert 1 << 16 < len(head) < len(data) // 2 - (1 << 16)
+    error = error_of(read, write_csv(data))
+    assert error.byte_offset == len(head) + len(b"fb_6000,")
+    assert "(row 6001, line 6002)" in str(error)
 
 
 @READERS
@@ -121,9 +156,10 @@ def test_broken_utf8_after_its_bom(write_csv: CsvWriter, read: Reader) -> None:
     prefix = "\ufefffeedback_id,text\nfb_1,".encode()
     error = error_of(read, write_csv(prefix + b"\xff\n"))
     assert str(error) == (
-        "sample.csv: not UTF-8 text despite its byte-order mark "
-        f"(undecodable byte 0xff at byte offset {len(prefix)})"
+        "sample.csv: not UTF-8 text despite its byte-order mark: "
+        f"undecodable byte 0xff at byte offset {len(prefix)} (row 1, line 2)"
     )
+    assert (error.row, error.byte_offset) == (1, len(prefix))
 
 
 @READERS

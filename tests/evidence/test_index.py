@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from runlens.errors import EvidenceIndexError
-from runlens.evidence import EvidenceIndex, EvidenceItem, QuoteSpan, build_evidence_index
+from runlens.evidence import (
+    EvidenceIndex,
+    EvidenceItem,
+    QuoteSpan,
+    build_evidence_index,
+    read_input_format,
+)
 
 from .conftest import CsvWriter
 from .helpers import csv_text
@@ -185,6 +191,14 @@ def test_load_round_trip(index: EvidenceIndex, tmp_path: Path) -> None:
     assert list(loaded.items) == list(index.items)
     for name in ("source", "source_hash", "id_column", "text_column", "columns", "encoding"):
         assert getattr(loaded, name) == getattr(index, name)
+    assert loaded.input_format == index.input_format
+    assert index.input_format == {
+        "encoding": "utf-8",
+        "encoding_confidence": 1.0,
+        "encoding_method": "utf-8",
+        "delimiter": ",",
+    }
+    assert read_input_format(path) == index.input_format
     assert loaded.locate("fb_nfd", "café") == index.locate("fb_nfd", "café")
     assert loaded.write(tmp_path / "again.json") == index.write(tmp_path / "once.json")
 
@@ -303,7 +317,11 @@ def test_public_api_is_pinned() -> None:
         "EvidenceIndex",
         "EvidenceItem",
         "QuoteSpan",
+        "TextFormat",
         "build_evidence_index",
+        "check_encoding_name",
         "file_sha256",
+        "read_input_format",
+        "require_regular_file",
     ]
     assert all(hasattr(evidence, name) for name in evidence.__all__)

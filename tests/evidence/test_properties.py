@@ -62,9 +62,12 @@ def test_batch_hashes_equal_json_dumps(table: tuple[list[str], list[list[str]]])
 
 
 NAME = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\ufeff"), max_size=8)
-FEEDBACK_ID = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=10).filter(
-    lambda value: value.strip() != ""
+# Ids hold no control characters (C0, DEL, C1) nor line separators or bidi controls: refused.
+ID_CHAR = st.characters(
+    exclude_categories=("Cs", "Cc"),
+    exclude_characters="\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
 )
+FEEDBACK_ID = st.text(ID_CHAR, min_size=1, max_size=10).filter(lambda value: value.strip() != "")
 
 
 @st.composite

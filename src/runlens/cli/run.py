@@ -17,6 +17,31 @@ if TYPE_CHECKING:
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+def _check_encoding(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    from runlens.errors import UserError
+    from runlens.evidence import check_encoding_name
+
+    if value is None:
+        return None
+    try:
+        return check_encoding_name(value)
+    except UserError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+#: `--encoding NAME` (runlens run, runlens validate): the input CSV's encoding, not detected.
+encoding_option = click.option(
+    "--encoding",
+    metavar="NAME",
+    default=None,
+    callback=_check_encoding,
+    help=(
+        "Encoding of the CSV (run: INPUT; validate: --source), e.g. utf-8, gb18030, cp1252, "
+        "latin-1, utf-16-le, instead of detecting it."
+    ),
+)
+
+
 @click.command("run")
 @click.argument("plugin_name", metavar="PLUGIN")
 @click.argument("input_file", metavar="INPUT", type=click.Path(path_type=Path))
@@ -63,6 +88,7 @@ EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
     help="Seconds before the run is stopped (default: 3600).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
+@encoding_option
 def run_command(as_json: bool, **options: Any) -> None:
     """Run PLUGIN on INPUT and validate every deliverable before calling it completed.
 
@@ -84,8 +110,9 @@ def _prepare(
     max_turns: int | None,
     max_tool_calls: int | None,
     wall_time: float | None,
+    encoding: str | None,
 ) -> Run:
-    from runlens.errors import UserError
+    from runlens.evidence import require_regular_file
     from runlens.hooks.command import load_hooks_file
     from runlens.models._http import env_positive_float
     from runlens.models.registry import ModelContext, resolve_model
@@ -97,8 +124,7 @@ def _prepare(
     from runlens.secrets import known_secrets
 
     plugin = load_plugin(plugin_name)
-    if not input_file.is_file():
-        raise UserError(f"input file not found: {input_file}")
+    require_regular_file(input_file, "input file")
     model = resolve_model(model_spec, ModelContext(plugin=plugin))
     defaults = LoopLimits()
     limits = LoopLimits(
@@ -111,6 +137,7 @@ def _prepare(
         repair_turns=repair_turns,
         command_hooks=tuple(load_hooks_file(hooks_file)) if hooks_file else (),
         secrets=known_secrets(),
+        input_encoding=encoding,
         # Seconds before the first retry of a failed model call (doubling after); tests use it.
         retry=RetryPolicy(
             initial_delay=env_positive_float(

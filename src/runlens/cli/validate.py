@@ -16,6 +16,7 @@ from rich.console import Console
 
 from runlens.cli.common import echo_json, exit_on_user_error
 from runlens.cli.render import render_verdict, verdict_payload
+from runlens.cli.run import encoding_option
 from runlens.errors import InputError, UserError
 from runlens.plugins import Plugin, load_plugin
 from runlens.secrets import known_secrets
@@ -49,18 +50,21 @@ def _expected_hash(record: dict[str, Any]) -> str | None:
     return value or None
 
 
-def rebuild_index(workspace: Path, source: Path, plugin: Plugin) -> Path:
-    """Build the Evidence Index of `source` into `runtime/`, beside the run's own index (never
-    over it: that one is evidence of what the run used); return the file written."""
-    from runlens.evidence import build_evidence_index  # only needed with --source
+def rebuild_index(
+    workspace: Path, source: Path, plugin: Plugin, encoding: str | None = None
+) -> Path:
+    """Build the Evidence Index of `source` (in `encoding`, or the one detected) into
+    `runtime/`, beside the run's own index (never over it: that one is evidence of what the
+    run used); return the file written."""
+    from runlens.evidence import build_evidence_index, require_regular_file
 
-    if not source.is_file():
-        raise UserError(f"source CSV not found: {source}")
+    require_regular_file(source, "source CSV")
     index = build_evidence_index(
         source,
         id_column=plugin.id_column,
         text_column=plugin.text_column,
         source_name=source.name,
+        encoding=encoding,
     )
     target = workspace / REBUILT_INDEX
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -86,9 +90,14 @@ def rebuild_index(workspace: Path, source: Path, plugin: Plugin) -> Path:
     ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+@encoding_option
 @exit_on_user_error(InputError)
 def validate_command(
-    workspace: Path, plugin_name: str | None, source: Path | None, as_json: bool
+    workspace: Path,
+    plugin_name: str | None,
+    source: Path | None,
+    as_json: bool,
+    encoding: str | None,
 ) -> None:
     """Run the Stop validators on an existing WORKSPACE.
 
@@ -96,12 +105,14 @@ def validate_command(
     """
     if not workspace.is_dir():
         raise UserError(f"workspace not found: {workspace}")
+    if encoding is not None and source is None:
+        raise UserError("--encoding names the encoding of the --source CSV: give --source too")
     record = read_run_record(workspace)
     plugin = load_plugin(plugin_name or record.get("plugin") or DEFAULT_PLUGIN)
     expected = _expected_hash(record)
     index_file = None
     if source is not None:
-        rebuilt = rebuild_index(workspace, source, plugin)
+        rebuilt = rebuild_index(workspace, source, plugin, encoding)
         if not (workspace / EVIDENCE_INDEX).is_file():
             index_file, expected = rebuilt, None  # no index of its own: cite against the source's
     report = validate_workspace(

@@ -1,9 +1,10 @@
-"""Reading a CSV file's bytes: choosing the encoding, hashing the raw bytes on the way.
+"""Reading a CSV file's bytes: the format it is read in, and hashing the raw bytes on the way.
 
-Detection: a byte-order mark decides (UTF-8, UTF-16, UTF-32); otherwise the file is UTF-8 if
-it decodes as UTF-8, else GB18030 (a superset of GBK and GB2312, so GBK files read too). The
-first `SNIFF_BYTES` are checked up front so a GBK file costs no wasted UTF-8 pass; a file that
-turns out not to be UTF-8 further on is read again as GB18030.
+`TextFormat` is how a file is read: its encoding (a Python codec name), how sure RunLens is
+of it (`confidence`, 0 to 1), how it was chosen (`method`) and the field delimiter. It is
+chosen by `runlens.evidence._detect` from samples of the file, or given by the user
+(`--encoding`). `open_text` decodes the file as a stream for the csv module while hashing its
+raw bytes; `first_error` finds where a file stops decoding (a slow path, for errors only).
 """
 
 from __future__ import annotations
@@ -17,24 +18,112 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runlens.errors import InputError
+from runlens.errors import InputError, UserError
 
 SNIFF_BYTES = 1 << 16
 READ_CHUNK = 1 << 20
 UTF8 = "utf-8"
 UTF8_SIG = "utf-8-sig"
 GB18030 = "gb18030"
+CP1252 = "cp1252"
+#: The field delimiters RunLens recognises, in order of preference (comma first).
+DELIMITERS = (",", "\t", ";", "|")
 
-# Longest first: the UTF-32-LE mark begins with the UTF-16-LE one.
-_BOMS: tuple[tuple[bytes, str], ...] = (
-    (codecs.BOM_UTF32_LE, "utf-32"),
-    (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF8, UTF8_SIG),
-    (codecs.BOM_UTF16_LE, "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16"),
+# How an encoding was chosen (`TextFormat.method`, recorded in the index as
+# `encoding_method`).
+BY_BOM = "bom"  # a byte-order mark
+BY_UTF8 = "utf-8"  # the samples decode as UTF-8 (plain ASCII included)
+BY_NUL_PATTERN = "nul-pattern"  # UTF-16/32 without a mark: NUL bytes at every 2nd/4th place
+BY_GB2312 = "gb2312-characters"  # decodes as GB18030 into GB2312's (everyday) characters
+BY_WESTERN = "western-characters"  # decodes as Windows-1252 into Western European words
+BY_DETECTOR = "charset-normalizer"  # the detector's best match
+GIVEN = "given"  # named by the user (--encoding) or recorded in the index being checked
+
+#: Codecs Python knows that are not character sets a CSV file is written in (escape syntaxes,
+#: domain-name encodings, a codec that refuses everything, UTF-7's shifting base64).
+_NOT_CHARSETS = frozenset(
+    {"unicode-escape", "raw-unicode-escape", "utf-7", "idna", "punycode", "undefined", "charmap"}
 )
-#: Encodings in which a NUL byte in the file is exactly a NUL character in the text.
-ASCII_COMPATIBLE = frozenset({UTF8, UTF8_SIG, GB18030})
+#: Stateful encodings: a byte's meaning depends on escape sequences before it.
+_STATEFUL_PREFIXES = ("iso2022", "hz", "utf-7")
+
+
+@dataclass(frozen=True, slots=True)
+class TextFormat:
+    """How a CSV file is read: encoding, the confidence in it, how it was chosen, delimiter."""
+
+    encoding: str
+    confidence: float
+    method: str
+    delimiter: str = ","
+
+    @property
+    def nul_is_byte(self) -> bool:
+        """Whether a NUL character in the text is exactly a NUL byte in the file (and no
+        other byte sequence decodes to one), so a file without NUL bytes has no NULs."""
+        return ascii_compatible(self.encoding)
+
+    @property
+    def detected(self) -> bool:
+        """Chosen from samples by weighing evidence (so another reading may be tried)."""
+        return self.method in (BY_UTF8, BY_GB2312, BY_WESTERN, BY_DETECTOR)
+
+    def describe(self) -> str:
+        """E.g. `cp1252 (western-characters, confidence 0.98)`."""
+        return f"{self.encoding} ({self.method}, confidence {self.confidence:.2f})"
+
+    def index_fields(self) -> dict[str, Any]:
+        """The format as `EvidenceIndex` (and its file's header) records it."""
+        return {
+            "encoding": self.encoding,
+            "encoding_confidence": self.confidence,
+            "encoding_method": self.method,
+            "delimiter": self.delimiter,
+        }
+
+
+def check_encoding_name(name: str) -> str:
+    """The name Python's codecs know `name` by (`latin-1` -> `iso8859-1`).
+
+    UserError naming it when there is no such codec, or when it is not a character set a CSV
+    file can be written in (`rot13`, `base64`, `unicode_escape`, `idna`, `utf-7` ...).
+    """
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError, TypeError):
+        raise UserError(f"unknown encoding {name!r}") from None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        raise UserError(f"{name!r} is not a character encoding a CSV file can be written in")
+    return info.name
+
+
+def ascii_compatible(encoding: str) -> bool:
+    """ASCII bytes mean ASCII characters wherever they are (UTF-8, GB18030, Windows-1252 ...;
+    not UTF-16/32 or the stateful ISO-2022 family), so a file can be cut at any newline."""
+    name = codecs.lookup(encoding).name
+    if name.startswith(("utf-16", "utf-32", *_STATEFUL_PREFIXES)):
+        return False
+    try:
+        return b'\x00\n\r,\t;|"'.decode(name) == '\x00\n\r,\t;|"'
+    except (UnicodeDecodeError, LookupError):
+        return False
+
+
+def require_regular_file(path: Path, label: str = "input file") -> None:
+    """UserError unless `path` is a regular file: says "is a directory" for a directory,
+    "not found" for a path that does not exist."""
+    if path.is_file():
+        return
+    if path.is_dir():
+        raise UserError(f"{label} is a directory, not a file: {path}")
+    if not path.exists():
+        raise UserError(f"{label} not found: {path}")
+    raise UserError(f"{label} is not a regular file: {path}")
+
+
+def cannot_read(source: str, error: OSError) -> InputError:
+    reason = error.strerror or type(error).__name__
+    return InputError(f"{source}: cannot be read ({reason})", file=source)
 
 
 def file_sha256(path: Path) -> str:
@@ -46,36 +135,41 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def candidate_encodings(path: Path, source: str) -> tuple[str, ...]:
-    """Look at the file's first bytes and decide which encodings to try, in order.
+def first_error(path: Path, encoding: str, *, near: int = 0) -> tuple[int, int] | None:
+    """Byte offset and value of the first byte `encoding` cannot decode; None if none.
 
-    InputError if the file cannot be opened at all.
+    `near`: the error is known to lie after about this offset (how far a failed read got),
+    so an ASCII-compatible encoding starts decoding at the first newline after
+    `near - 2 MiB` instead of at the start of the file. Slow; for errors only.
     """
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(SNIFF_BYTES)
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise InputError(f"{source}: cannot be read ({reason})", file=source) from None
-    for bom, encoding in _BOMS:
-        if head.startswith(bom):
-            return (encoding,)
-    try:
-        # final=False: a multi-byte character cut off at the end of the sample is not an error.
-        codecs.getincrementaldecoder(UTF8)().decode(head, final=False)
-    except UnicodeDecodeError:
-        return (GB18030,)
-    return (UTF8, GB18030)
+    if codecs.lookup(encoding).name == UTF8_SIG:
+        encoding = UTF8  # offsets count from the start of the file, the mark included
+    start = 0
+    if near > 2 * READ_CHUNK and ascii_compatible(encoding):
+        start = _newline_after(path, near - 2 * READ_CHUNK)
+    found = _first_error_from(path, encoding, start)
+    if found is None and start:
+        found = _first_error_from(path, encoding, 0)  # a line longer than the window
+    return found
 
 
-def first_error(path: Path, encoding: str) -> tuple[int, int]:
-    """Byte offset and value of the first byte `encoding` cannot decode (slow; errors only).
-
-    Returns `(file size, 0)` when the whole file decodes.
-    """
-    decoder = codecs.getincrementaldecoder(encoding)()
-    consumed = 0
+def _newline_after(path: Path, offset: int) -> int:
     with path.open("rb") as stream:
+        stream.seek(offset)
+        position = offset
+        while chunk := stream.read(READ_CHUNK):
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                return position + newline + 1
+            position += len(chunk)
+    return 0
+
+
+def _first_error_from(path: Path, encoding: str, start: int) -> tuple[int, int] | None:
+    decoder = codecs.getincrementaldecoder(encoding)()
+    consumed = start
+    with path.open("rb") as stream:
+        stream.seek(start)
         while True:
             chunk = stream.read(READ_CHUNK)
             pending = len(decoder.getstate()[0])
@@ -83,36 +177,28 @@ def first_error(path: Path, encoding: str) -> tuple[int, int]:
                 decoder.decode(chunk, final=not chunk)
             except UnicodeDecodeError as error:
                 # error.start counts from the bytes the decoder still held back.
-                offset = consumed - pending + error.start
+                offset = max(consumed - pending + error.start, 0)
                 return offset, error.object[error.start]
             if not chunk:
-                return consumed, 0
+                return None
             consumed += len(chunk)
 
 
-def undecodable(source: str, path: Path, encodings: tuple[str, ...]) -> InputError:
-    """The error for a file that none of the candidate `encodings` could read."""
-    if GB18030 in encodings:
-        what = "not UTF-8 or GB18030 text"
-        offset, value = first_error(path, UTF8)
-    else:
-        # Plain UTF-8 for a UTF-8 BOM: utf-8-sig would count offsets from after the mark.
-        codec = UTF8 if encodings[0] == UTF8_SIG else encodings[0]
-        what = f"not {codec.upper()} text despite its byte-order mark"
-        offset, value = first_error(path, codec)
-    return InputError(
-        f"{source}: {what} (undecodable byte 0x{value:02x} at byte offset {offset})",
-        file=source,
-        byte_offset=offset,
-    )
+class DecodeFailure(Exception):
+    """The file stopped decoding partway through a read; `bytes_read` is how far it got."""
+
+    def __init__(self, bytes_read: int) -> None:
+        super().__init__(f"undecodable after {bytes_read} bytes")
+        self.bytes_read = bytes_read
 
 
 @dataclass(slots=True)
 class RawProbe:
-    """What the raw reader saw: the running SHA-256 and whether any NUL byte went by."""
+    """What the raw reader saw: the running SHA-256, the bytes read, whether any NUL went by."""
 
     digest: Any = field(default_factory=hashlib.sha256)
     nul_seen: bool = False
+    bytes_read: int = 0
 
     @property
     def hexdigest(self) -> str:
@@ -133,9 +219,11 @@ class _HashingReader(io.RawIOBase):
         data = self._raw.read(len(buffer))
         size = len(data)
         buffer[:size] = data
-        self._probe.digest.update(data)
-        if not self._probe.nul_seen and b"\x00" in data:
-            self._probe.nul_seen = True
+        probe = self._probe
+        probe.digest.update(data)
+        probe.bytes_read += size
+        if not probe.nul_seen and b"\x00" in data:
+            probe.nul_seen = True
         return size
 
 
@@ -144,6 +232,7 @@ def open_text(path: Path, encoding: str) -> Iterator[tuple[io.TextIOWrapper, Raw
     """Open `path` as text for the csv module (newline=''), hashing its raw bytes meanwhile.
 
     The probe's digest covers the whole file only once the stream has been read to the end.
+    A byte that does not decode raises `DecodeFailure` (how far the read got) out of the block.
     """
     probe = RawProbe()
     raw = io.FileIO(path, "r")
@@ -153,6 +242,9 @@ def open_text(path: Path, encoding: str) -> Iterator[tuple[io.TextIOWrapper, Raw
         # Decode in large chunks: one readinto (and hash update) per MiB instead of per 8 KiB.
         text._CHUNK_SIZE = READ_CHUNK  # type: ignore[attr-defined]
         with text:
-            yield text, probe
+            try:
+                yield text, probe
+            except UnicodeDecodeError:
+                raise DecodeFailure(probe.bytes_read) from None
     finally:
         raw.close()

@@ -5,6 +5,11 @@ unterminated quoted field is an error instead of silently merging rows. Blank li
 whose every field is empty (what spreadsheets leave below the data), are skipped and do not
 count as rows. The first non-blank record is the header.
 
+The delimiter is the file's own (`TextFormat.delimiter`: comma, tab, semicolon or pipe).
+Ids must not be empty or blank, must be unique, and must not hold control characters (C0,
+tab included, DEL, C1) or the invisible bidirectional and line-separator characters: an id
+is cited in Markdown and JSON, where those break or disguise it.
+
 The fast readers only detect that something is wrong; `diagnose` then reads the file again,
 one record at a time with line numbers, and raises the precise `InputError`. Errors are rare,
 so the happy path carries no bookkeeping for them.
@@ -13,23 +18,33 @@ so the happy path carries no bookkeeping for them.
 from __future__ import annotations
 
 import csv
+import io
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runlens.errors import InputError
-from runlens.evidence._encoding import GB18030, UTF8, open_text, undecodable
+from runlens.evidence._encoding import UTF8, UTF8_SIG, DecodeFailure, TextFormat, open_text
 
 if TYPE_CHECKING:
     from _csv import Reader as CsvReader
 
 _BOM = "\ufeff"
+#: What an id must not contain: C0 controls (tab included), DEL, C1 controls, the line and
+#: paragraph separators and the bidirectional embedding/override/isolate controls.
+_ID_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def new_reader(lines: Iterable[str]) -> CsvReader:
+def new_reader(lines: Iterable[str], delimiter: str = ",") -> CsvReader:
     """The one csv reader configuration every RunLens CSV read uses."""
-    return csv.reader(lines, strict=True)
+    return csv.reader(lines, strict=True, delimiter=delimiter)
+
+
+def has_control(ids: Iterable[str]) -> bool:
+    """Whether any of the ids holds a character ids must not contain."""
+    return _ID_CONTROL.search("".join(ids)) is not None
 
 
 def column_name(cell: str) -> str:
@@ -141,6 +156,17 @@ class IdChecker:
                 row=record.row,
                 field=self._name,
             )
+        control = _ID_CONTROL.search(feedback_id)
+        if control is not None:
+            char = control.group()
+            raise InputError(
+                f"{where}: {self._name} {feedback_id!r} contains the control character "
+                f"U+{ord(char):04X} (at character {control.start() + 1}); ids must be "
+                "printable text",
+                file=self._source,
+                row=record.row,
+                field=self._name,
+            )
         first = self._seen.setdefault(feedback_id, record)
         if first is not record:
             raise InputError(
@@ -154,7 +180,7 @@ class IdChecker:
 
 def diagnose(
     path: Path,
-    encoding: str,
+    text_format: TextFormat,
     source: str,
     *,
     required: Sequence[str],
@@ -166,8 +192,8 @@ def diagnose(
     nothing, the disagreement itself is reported (a bug, never expected).
     """
     try:
-        with open_text(path, encoding) as (stream, _):
-            reader = new_reader(stream)
+        with open_text(path, text_format.encoding) as (stream, _):
+            reader = new_reader(stream, text_format.delimiter)
             columns = read_header(reader, source)
             require_columns(columns, required, source)
             ids = IdChecker(id_column, columns, source) if id_column else None
@@ -181,7 +207,106 @@ def diagnose(
                 return no_rows(source)
     except InputError as error:
         return error
-    except UnicodeDecodeError:  # not expected: the fast pass decoded at least this far
-        tried = (UTF8, GB18030) if encoding in (UTF8, GB18030) else (encoding,)
-        return undecodable(source, path, tried)
+    except DecodeFailure:  # not expected: the fast pass decoded at least this far
+        return InputError(f"{source}: could not be decoded consistently", file=source)
     return InputError(f"{source}: could not be read consistently (internal error)", file=source)
+
+
+def place(row: int | None, line: int) -> str:
+    """`row 3, line 5`, or `header, line 1` for a place before the first data row."""
+    return f"row {row}, line {line}" if row is not None else f"header, line {line}"
+
+
+def locate(path: Path, text_format: TextFormat, offset: int) -> tuple[int | None, int]:
+    """(data row, line) of the byte at `offset`: the row as `records` numbers them (None in
+    the header), the line counting newlines before it. Reads the file up to there (slow;
+    for error messages only)."""
+    encoding = UTF8 if text_format.encoding == UTF8_SIG else text_format.encoding
+    with path.open("rb") as raw:
+        prefix = io.TextIOWrapper(
+            io.BufferedReader(_Prefix(raw, offset)), encoding=encoding, errors="replace", newline=""
+        )
+        text_lines = _MarkedLines(prefix)
+        # Not strict: the prefix may end inside a quoted field, or hold a malformed record
+        # the failed read never reached.
+        reader = csv.reader(text_lines, delimiter=text_format.delimiter)
+        nonblank = 0
+        try:
+            for cells in reader:
+                if any(cells):
+                    nonblank += 1
+        except csv.Error:
+            nonblank += 1  # the record in progress (a field over the size limit)
+        line = text_lines.newlines + 1
+    return (nonblank - 1 if nonblank > 1 else None), line
+
+
+class _Prefix(io.RawIOBase):
+    """The first `size` bytes of a file, as a raw stream."""
+
+    def __init__(self, raw: io.BufferedReader, size: int) -> None:
+        self._raw = raw
+        self._left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._raw.read(min(len(buffer), self._left))
+        self._left -= len(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _MarkedLines:
+    """The lines of `stream`, then a marker character where the stream ends (so the record
+    holding the next byte counts as a record even when the prefix ends a line); counts the
+    newlines it passes."""
+
+    def __init__(self, stream: io.TextIOWrapper) -> None:
+        self._stream = stream
+        self.newlines = 0
+
+    def __iter__(self) -> Iterator[str]:
+        # The csv reader ends a record at the end of each string it is given (outside quotes),
+        # so the marker must join the last, unfinished line rather than follow it.
+        previous: str | None = None
+        for line in self._stream:
+            self.newlines += line.count("\n")
+            if previous is not None:
+                yield previous
+            previous = line
+        if previous is None or previous.endswith(("\n", "\r")):
+            if previous is not None:
+                yield previous
+            yield _MARKER
+        else:
+            yield previous + _MARKER
+
+
+_MARKER = "\ufffd"
+
+
+def undecodable(
+    path: Path, source: str, text_format: TextFormat, offset: int, value: int
+) -> InputError:
+    """The error for a byte at `offset` that `text_format`'s encoding cannot decode."""
+    codec = UTF8 if text_format.encoding == UTF8_SIG else text_format.encoding
+    name = codec.upper()
+    if text_format.method == "bom":
+        what = f"not {name} text despite its byte-order mark"
+    elif text_format.method == "given":
+        what = f"not {name} text, the encoding given"
+    else:
+        what = (
+            f"not {name} text after all (the encoding its samples showed: "
+            f"{text_format.describe()}; name the right one with --encoding)"
+        )
+    row, line = locate(path, text_format, offset)
+    return InputError(
+        f"{source}: {what}: undecodable byte 0x{value:02x} at byte offset {offset} "
+        f"({place(row, line)})",
+        file=source,
+        row=row,
+        byte_offset=offset,
+    )

@@ -73,6 +73,9 @@ def _index_text(index: EvidenceIndex) -> Iterator[str]:
         "text_column": index.text_column,
         "columns": list(index.columns),
         "encoding": index.encoding,
+        "encoding_confidence": index.encoding_confidence,
+        "encoding_method": index.encoding_method,
+        "delimiter": index.delimiter,
         "total_rows": len(index),
     }
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
@@ -197,6 +200,19 @@ def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> Evidence
     encoding = header.get("encoding")
     if encoding is not None and not isinstance(encoding, str):
         raise EvidenceIndexError(f"{path}: 'encoding' must be a string")
+    method = header.get("encoding_method")
+    if method is not None and not isinstance(method, str):
+        raise EvidenceIndexError(f"{path}: 'encoding_method' must be a string")
+    confidence = header.get("encoding_confidence")
+    if confidence is not None and (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0 <= confidence <= 1
+    ):
+        raise EvidenceIndexError(f"{path}: 'encoding_confidence' must be a number from 0 to 1")
+    delimiter = header.get("delimiter")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise EvidenceIndexError(f"{path}: 'delimiter' must be one character")
     total = header.get("total_rows")
     if total is not None and total != len(store):
         raise EvidenceIndexError(f"{path}: 'total_rows' is {total} but there are {len(store)}")
@@ -208,7 +224,30 @@ def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> Evidence
         store=store,
         columns=columns,
         encoding=encoding,
+        encoding_confidence=None if confidence is None else float(confidence),
+        encoding_method=method,
+        delimiter=delimiter,
     )
+
+
+def read_input_format(path: Path) -> dict[str, Any]:
+    """How the source of the index file at `path` was read (`EvidenceIndex.input_format`),
+    from the file's header line alone when it is laid out as `write_index` writes it."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.readline(1 << 20).rstrip(b"\n")
+    except OSError as error:
+        raise EvidenceIndexError(f"{path}: cannot read evidence index ({error})") from None
+    header: Any = None
+    if head.endswith(_ITEMS_OPEN):
+        try:
+            header = json.loads(head[: -len(_ITEMS_OPEN)] + b"}")
+        except ValueError:
+            header = None
+    if not isinstance(header, dict):
+        return load_index(path).input_format
+    fields = ("encoding", "encoding_confidence", "encoding_method", "delimiter")
+    return {name: header.get(name) for name in fields}
 
 
 class LineStore:

@@ -6,7 +6,8 @@ operations run (row hashes via `RowHasher`, an id -> text dict, digests appended
 buffer), which keeps the build within a small factor of a bare `csv.reader` pass. Checks that
 can fail (row widths, empty and duplicate ids) are done on whole batches too; when one fails,
 `diagnose` reads the file again slowly to name the exact row and line. Memory is the index
-itself plus one batch.
+itself plus one batch. The encoding and the delimiter are chosen beforehand from samples of
+the file (`_detect`), and recorded in the index.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from itertools import islice
 from operator import itemgetter
 from pathlib import Path
 
+from runlens.cancellation import checkpoint
 from runlens.evidence import _records
-from runlens.evidence._encoding import ASCII_COMPATIBLE, candidate_encodings, open_text, undecodable
+from runlens.evidence._detect import read_decoding
+from runlens.evidence._encoding import TextFormat, open_text
 from runlens.evidence._rowhash import RowHasher
 from runlens.evidence.index import BuiltStore, EvidenceIndex
 
@@ -34,49 +37,56 @@ def build_evidence_index(
     id_column: str = "feedback_id",
     text_column: str = "text",
     source_name: str | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
 ) -> EvidenceIndex:
     """Read `csv_path` once and index every row by its id (SPEC section 5).
 
-    Raises InputError, naming the file and the row, line, column or byte offset, for an
-    unreadable file (not UTF-8/GB18030, or a byte-order-marked UTF-16/32 file that does not
-    decode), malformed CSV, a missing or duplicated column, a row whose field count differs
-    from the header's, an empty or duplicate id, or a file without data rows.
+    `encoding` (a codec name) and `delimiter` are detected unless given (see `_detect`).
+    Raises InputError, naming the file and the row, line, column or byte offset, for a file
+    that is not text or not in a convincing encoding (or not in the one given), malformed
+    CSV, a missing or duplicated column, a row whose field count differs from the header's,
+    an empty, duplicate or control-character id, or a file without data rows; UserError for
+    an unknown `encoding`.
     """
     source = source_name or csv_path.name
-    encodings = candidate_encodings(csv_path, source)
-    for encoding in encodings:
+    required = (id_column, text_column)
+
+    def build(text_format: TextFormat) -> EvidenceIndex:
         try:
-            return _build(csv_path, source, encoding, id_column, text_column)
-        except UnicodeDecodeError:
-            continue  # the next candidate (GB18030 after UTF-8) reads the file from the start
+            return _build(csv_path, source, text_format, id_column, text_column)
         except (_NeedsDiagnosis, csv.Error):
-            required = (id_column, text_column)
             raise _records.diagnose(
-                csv_path, encoding, source, required=required, id_column=id_column
+                csv_path, text_format, source, required=required, id_column=id_column
             ) from None
-    raise undecodable(source, csv_path, encodings)
+
+    return read_decoding(
+        csv_path, source, encoding=encoding, delimiter=delimiter, required=required, read=build
+    )
 
 
 def _build(
-    path: Path, source: str, encoding: str, id_column: str, text_column: str
+    path: Path, source: str, text_format: TextFormat, id_column: str, text_column: str
 ) -> EvidenceIndex:
-    with open_text(path, encoding) as (stream, probe):
-        reader = _records.new_reader(stream)
+    with open_text(path, text_format.encoding) as (stream, probe):
+        reader = _records.new_reader(stream, text_format.delimiter)
         columns = _records.read_header(reader, source)
         _records.require_columns(columns, (id_column, text_column), source)
         hasher = RowHasher(columns)
         get_id = itemgetter(columns.index(id_column))
         get_text = itemgetter(columns.index(text_column))
+        nul_is_byte = text_format.nul_is_byte
         texts: dict[str, str] = {}  # id -> text, in CSV order
         digests = bytearray()
         rows = 0
         while batch := list(islice(reader, BATCH_ROWS)):
+            checkpoint()
             batch = _usable_rows(batch, len(columns))
             ids = list(map(get_id, batch))
-            if "" in ids or any(map(str.isspace, ids)):
+            if "" in ids or any(map(str.isspace, ids)) or _records.has_control(ids):
                 raise _NeedsDiagnosis
             # The raw reader is ahead of the parser, so this covers every row of the batch.
-            nul_possible = probe.nul_seen or encoding not in ASCII_COMPATIBLE
+            nul_possible = probe.nul_seen or not nul_is_byte
             digests += hasher.digests(batch, may_contain_nul=nul_possible)
             texts.update(zip(ids, map(get_text, batch), strict=True))
             rows += len(batch)
@@ -92,7 +102,7 @@ def _build(
         text_column=text_column,
         store=BuiltStore(texts, bytes(digests)),
         columns=columns,
-        encoding=encoding,
+        **text_format.index_fields(),
     )
 
 

@@ -148,14 +148,21 @@ class EvidenceIndex:
 
     Made by `build_evidence_index`, `CsvTable.evidence_index`, `EvidenceIndex.load` or
     `EvidenceIndex.from_items` (the constructor, taking a `RowStore`, is for those). Besides
-    the SPEC fields it records the CSV's `columns`, the `encoding` it was read with and its
-    `total_rows`. Quotes are matched in Unicode NFC on both sides.
+    the SPEC fields it records the CSV's `columns`, the `encoding` it was read with (a Python
+    codec name), how sure the detection was (`encoding_confidence`, 0 to 1) and how it chose
+    (`encoding_method`: `bom`, `utf-8`, `nul-pattern`, `gb2312-characters`,
+    `western-characters`, `charset-normalizer` or `given`), the field `delimiter` and its
+    `total_rows`; `input_format` has the four format fields as a dict. Quotes are matched in
+    Unicode NFC on both sides.
     """
 
     __slots__ = (
         "_store",
         "columns",
+        "delimiter",
         "encoding",
+        "encoding_confidence",
+        "encoding_method",
         "id_column",
         "items",
         "source",
@@ -174,6 +181,9 @@ class EvidenceIndex:
         store: RowStore,
         columns: Sequence[str] = (),
         encoding: str | None = None,
+        encoding_confidence: float | None = None,
+        encoding_method: str | None = None,
+        delimiter: str | None = None,
     ) -> None:
         self.source = source
         self.source_hash = source_hash
@@ -181,6 +191,9 @@ class EvidenceIndex:
         self.text_column = text_column
         self.columns = tuple(columns)
         self.encoding = encoding
+        self.encoding_confidence = encoding_confidence
+        self.encoding_method = encoding_method
+        self.delimiter = delimiter
         self.total_rows = len(store)
         self._store = store
         self.items: Mapping[str, EvidenceItem] = _Items(store)
@@ -196,6 +209,9 @@ class EvidenceIndex:
         text_column: str = "text",
         columns: Sequence[str] = (),
         encoding: str | None = None,
+        encoding_confidence: float | None = None,
+        encoding_method: str | None = None,
+        delimiter: str | None = None,
     ) -> EvidenceIndex:
         """An index from ready-made items (tests, or indexes assembled by other tools)."""
         return cls(
@@ -206,7 +222,22 @@ class EvidenceIndex:
             store=ItemStore(dict(items)),
             columns=columns,
             encoding=encoding,
+            encoding_confidence=encoding_confidence,
+            encoding_method=encoding_method,
+            delimiter=delimiter,
         )
+
+    @property
+    def input_format(self) -> dict[str, str | float | None]:
+        """How the source was read: `encoding`, `encoding_confidence`, `encoding_method`,
+        `delimiter` (None where the index does not say, e.g. one written by an older
+        version)."""
+        return {
+            "encoding": self.encoding,
+            "encoding_confidence": self.encoding_confidence,
+            "encoding_method": self.encoding_method,
+            "delimiter": self.delimiter,
+        }
 
     def __contains__(self, feedback_id: object) -> bool:
         return isinstance(feedback_id, str) and feedback_id in self._store

@@ -14,12 +14,16 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from runlens.cancellation import checkpoint
 from runlens.evidence import _records
-from runlens.evidence._encoding import ASCII_COMPATIBLE, candidate_encodings, open_text, undecodable
+from runlens.evidence._detect import read_decoding
+from runlens.evidence._encoding import TextFormat, open_text
 from runlens.evidence._rowhash import RowHasher
 from runlens.evidence.index import BuiltStore, EvidenceIndex
 
 _HASH_BATCH = 2048
+#: Rows parsed between two cancellation checks.
+_READ_SLICE = 16_384
 
 
 class CsvTable:
@@ -27,7 +31,8 @@ class CsvTable:
 
     `source` is the file name, `columns` the header's column names (BOM and surrounding
     whitespace removed), `total_rows` the number of data rows (blank rows skipped),
-    `encoding` the encoding it was read with, `source_hash` the SHA-256 of its raw bytes.
+    `encoding` the encoding it was read with, `text_format` how it was read (encoding,
+    confidence, method, delimiter), `source_hash` the SHA-256 of its raw bytes.
     """
 
     __slots__ = (
@@ -38,6 +43,7 @@ class CsvTable:
         "encoding",
         "source",
         "source_hash",
+        "text_format",
         "total_rows",
     )
 
@@ -48,7 +54,7 @@ class CsvTable:
         source: str,
         columns: tuple[str, ...],
         rows: list[list[str]],
-        encoding: str,
+        text_format: TextFormat,
         source_hash: str,
         nul_possible: bool,
     ) -> None:
@@ -57,40 +63,62 @@ class CsvTable:
         self.columns = columns
         self._rows = rows
         self.total_rows = len(rows)
-        self.encoding = encoding
+        self.text_format = text_format
+        self.encoding = text_format.encoding
         self.source_hash = source_hash
         self._nul_possible = nul_possible
 
     @classmethod
     def open(
-        cls, csv_path: Path, *, required_columns: Sequence[str], source_name: str | None = None
+        cls,
+        csv_path: Path,
+        *,
+        required_columns: Sequence[str],
+        source_name: str | None = None,
+        encoding: str | None = None,
+        delimiter: str | None = None,
     ) -> CsvTable:
         """Decode and check `csv_path` once; InputError (naming file, row, line) if unusable.
 
-        Checks: decodable (UTF-8 with or without BOM, GB18030/GBK, UTF-16/32 with BOM),
-        well-formed CSV, unique header names, every required column present, every row as
-        wide as the header, and at least one data row. Ids are checked by `evidence_index`.
+        The encoding and the delimiter are detected unless given (see `_detect`: UTF-8 with
+        or without BOM, UTF-16/32 with or without BOM, GB18030/GBK, Windows-1252/Latin-1 and
+        what charset-normalizer recognises; comma, tab, semicolon or pipe). Checks: a text
+        file in a convincing encoding, well-formed CSV, unique header names, every required
+        column present, every row as wide as the header, and at least one data row. Ids are
+        checked by `evidence_index`. UserError for an unknown `encoding`.
         """
         source = source_name or csv_path.name
-        encodings = candidate_encodings(csv_path, source)
-        for encoding in encodings:
+
+        def read(text_format: TextFormat) -> CsvTable:
             try:
-                return cls._read(csv_path, source, encoding, required_columns)
-            except UnicodeDecodeError:
-                continue
+                return cls._read(csv_path, source, text_format, required_columns)
             except (csv.Error, _WidthMismatch):
                 raise _records.diagnose(
-                    csv_path, encoding, source, required=required_columns, id_column=None
+                    csv_path, text_format, source, required=required_columns, id_column=None
                 ) from None
-        raise undecodable(source, csv_path, encodings)
+
+        return read_decoding(
+            csv_path,
+            source,
+            encoding=encoding,
+            delimiter=delimiter,
+            required=required_columns,
+            read=read,
+        )
 
     @classmethod
-    def _read(cls, path: Path, source: str, encoding: str, required: Sequence[str]) -> CsvTable:
-        with open_text(path, encoding) as (stream, probe):
-            reader = _records.new_reader(stream)
+    def _read(
+        cls, path: Path, source: str, text_format: TextFormat, required: Sequence[str]
+    ) -> CsvTable:
+        with open_text(path, text_format.encoding) as (stream, probe):
+            reader = _records.new_reader(stream, text_format.delimiter)
             columns = _records.read_header(reader, source)
             _records.require_columns(columns, required, source)
-            rows = list(filter(any, reader))  # drops blank and all-empty rows
+            rows: list[list[str]] = []
+            # In slices, so a cancelled run (SIGTERM) stops within one slice of a huge file.
+            while chunk := list(islice(reader, _READ_SLICE)):
+                checkpoint()
+                rows += filter(any, chunk)  # drops blank and all-empty rows
             source_hash = probe.hexdigest
         if not rows:
             raise _records.no_rows(source)
@@ -101,9 +129,9 @@ class CsvTable:
             source=source,
             columns=columns,
             rows=rows,
-            encoding=encoding,
+            text_format=text_format,
             source_hash=source_hash,
-            nul_possible=probe.nul_seen or encoding not in ASCII_COMPATIBLE,
+            nul_possible=probe.nul_seen or not text_format.nul_is_byte,
         )
 
     def page(self, offset: int, limit: int) -> dict[str, Any]:
@@ -143,10 +171,15 @@ class CsvTable:
         ids = list(map(itemgetter(self.columns.index(id_column)), self._rows))
         texts = map(itemgetter(self.columns.index(text_column)), self._rows)
         by_id = dict(zip(ids, texts, strict=True))
-        if len(by_id) != len(ids) or "" in by_id or any(map(str.isspace, by_id)):
+        if (
+            len(by_id) != len(ids)
+            or "" in by_id
+            or any(map(str.isspace, by_id))
+            or _records.has_control(by_id)
+        ):
             raise _records.diagnose(
                 self._path,
-                self.encoding,
+                self.text_format,
                 self.source,
                 required=(id_column, text_column),
                 id_column=id_column,
@@ -158,7 +191,7 @@ class CsvTable:
             text_column=text_column,
             store=BuiltStore(by_id, self._digests()),
             columns=self.columns,
-            encoding=self.encoding,
+            **self.text_format.index_fields(),
         )
 
     def _digests(self) -> bytes:
@@ -166,6 +199,7 @@ class CsvTable:
         rows = iter(self._rows)
         parts = []
         while batch := list(islice(rows, _HASH_BATCH)):
+            checkpoint()
             parts.append(hasher.digests(batch, may_contain_nul=self._nul_possible))
         return b"".join(parts)
 

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runlens import cancellation
 from runlens.atomic import write_atomic
+from runlens.cancellation import CancelScope
 from runlens.errors import InputError, ProviderError, UserError
-from runlens.evidence import file_sha256
+from runlens.evidence import file_sha256, read_input_format, require_regular_file
 from runlens.hooks.command import CommandHook, register_command_hooks
 from runlens.hooks.manager import HookEvent, HookManager
 from runlens.models.base import Model
@@ -29,8 +31,6 @@ from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
 from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
-from runlens.runtime import cancellation
-from runlens.runtime.cancellation import CancelScope
 from runlens.runtime.lock import WorkspaceLock
 from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimits
 from runlens.runtime.plan import PlanTracker
@@ -64,6 +64,8 @@ class RunSettings:
     secrets: tuple[str, ...] = ()
     #: Load validators registered by other packages under `runlens.validators`.
     validator_plugins: bool = True
+    #: The input's encoding as the user named it (`runlens run --encoding`); None: detect it.
+    input_encoding: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,9 @@ class RunResult:
 class Run:
     """Owns one run's state and records. Use `execute()` once."""
 
+    #: How the input was read (`EvidenceIndex.input_format`), once the index is written.
+    input_format: dict[str, Any] | None = None
+
     def __init__(
         self,
         *,
@@ -108,8 +113,7 @@ class Run:
         run_id: str | None = None,
         subscribers: Sequence[Subscriber] = (),
     ) -> None:
-        if not input_path.is_file():
-            raise UserError(f"input file not found: {input_path}")
+        require_regular_file(input_path, "input file")
         self.plugin = plugin
         self.model = model
         self.settings = settings or RunSettings()
@@ -224,6 +228,7 @@ class Run:
             workspace=self.workspace,
             input_path=self.input_path,
             model=self.model,
+            input_encoding=self.settings.input_encoding,
             on_evidence_index=self._on_evidence_index,
             emit=self._emit,
         )
@@ -433,8 +438,14 @@ class Run:
 
     def _on_evidence_index(self, path: Path) -> None:
         self.index_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        self.input_format = read_input_format(path)
         self.events.publish(
-            "evidence.indexed", {"path": self.workspace.relative(path), "sha256": self.index_sha256}
+            "evidence.indexed",
+            {
+                "path": self.workspace.relative(path),
+                "sha256": self.index_sha256,
+                "input_format": self.input_format,
+            },
         )
         self.plan.on_evidence_index()
         self._write_run_record()
@@ -462,6 +473,8 @@ class Run:
             "created_at": self.created_at,
             "finished_at": self.finished_at,
             "evidence_index_sha256": self.index_sha256,
+            # How the input was read (encoding, confidence, method, delimiter), once indexed.
+            "input_format": self.input_format,
             "repair_turns": self.settings.repair_turns,
             "limits": {
                 "max_turns": self.settings.limits.max_turns,

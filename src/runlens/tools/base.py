@@ -30,6 +30,8 @@ class ToolContext:
     workspace: Workspace
     input_path: Path
     model: Model | None = None
+    #: The input's encoding as the user named it (`--encoding`); None: detect it.
+    input_encoding: str | None = None
     #: Called by an input tool once it has written runtime/evidence_index.json.
     on_evidence_index: Callable[[Path], None] | None = None
     #: Publishes a plugin-specific event (e.g. a batch finished) into the run's event stream.

@@ -6,7 +6,8 @@ why it cannot be trusted. Citing artifacts are rejected when it cannot.
 
 The index is judged against the source, not against a hash stored next to it: the source
 file (the workspace's `input/` copy, or the CSV given to `runlens validate --source`) is read
-again and the index must match it exactly: its `source_hash`, and every row's id, `row_hash`
+again, in the encoding and with the delimiter the index records, and the index must match it
+exactly: its `source_hash`, and every row's id, `row_hash`
 and `text`. So deleting `runtime/run.json`, nulling its `evidence_index_sha256` or rewriting
 that hash cannot make a forged index pass. The one shortcut is for the process that built the
 index itself (`ValidationContext.index_built_in_process`): it holds the hash of the bytes it
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runlens.contracts import ArtifactContract
-from runlens.errors import EvidenceIndexError, InputError
+from runlens.errors import EvidenceIndexError, InputError, UserError
 from runlens.evidence import EvidenceIndex, build_evidence_index, file_sha256
 from runlens.tools.workspace import INPUT
 from runlens.validation.base import EVIDENCE_INDEX, Collector, Problem
@@ -98,13 +99,16 @@ def _judged_against(index: EvidenceIndex, source: Path) -> EvidenceIndex | Untru
             f"sha256 {source_hash[:12]}…"
         )
     try:
+        # Read as the index says the source was read (older indexes say nothing: detected).
         rebuilt = build_evidence_index(
             source,
             id_column=index.id_column,
             text_column=index.text_column,
             source_name=index.source,
+            encoding=index.encoding,
+            delimiter=index.delimiter,
         )
-    except InputError as error:
+    except (InputError, UserError) as error:  # UserError: an encoding no codec reads
         return _tampered(f"cannot be rebuilt from {source.name}: {error}")
     changed = _changed_rows(index, rebuilt)
     if changed:
