@@ -174,3 +174,21 @@ def test_model_text_cannot_drive_the_terminal(finished: Path, tmp_path: Path):
     assert "\x1b[2J" not in shown.stdout and "\x07" not in shown.stdout
     assert "\\x1b[2J" in shown.stdout
     assert "[bold red]markup[/]" in shown.stdout
+
+
+def test_no_step_is_shown_running_while_an_earlier_one_still_is(tmp_path: Path):
+    result = runlens("run", "feedback-analysis", SAMPLE, "--workspace", tmp_path / "ws")
+    order = ["load_feedback", "analyze_feedback", "build_backlog", "write_report"]
+    shown: dict[str, str] = {}
+    for line in result.stderr.splitlines():
+        step, _, status = line.strip().partition(": ")
+        if step not in order:
+            continue
+        if status == "running":
+            earlier = order[: order.index(step)]
+            assert all(shown.get(s) in ("completed", "delivered") for s in earlier), (
+                step,
+                shown,
+            )
+        shown[step] = status.split(",")[0]
+    assert shown == dict.fromkeys(order, "completed")

@@ -14,7 +14,14 @@ from runlens.cli.common import terminal_safe
 from runlens.plugins.base import PlanStep
 from runlens.records.events import Event
 
-_ICONS = {"pending": ("○", "dim"), "completed": ("✓", "green"), "failed": ("✗", "red")}
+#: Shown for a step whose work is done while a later step runs: validation is still to come.
+DELIVERED = "delivered"
+_ICONS = {
+    "pending": ("○", "dim"),
+    "completed": ("✓", "green"),
+    "failed": ("✗", "red"),
+    DELIVERED: ("◔", "cyan"),
+}
 
 
 class RunProgress:
@@ -45,6 +52,8 @@ class RunProgress:
     def __call__(self, event: Event) -> None:
         data = event.data
         if event.type == "plan.step.updated":
+            if data["status"] == "running":
+                self._hand_over(data["step_id"])
             self.status[data["step_id"]] = data["status"]
             if self._live is None:
                 reason = f" ({data['reason']})" if data.get("reason") else ""
@@ -70,10 +79,31 @@ class RunProgress:
                 self.console.print(terminal_safe(line), highlight=False, markup=False)
         elif event.type == "run.validating":
             self.activity = "validating deliverables"
+            self._hand_over(None)
+            if self._live is None:
+                self.console.print(
+                    f"  validating the deliverables (round {data.get('round')})", highlight=False
+                )
         elif event.type == "repair.requested":
             self.activity = f"repair round {data.get('round')}: model fixing findings"
         if self._live is not None:
             self._live.update(self._render())
+
+    def _hand_over(self, step_id: str | None) -> None:
+        """A later step starts: the steps before it that are still under way have delivered
+        their part. They are not `completed` (that takes validation); shown as delivered.
+        `None`: validation starts, every step under way has delivered."""
+        for step in self.steps:
+            if step.step_id == step_id:
+                return
+            if self.status.get(step.step_id) == "running":
+                self.status[step.step_id] = DELIVERED
+                if self._live is None:
+                    self.console.print(
+                        f"  {step.step_id}: delivered, awaiting validation",
+                        highlight=False,
+                        markup=False,
+                    )
 
     def _render(self) -> Group:
         table = Table.grid(padding=(0, 1))
