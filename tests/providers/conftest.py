@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ _PROVIDER_VARIABLES = (
     "RUNLENS_MODEL_TIMEOUT",
     "RUNLENS_MAX_TOKENS",
     "RUNLENS_RETRY_INITIAL_DELAY",
+    "RUNLENS_MODEL_MAX_RESPONSE_BYTES",
 )
 #: Retries in CLI runs wait this long first (then 2x, 4x ...) instead of 0.5 s.
 FAST_RETRY_DELAY = 0.01
@@ -86,6 +88,9 @@ class RunRecords:
     stdout: str
     workspace: Path
     seconds: float = 0.0
+    #: Peak resident memory of the `python -m runlens` process (subprocess runs only).
+    peak_rss_bytes: int | None = None
+    stderr: str = ""
 
     @property
     def verdict(self) -> dict[str, Any]:
@@ -184,30 +189,48 @@ def run_cli(
         ]
         variables = {**provider_env(provider, fault_server), **(env or {})}
         started = time.monotonic()
-        invoke = _run_subprocess if in_subprocess else _run_in_process
-        exit_code, stdout = invoke(command, variables)
-        return RunRecords(exit_code, stdout, workspace, time.monotonic() - started)
+        if in_subprocess:
+            exit_code, stdout, stderr, peak = _run_subprocess(command, variables, tmp_path)
+            seconds = time.monotonic() - started
+            return RunRecords(exit_code, stdout, workspace, seconds, peak, stderr)
+        exit_code, stdout, stderr = _run_in_process(command, variables)
+        return RunRecords(exit_code, stdout, workspace, time.monotonic() - started, None, stderr)
 
     return run
 
 
-def _run_in_process(command: list[str], env: dict[str, str | None]) -> tuple[int, str]:
+def _run_in_process(command: list[str], env: dict[str, str | None]) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, command, env=env)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
-    return result.exit_code, result.stdout
+    return result.exit_code, result.stdout, result.stderr
 
 
-def _run_subprocess(command: list[str], env: dict[str, str | None]) -> tuple[int, str]:
+def _run_subprocess(
+    command: list[str], env: dict[str, str | None], scratch: Path
+) -> tuple[int, str, str, int]:
+    """Runs `python -m runlens`; returns exit code, stdout, stderr and the peak RSS in bytes.
+
+    Output goes to files (no pipe to drain) so the child can be reaped with `os.wait4`,
+    which reports the resource usage of that one child.
+    """
     environment = {**os.environ, **{k: v for k, v in env.items() if v is not None}}
     for name in (k for k, v in env.items() if v is None):
         environment.pop(name, None)
-    completed = subprocess.run(
-        [sys.executable, "-m", "runlens", *command],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return completed.returncode, completed.stdout
+    out, err = scratch / "subprocess.stdout", scratch / "subprocess.stderr"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "runlens", *command],
+            env=environment,
+            stdout=stdout,
+            stderr=stderr,
+        )
+        watchdog = threading.Timer(120, child.kill)
+        watchdog.start()
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        finally:
+            watchdog.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+    text = {path: path.read_text(encoding="utf-8", errors="replace") for path in (out, err)}
+    return child.returncode, text[out], text[err], usage.ru_maxrss * 1024  # ru_maxrss is KiB

@@ -15,7 +15,9 @@ Every request, to any path, takes the next scripted `Reply` and is recorded (met
 headers, body). When the script has run out the server answers 418 with a message saying
 so, which providers treat as not retryable, so a test that under-scripts fails fast and
 clearly. `OpenAIWire` and `AnthropicWire` build replies in the Chat Completions and Messages
-wire formats; `hang`, `disconnect` and `garbage` inject transport faults.
+wire formats; `hang`, `disconnect` and `garbage` inject transport faults, and `endless_body`,
+`gzip_bomb`, `raw_response` and `Reply(content_length=...)` hostile ones (bodies without end,
+decompression bombs, malformed HTTP, a `Content-Length` that lies).
 
 Stdlib only (`http.server.ThreadingHTTPServer` in a background thread), so any test can use
 it without extra dependencies; it does not import RunLens either.
@@ -23,26 +25,40 @@ it without extra dependencies; it does not import RunLens either.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
+import zlib
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 JSON_TYPE = "application/json"
+#: `Reply.content_length` default: the body's real length.
+ACTUAL = "actual"
 
 
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer. `delay` waits before answering (a hang when it exceeds the
-    client's timeout); `disconnect` closes the connection without answering at all."""
+    client's timeout); `disconnect` closes the connection without answering at all.
+
+    Hostile variants: `chunks` streams the body chunked from a fresh iterator, until it ends,
+    the client hangs up or the server closes (an endless body); `content_length` is sent
+    verbatim (a lie), or not at all when None (the body then ends when the connection does);
+    `raw` is written to the socket instead of a response, which then closes.
+    """
 
     status: int = 200
     body: bytes = b""
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
     disconnect: bool = False
+    chunks: Callable[[], Iterator[bytes]] | None = None
+    content_length: str | None = ACTUAL
+    raw: bytes | None = None
 
     @classmethod
     def json(
@@ -53,7 +69,10 @@ class Reply:
         headers: tuple[tuple[str, str], ...] = (),
         delay: float = 0.0,
     ) -> Reply:
-        body = json.dumps(payload, ensure_ascii=False).encode()
+        try:
+            body = json.dumps(payload, ensure_ascii=False).encode()
+        except UnicodeEncodeError:  # a lone surrogate: sent as its `\ud800` escape
+            body = json.dumps(payload).encode()
         return cls(status, body, (("Content-Type", JSON_TYPE), *headers), delay)
 
 
@@ -92,6 +111,73 @@ def disconnect() -> Reply:
 def garbage(body: bytes = b"<html><body>Welcome</body></html>", status: int = 200) -> Reply:
     """A body that is not JSON, as a wrong base URL pointing at a web page would give."""
     return Reply(status, body, (("Content-Type", "text/html"),))
+
+
+def endless_body(
+    chunk: bytes = b"0, " * 21845, *, start: bytes = b'{"choices": [', status: int = 200
+) -> Reply:
+    """A chunked JSON body that never ends: `start`, then `chunk` (64 KiB) again and again."""
+
+    def forever() -> Iterator[bytes]:
+        yield start
+        while True:
+            yield chunk
+
+    return Reply(status, headers=(("Content-Type", JSON_TYPE),), chunks=forever)
+
+
+@functools.cache
+def _bomb(decoded_size: int, encoding: str) -> bytes:
+    """`{"choices": [], "pad": "<spaces>"}` of `decoded_size` bytes, compressed in a blink.
+
+    After a full flush deflate starts afresh, so every 1 MiB block of spaces compresses to
+    the same ~1 KiB segment: compressed once, repeated. The container (gzip or zlib header
+    and checksum) is written by hand around the raw deflate stream, so the body is valid.
+    """
+    block = b" " * (1 << 20)
+    start, end = b'{"choices": [], "pad": "', b'"}'
+    blocks = max(decoded_size - len(start) - len(end), 0) >> 20
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    head = packer.compress(start) + packer.flush(zlib.Z_FULL_FLUSH)
+    segment = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH) if blocks else b""
+    deflated = b"".join([head, segment * blocks, packer.compress(end), packer.flush()])
+    if encoding == "raw-deflate":
+        return deflated
+    gzip = encoding == "gzip"
+    checksum = zlib.crc32 if gzip else zlib.adler32
+    running = checksum(start, 0 if gzip else 1)
+    for _ in range(blocks):
+        running = checksum(block, running)
+    running = checksum(end, running)
+    total = len(start) + len(end) + blocks * len(block)
+    if gzip:
+        header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+        trailer = running.to_bytes(4, "little") + (total & 0xFFFFFFFF).to_bytes(4, "little")
+        return header + deflated + trailer
+    return b"\x78\xda" + deflated + running.to_bytes(4, "big")
+
+
+def gzip_bomb(decoded_size: int = 1 << 30, *, encoding: str = "gzip") -> Reply:
+    """A small body (about 1 KiB per MiB) inflating to about `decoded_size` bytes of JSON.
+
+    `encoding` is `gzip`, `deflate` (zlib-wrapped) or `raw-deflate` (sent as `deflate`).
+    """
+    headers = (("Content-Type", JSON_TYPE), ("Content-Encoding", encoding.removeprefix("raw-")))
+    return Reply(200, _bomb(decoded_size, encoding), headers)
+
+
+def compressed(reply: Reply, encoding: str = "gzip") -> Reply:
+    """`reply` with its body compressed and `Content-Encoding` set, as servers may send it."""
+    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "raw-deflate": -15}
+    packer = zlib.compressobj(6, zlib.DEFLATED, wbits[encoding])
+    body = packer.compress(reply.body) + packer.flush()
+    header = ("Content-Encoding", encoding.removeprefix("raw-"))
+    return Reply(reply.status, body, (*reply.headers, header), reply.delay)
+
+
+def raw_response(data: bytes) -> Reply:
+    """`data` written to the socket as the whole response (malformed HTTP), then a close."""
+    return Reply(raw=data)
 
 
 @dataclass(frozen=True)
@@ -347,11 +433,34 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, reply: Reply) -> None:
         try:
+            if reply.raw is not None:
+                self.close_connection = True
+                self.wfile.write(reply.raw)
+                return
             self.send_response(reply.status)
             for name, value in reply.headers:
                 self.send_header(name, value)
-            self.send_header("Content-Length", str(len(reply.body)))
+            if reply.chunks is not None:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self._send_chunks(reply.chunks())
+                return
+            length = str(len(reply.body)) if reply.content_length == ACTUAL else None
+            length = reply.content_length if length is None else length
+            if length is not None:
+                self.send_header("Content-Length", length)
+            if reply.content_length != ACTUAL:
+                self.close_connection = True  # a lie leaves the connection unusable
             self.end_headers()
             self.wfile.write(reply.body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up waiting (a timeout test)
+
+    def _send_chunks(self, chunks: Iterator[bytes]) -> None:
+        self.close_connection = True
+        for chunk in chunks:
+            if self.server.owner._stopping.is_set():
+                return
+            if chunk:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")

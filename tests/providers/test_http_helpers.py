@@ -9,14 +9,17 @@ import httpx
 import pytest
 
 from runlens.errors import UserError
+from runlens.models._body import excerpt, format_size
 from runlens.models._http import (
     REDACTED,
     ProviderCallError,
+    clean_text,
     endpoint_label,
     env_positive_float,
     env_positive_int,
     env_text,
     error_detail,
+    escape_surrogates,
     parse_arguments,
     parse_retry_after,
     redact,
@@ -76,7 +79,7 @@ class TestRetryAfter:
         date = email.utils.formatdate(now - 30, usegmt=True)
         assert parse_retry_after({"Retry-After": date}, now=now) == 0.0
 
-    @pytest.mark.parametrize("value", ["", "soon", "nan", "inf"])
+    @pytest.mark.parametrize("value", ["", "soon", "nan", "inf", "1_0", "1e3", "0x10", "\u0661"])
     def test_unparseable_values_are_ignored(self, value: str) -> None:
         assert parse_retry_after({"Retry-After": value}) is None
 
@@ -112,6 +115,35 @@ class TestParseArguments:
 
     def test_already_decoded_object(self) -> None:
         assert parse_arguments({"a": "é"}) == ({"a": "é"}, '{"a": "é"}', None)
+
+
+class TestUntrustedText:
+    def test_lone_surrogates_become_u_fffd_and_are_counted(self) -> None:
+        assert clean_text("a\ud800b\udfffc") == ("a\ufffdb\ufffdc", 2)
+        assert clean_text("plain \ufffd text") == ("plain \ufffd text", 0)
+
+    def test_a_pair_split_in_two_is_joined_not_replaced(self) -> None:
+        assert clean_text("\ud83d" + "\ude00") == ("\U0001f600", 0)
+
+    def test_escaped_for_json_text(self) -> None:
+        assert escape_surrogates('{"a": "\udc80"}') == '{"a": "\\udc80"}'
+
+    def test_arguments_with_a_lone_surrogate_are_refused_as_sent(self) -> None:
+        arguments, raw, error = parse_arguments({"items": [{"text": "x\ud800"}]})
+        assert arguments is None
+        assert raw == '{"items": [{"text": "x\\ud800"}]}'
+        assert error is not None and "lone surrogate \\ud800 in items[0].text" in error
+
+    def test_excerpt_escapes_controls_and_bytes_but_keeps_text(self) -> None:
+        assert excerpt("导出\n\x00".encode() + b"\xff") == '"导出\\n\\u0000\\xff"'
+        assert excerpt(b"a" * 200, 5) == '"aaaaa"... (200 bytes)'
+        assert excerpt("ab导".encode(), 4) == '"ab"... (5 bytes)'  # no half character
+
+    @pytest.mark.parametrize(
+        ("size", "text"), [(16 * 1024 * 1024, "16 MiB"), (2048, "2 KiB"), (1000, "1000 bytes")]
+    )
+    def test_format_size(self, size: int, text: str) -> None:
+        assert format_size(size) == text
 
 
 class TestErrorDetail:

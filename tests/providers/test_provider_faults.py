@@ -224,10 +224,11 @@ async def test_unparseable_body_is_not_retried(
     provider: ProviderKit, fault_server: FaultServer, make_model: MakeModel
 ) -> None:
     fault_server.enqueue(garbage(), provider.wire.text("never"))
-    with pytest.raises(ProviderError, match="unparseable response") as raised:
+    with pytest.raises(ProviderError, match="sent an HTML page, not JSON") as raised:
         await complete_with_retries(make_model(), START, TOOLS, sleep=Sleeps())
     assert not raised.value.retryable
     assert "text/html" in str(raised.value) and "Welcome" in str(raised.value)
+    assert len(fault_server.requests) == 1
 
 
 async def test_json_without_the_expected_fields_is_an_error(

@@ -21,6 +21,16 @@ from runlens.models.messages import Message, ModelResponse, ToolSpec
 DEFAULT_TIMEOUT = 120.0
 
 
+def _url(text: str) -> httpx.URL | None:
+    """`text` as a URL with a scheme, or None when it is not one."""
+    if "://" not in text:
+        return None
+    try:
+        return httpx.URL(text)
+    except httpx.InvalidURL:
+        return None
+
+
 class HttpChatModel(Model):
     """A model behind one JSON `POST {base_url}{endpoint_path}` per turn.
 
@@ -47,11 +57,14 @@ class HttpChatModel(Model):
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_tokens: int | None = None,
+        max_response_bytes: int = _http.DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.model_name = model_name
         self.base_url = (self.default_base_url if base_url is None else base_url).rstrip("/")
+        self._check_settings(api_key)
         self.timeout = timeout
         self.max_tokens = self.default_max_tokens if max_tokens is None else max_tokens
+        self.max_response_bytes = max_response_bytes
         self.spec = f"{self.provider_name}:{model_name}"
         self._api_key = api_key
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout))
@@ -62,7 +75,9 @@ class HttpChatModel(Model):
         model_name = _http.require_model_name(cls.provider_name, name, cls.example_model)
         base_url = _http.env_text(env, *cls.base_url_env) or cls.default_base_url
         api_key = _http.env_text(env, *cls.api_key_env)
-        if api_key is None and httpx.URL(base_url).host == httpx.URL(cls.default_base_url).host:
+        url = _url(base_url)
+        own_host = httpx.URL(cls.default_base_url).host
+        if api_key is None and url is not None and url.host == own_host:
             raise UserError(cls.missing_key_message)
         return cls(
             model_name,
@@ -70,7 +85,26 @@ class HttpChatModel(Model):
             api_key=api_key,
             timeout=_http.env_positive_float(env, "RUNLENS_MODEL_TIMEOUT", DEFAULT_TIMEOUT),
             max_tokens=_http.env_positive_int(env, "RUNLENS_MAX_TOKENS", cls.default_max_tokens),
+            max_response_bytes=_http.env_max_response_bytes(env),
         )
+
+    def _check_settings(self, api_key: str | None) -> None:
+        """UserError for settings no request could be sent with (rather than a traceback, or
+        four retried "connection failed" errors, on the first model call)."""
+        url = _url(self.base_url)
+        if url is None or url.scheme not in ("http", "https") or not url.host:
+            names = " / ".join(self.base_url_env)
+            raise UserError(
+                f"{self.provider_name}: the base URL ({names}) must be an http:// or https:// "
+                f"URL, e.g. {self.default_base_url}; got {self.base_url!r}"
+            )
+        bad = next((i for i, char in enumerate(api_key or "") if not "!" <= char <= "~"), None)
+        if bad is not None:
+            names = " / ".join(self.api_key_env)
+            raise UserError(
+                f"{self.provider_name}: the API key ({names}) holds a character an HTTP header "
+                f"cannot carry, at position {bad + 1} (a space, a line break or non-ASCII)"
+            )
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -80,7 +114,10 @@ class HttpChatModel(Model):
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelResponse:
-        """Send the conversation; return the next turn. Failures raise ProviderCallError."""
+        """Send the conversation; return the next turn. Failures raise ProviderCallError.
+
+        What comes back is clean text whatever the server sent (`_http.clean_response`).
+        """
         url = f"{self.base_url}{self.endpoint_path}"
         payload = await _http.post_json(
             self._client,
@@ -90,8 +127,10 @@ class HttpChatModel(Model):
             provider=self.provider_name,
             timeout=self.timeout,
             secrets=[self._api_key],
+            max_body_bytes=self.max_response_bytes,
         )
-        return self._parse_response(payload, len(messages), _http.endpoint_label(url))
+        response = self._parse_response(payload, len(messages), _http.endpoint_label(url))
+        return _http.clean_response(response)
 
     async def aclose(self) -> None:
         await self._client.aclose()

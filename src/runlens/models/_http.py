@@ -6,16 +6,33 @@ Everything that can go wrong on the wire is mapped here, at the boundary, to
     timeout, connection refused / reset / dropped   retryable
     HTTP 408, 429 (with Retry-After), 5xx, 529       retryable
     other 3xx / 4xx                                  not retryable
-    a success status with a body that is not JSON    not retryable (usually a wrong base URL)
+    a success status with a body that is not a      not retryable (usually a wrong base URL);
+      UTF-8 JSON object (empty, not UTF-8, HTML,       the message names what arrived, escaped
+      not JSON, an array ...)
+    a body past RUNLENS_MODEL_MAX_RESPONSE_BYTES     not retryable: a server that sends 16 MiB
+      (16 MiB, as received or decompressed)            for one chat turn will do it again
+    malformed HTTP (a head past httpcore's 100 KiB,  retryable, as a dropped connection is
+      a bad Content-Length, a body cut short)
+
+Bodies are streamed and read through `_body.read_body`, which stops at the limit; error
+bodies are read only as far as their message needs (64 KiB).
+
+What the server sends is untrusted text. Lone UTF-16 surrogates (a `"\\ud800"` escape with no
+partner), which no UTF-8 encoder accepts and which would make the run's records unwritable,
+never leave this module: in text (answers, names, ids, error messages) they become U+FFFD
+and the response says so in `notes`; in tool-call arguments they make an `arguments_error`
+the model is told about, as is nesting deeper than `MAX_ARGUMENT_DEPTH` levels. `NaN` and
+`Infinity` (not JSON) are an error in an arguments string and null elsewhere (`_body.loads`).
 
 API keys never reach a message: every text that may echo one (server error messages,
-exception strings) goes through `redact` first. Nothing here logs headers; code that must
-should log `redact_headers(...)`.
+exception strings) goes through `redact` first, before it is shortened (so a key cut in two
+is still masked). Nothing here logs headers; code that must should log `redact_headers(...)`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import functools
 import json
@@ -29,7 +46,9 @@ from typing import Any
 import httpx
 
 from runlens.errors import ProviderError, UserError
-from runlens.models.messages import ToolCall
+from runlens.models import _body
+from runlens.models._body import DEFAULT_MAX_RESPONSE_BYTES as DEFAULT_MAX_RESPONSE_BYTES
+from runlens.models.messages import ModelResponse, ToolCall
 from runlens.secrets import REDACTED
 
 #: Headers that carry credentials; `redact_headers` masks their values.
@@ -47,6 +66,18 @@ _MIN_SECRET_LENGTH = 4
 
 _RETRYABLE_STATUSES = frozenset({408, 429})
 _MAX_DETAIL_CHARS = 500
+#: An error body is read this far: its message is cut to `_MAX_DETAIL_CHARS` anyway.
+_MAX_ERROR_BODY_BYTES = 64 * 1024
+#: Tool-call arguments nested deeper than this are refused (a tool error for the model).
+MAX_ARGUMENT_DEPTH = 64
+#: Tool names longer than this are cut (no real tool has one; the call is an unknown tool).
+_MAX_TOOL_NAME_CHARS = 256
+#: We undo these codings ourselves (`_body`), with bounded output.
+_ACCEPT_ENCODING = "gzip, deflate"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Seconds in `Retry-After` are ASCII digits (RFC 9110); float() would take "1_0" or "١٢".
+_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)
 
 
 class ProviderCallError(ProviderError):
@@ -68,6 +99,8 @@ class ProviderCallError(ProviderError):
         retry_after: float | None = None,
         attempts: int | None = None,
     ) -> None:
+        # Server text reaches these; a lone surrogate here would make the run record unwritable.
+        failure, detail = clean_text(failure)[0], clean_text(detail)[0]
         self.failure = failure
         self.detail = detail
         self.attempts = attempts
@@ -147,11 +180,10 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
 
 
 def _as_number(value: str | None) -> float | None:
-    try:
-        number = float(value) if value else None
-    except ValueError:
+    if not value or not _DECIMAL.fullmatch(value):
         return None
-    if number is None or not math.isfinite(number):
+    number = float(value)
+    if not math.isfinite(number):
         return None
     return max(0.0, number)
 
@@ -159,11 +191,11 @@ def _as_number(value: str | None) -> float | None:
 def _seconds_until(http_date: str, now: float) -> float | None:
     try:
         moment = email.utils.parsedate_to_datetime(http_date)
-    except (TypeError, ValueError):
+        if moment.tzinfo is None:  # RFC 9110 dates are GMT; a date without a zone is unusable
+            return None
+        return max(0.0, moment.timestamp() - now)
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    if moment.tzinfo is None:  # RFC 9110 dates are GMT; be lenient with ones that omit it
-        return None
-    return max(0.0, moment.timestamp() - now)
 
 
 def endpoint_label(url: str) -> str:
@@ -181,16 +213,32 @@ async def post_json(
     provider: str,
     timeout: float,
     secrets: Iterable[str | None] = (),
+    max_body_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> dict[str, Any]:
     """POST `body` as JSON and return the JSON object answered, or raise ProviderCallError.
 
-    `timeout` bounds the whole exchange (httpx's own timeouts bound each phase as well).
+    `timeout` bounds the whole exchange, reading the body included (httpx's own timeouts bound
+    each phase as well). The body is read at most `max_body_bytes` far (see `_body`).
     """
     secrets = tuple(secrets)
     where = endpoint_label(url)
+    content = _request_content(provider, body)
+    request_headers = {
+        "content-type": "application/json",
+        **headers,
+        "accept-encoding": _ACCEPT_ENCODING,
+    }
+    status: int | None = None
     try:
-        async with asyncio.timeout(timeout):
-            response = await client.post(url, json=body, headers=dict(headers))
+        async with (
+            asyncio.timeout(timeout),
+            client.stream("POST", url, content=content, headers=request_headers) as response,
+        ):
+            status = response.status_code
+            if response.is_success:
+                raw = await _body.read_body(response, max_body_bytes)
+            else:
+                raw = await _error_body(response, min(max_body_bytes, _MAX_ERROR_BODY_BYTES))
     except (TimeoutError, httpx.TimeoutException) as exc:
         raise ProviderCallError(
             provider=provider,
@@ -204,21 +252,64 @@ async def post_json(
             detail=redact(str(exc) or type(exc).__name__, secrets),
             retryable=True,
         ) from exc
+    except _body.BodyError as exc:
+        raise _body_error(provider, where, exc, status, secrets) from exc
     if not response.is_success:
-        raise status_error(provider, response, where, secrets)
-    return _json_object(provider, response, where, secrets)
+        raise status_error(provider, response, where, secrets, body=raw)
+    return _json_object(provider, response, where, raw, secrets)
+
+
+async def _error_body(response: httpx.Response, limit: int) -> bytes:
+    # The status says what failed; a body too long or undecodable only loses the detail.
+    try:
+        return await _body.read_body(response, limit, truncate=True)
+    except _body.BodyError:
+        return b""
+
+
+def _request_content(provider: str, body: Mapping[str, Any]) -> bytes:
+    # As httpx's `json=` would encode it, but a value no JSON can hold is a ProviderCallError
+    # naming the problem, not a traceback (the conversation is built from cleaned text, so
+    # this is a last line of defence).
+    try:
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ProviderCallError(
+            provider=provider, failure=f"could not encode the request as JSON ({exc})"
+        ) from exc
+    return clean_text(text)[0].encode("utf-8")
+
+
+def _body_error(
+    provider: str,
+    where: str,
+    error: _body.BodyError,
+    status_code: int | None,
+    secrets: Iterable[str | None],
+) -> ProviderCallError:
+    return ProviderCallError(
+        provider=provider,
+        failure=error.describe(where),
+        detail=_shorten(redact(error.detail, secrets)),
+        status_code=status_code,
+    )
 
 
 def status_error(
-    provider: str, response: httpx.Response, where: str, secrets: Iterable[str | None] = ()
+    provider: str,
+    response: httpx.Response,
+    where: str,
+    secrets: Iterable[str | None] = (),
+    *,
+    body: bytes | None = None,
 ) -> ProviderCallError:
-    """The ProviderCallError for an unsuccessful HTTP status."""
+    """The ProviderCallError for an unsuccessful HTTP status (`body`: what was read of it)."""
     code = response.status_code
     retryable = code in _RETRYABLE_STATUSES or code >= 500
     return ProviderCallError(
         provider=provider,
         failure=" ".join(filter(None, ["HTTP", str(code), _reason(response), "from", where])),
-        detail=redact(error_detail(response), secrets),
+        detail=error_detail(response if body is None else body, secrets),
         status_code=code,
         retryable=retryable,
         retry_after=parse_retry_after(response.headers) if retryable else None,
@@ -227,7 +318,7 @@ def status_error(
 
 def _reason(response: httpx.Response) -> str:
     if response.reason_phrase:
-        return response.reason_phrase
+        return _header_text(response.reason_phrase)
     if response.status_code == 529:  # Anthropic's "overloaded", not in the IANA registry
         return "Overloaded"
     try:
@@ -236,20 +327,23 @@ def _reason(response: httpx.Response) -> str:
         return ""
 
 
-def error_detail(response: httpx.Response) -> str:
+def error_detail(response: httpx.Response | bytes, secrets: Iterable[str | None] = ()) -> str:
     """The server's own error message, from the usual JSON error shapes or the raw text.
 
     Understands `{"error": {"message": ...}}` (OpenAI, vLLM, llama.cpp, Anthropic),
-    `{"error": "..."}` (Ollama) and `{"message": ...}`; falls back to the body text.
+    `{"error": "..."}` (Ollama) and `{"message": ...}`; falls back to the body text. Secrets
+    are masked before the text is shortened, so a key cut at the end is masked too.
     """
+    raw = response if isinstance(response, bytes) else response.content
+    text = raw.decode("utf-8", "replace")
     try:
-        payload = response.json()
-    except ValueError:
+        payload = _body.loads(text)
+    except (ValueError, RecursionError):
         payload = None
     message = _message_in(payload)
     if message is None:
-        message = response.text.strip()
-    return _shorten(" ".join(message.split()))
+        message = text.strip()
+    return _shorten(" ".join(redact(clean_text(message)[0], secrets).split()))
 
 
 def _message_in(payload: Any) -> str | None:
@@ -271,33 +365,37 @@ def _shorten(text: str) -> str:
 
 
 def _json_object(
-    provider: str, response: httpx.Response, where: str, secrets: Iterable[str | None]
+    provider: str, response: httpx.Response, where: str, body: bytes, secrets: Iterable[str | None]
 ) -> dict[str, Any]:
+    content_type = _header_text(response.headers.get("content-type", "no content type"))
+    context = f"HTTP {response.status_code}, {content_type}"
+    encoding = response.headers.get("content-encoding")
+    if encoding:
+        context += f", Content-Encoding {_header_text(encoding)}"
     try:
-        payload = response.json()
-    except (ValueError, UnicodeDecodeError):
-        payload = None
-    if isinstance(payload, dict):
-        return payload
-    content_type = response.headers.get("content-type", "no content type")
-    raise ProviderCallError(
-        provider=provider,
-        failure=(
-            f"unparseable response from {where} (HTTP {response.status_code}, {content_type}; "
-            "expected a JSON object: is the base URL right?)"
-        ),
-        detail=redact(_shorten(" ".join(response.text.split())), secrets),
-        status_code=response.status_code,
-    )
+        return _body.parse_object(body, context=context)
+    except _body.BodyError as exc:
+        raise _body_error(provider, where, exc, response.status_code, secrets) from exc
+
+
+def _header_text(value: str, limit: int = 80) -> str:
+    """A header value for a message: one line, and short (a server may send 100 KiB)."""
+    text = " ".join(value.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def malformed_response(
     provider: str, where: str, problem: str, payload: Mapping[str, Any]
 ) -> ProviderCallError:
     """A JSON answer that lacks what the wire format promises (e.g. no `choices`)."""
-    snippet = _shorten(json.dumps(payload, ensure_ascii=False))
+    try:
+        snippet = json.dumps(payload, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        snippet = f"a JSON object with keys {sorted(map(str, payload))[:20]}"
     return ProviderCallError(
-        provider=provider, failure=f"unexpected response from {where}: {problem}", detail=snippet
+        provider=provider,
+        failure=f"unexpected response from {where}: {problem}",
+        detail=_shorten(snippet),
     )
 
 
@@ -307,41 +405,107 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str, str | None]:
     Never raises: arguments that are not a JSON object come back as None with a reason the
     loop can show to the model. An empty string means "no arguments" (`{}`); an object
     double-encoded as a JSON string is decoded once more, as some local servers send that.
+    Text that is not valid Unicode (a lone surrogate), `NaN`/`Infinity` and nesting deeper
+    than `MAX_ARGUMENT_DEPTH` are errors too. The raw text shows a lone surrogate as its
+    `\\uXXXX` escape, so it stays printable and means what was sent.
     """
     if isinstance(raw, dict):
-        return raw, json.dumps(raw, ensure_ascii=False), None
+        problem = _argument_problem(raw)
+        text = _dumps_for_display(raw, problem)
+        return (None, text, problem) if problem else (raw, text, None)
     if raw is None:
         return {}, "", None
     if not isinstance(raw, str):
-        text = json.dumps(raw, ensure_ascii=False)
-        return None, text, f"arguments must be a JSON object, got {_json_type(raw)}"
+        problem = _argument_problem(raw)
+        text = _dumps_for_display(raw, problem)
+        return None, text, problem or f"arguments must be a JSON object, got {_json_type(raw)}"
+    text = escape_surrogates(raw)
     if not raw.strip():
-        return {}, raw, None
+        return {}, text, None
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return None, raw, f"arguments are not valid JSON: {exc}"
+        value = _body.loads(raw, strict_numbers=True)
+    except RecursionError:
+        return None, text, f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"
+    except ValueError as exc:
+        return None, text, f"arguments are not valid JSON: {exc}"
     if isinstance(value, str):
         value = _decode_nested_object(value)
     if not isinstance(value, dict):
-        return None, raw, f"arguments must be a JSON object, got {_json_type(value)}"
-    return value, raw, None
+        return None, text, f"arguments must be a JSON object, got {_json_type(value)}"
+    problem = _argument_problem(value)
+    return (None, text, problem) if problem else (value, text, None)
 
 
 def _decode_nested_object(text: str) -> Any:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = _body.loads(text, strict_numbers=True)
+    except (ValueError, RecursionError):
         return text
     return value if isinstance(value, dict) else text
 
 
+def _argument_problem(value: Any) -> str | None:
+    """Why decoded arguments cannot be used as they are, or None.
+
+    Walks the value without recursion (the depth is what is being checked).
+    """
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            return f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"
+        if isinstance(item, str):
+            problem = _surrogate_problem(item, path)
+            if problem:
+                return problem
+        elif isinstance(item, float) and not math.isfinite(item):
+            return (
+                f"arguments hold {item!r} at {path or 'the top level'}, which JSON does not allow"
+            )
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                name = str(key)
+                problem = _surrogate_problem(name, f"a key of {path or 'the arguments'}")
+                if problem:
+                    return problem
+                stack.append((child, _child_path(path, f".{name}" if path else name), depth + 1))
+        elif isinstance(item, list):
+            for index in range(len(item) - 1, -1, -1):
+                stack.append((item[index], _child_path(path, f"[{index}]"), depth + 1))
+    return None
+
+
+_MAX_PATH_CHARS = 80
+
+
+def _child_path(path: str, step: str) -> str:
+    # Bounded: long keys nested deep would otherwise build paths of megabytes per item.
+    if len(path) >= _MAX_PATH_CHARS:
+        return path
+    joined = path + step
+    return joined if len(joined) <= _MAX_PATH_CHARS else joined[: _MAX_PATH_CHARS - 3] + "..."
+
+
+def _surrogate_problem(text: str, where: str) -> str | None:
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (
+        f"arguments are not valid Unicode text: lone surrogate \\u{ord(found.group()):04x} "
+        f"in {where or 'the arguments'}; send the text as valid UTF-8, e.g. the character "
+        "itself or a complete surrogate pair"
+    )
+
+
+def _dumps_for_display(value: Any, problem: str | None) -> str:
+    try:
+        return escape_surrogates(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return f"({problem or 'arguments that cannot be shown'})"
+
+
 def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    for kind, name in names.items():
-        if isinstance(value, kind):
-            return name
-    return "a number" if isinstance(value, int | float) else type(value).__name__
+    return _body.json_type(value)
 
 
 def generated_call_id(conversation_length: int, index: int) -> str:
@@ -357,13 +521,17 @@ def tool_call(
     Never raises: a missing id gets `generated_call_id`, bad arguments an `arguments_error`.
     """
     arguments, raw_text, error = parse_arguments(raw_arguments)
+    # Not str() of just anything: a name sent as a deeply nested array would overflow repr.
+    name_text = name if isinstance(name, str) else str(name) if isinstance(name, int) else ""
+    if len(name_text) > _MAX_TOOL_NAME_CHARS:
+        name_text = name_text[: _MAX_TOOL_NAME_CHARS - 3] + "..."
     return ToolCall(
         tool_call_id=(
             call_id
             if isinstance(call_id, str) and call_id
             else generated_call_id(conversation_length, index)
         ),
-        name=str(name or ""),
+        name=name_text,
         arguments=arguments,
         raw_arguments=raw_text,
         arguments_error=error,
@@ -375,9 +543,87 @@ def optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+#: Token counts outside this range are not counts (and would not fit a 64-bit record field).
+_MAX_TOKEN_COUNT = 2**53
+
+
 def optional_int(value: Any) -> int | None:
-    """A token count from a usage block, or None when absent or not an integer."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A token count from a usage block, or None when absent, not an integer or absurd."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return value if 0 <= value <= _MAX_TOKEN_COUNT else None
+
+
+# --- untrusted text ----------------------------------------------------------------------
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    """`text` with each lone UTF-16 surrogate replaced by U+FFFD, and how many were.
+
+    Two halves of a pair left apart (`"\\ud83d\\ude00"` decoded one by one) are joined into
+    the character they encode rather than replaced.
+    """
+    if _SURROGATE.search(text) is None:
+        return text, 0
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - text.count("\ufffd")
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with each surrogate as its JSON escape `\\udXXX`: for JSON text shown as is."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def clean_response(response: ModelResponse) -> ModelResponse:
+    """`response` with no lone surrogate left in any text, saying so in `notes`.
+
+    Providers parse arguments with `parse_arguments`, which already refuses surrogates; any
+    left in a call's arguments (a parser that did not) make that call an arguments error.
+    """
+    replaced = 0
+
+    def clean(text: str) -> str:
+        nonlocal replaced
+        fixed, count = clean_text(text)
+        replaced += count
+        return fixed
+
+    calls = tuple(_clean_call(call, clean) for call in response.tool_calls)
+    content = clean(response.content) if response.content is not None else None
+    finish = clean(response.finish_reason) if response.finish_reason is not None else None
+    model_name = clean(response.model_name)
+    if not replaced and calls == response.tool_calls:
+        return response
+    notes = response.notes
+    if replaced:
+        plural = "s" if replaced != 1 else ""
+        notes = (
+            *notes,
+            f"{replaced} lone UTF-16 surrogate{plural} in the model's text (not valid "
+            "Unicode) replaced with U+FFFD",
+        )
+    return dataclasses.replace(
+        response,
+        content=content,
+        tool_calls=calls,
+        finish_reason=finish,
+        model_name=model_name,
+        notes=notes,
+    )
+
+
+def _clean_call(call: ToolCall, clean: Any) -> ToolCall:
+    problem = _argument_problem(call.arguments) if call.arguments is not None else None
+    fixed = ToolCall(
+        tool_call_id=clean(call.tool_call_id),
+        name=clean(call.name),
+        arguments=None if problem else call.arguments,
+        raw_arguments=escape_surrogates(call.raw_arguments),
+        arguments_error=clean(problem or call.arguments_error or "") or None,
+    )
+    return call if fixed == call else fixed
 
 
 # --- settings from the environment (read only in the providers' `create` factories) ---
@@ -404,6 +650,12 @@ def env_positive_float(env: Mapping[str, str], name: str, default: float) -> flo
     if not (math.isfinite(number) and number > 0):
         raise UserError(f"{name} must be a positive number of seconds, not {value!r}")
     return number
+
+
+def env_max_response_bytes(env: Mapping[str, str]) -> int:
+    """`RUNLENS_MODEL_MAX_RESPONSE_BYTES`: the cap on a response body, default 16 MiB."""
+    value = env_positive_int(env, "RUNLENS_MODEL_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES)
+    return DEFAULT_MAX_RESPONSE_BYTES if value is None else value
 
 
 def env_positive_int(env: Mapping[str, str], name: str, default: int | None) -> int | None:

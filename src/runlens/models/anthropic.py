@@ -7,6 +7,7 @@ The environment is read only in `create`, with the names the official SDK uses (
     RUNLENS_ANTHROPIC_API_KEY  / ANTHROPIC_API_KEY    required for api.anthropic.com
     RUNLENS_MODEL_TIMEOUT                             seconds per request, default 120
     RUNLENS_MAX_TOKENS                                `max_tokens`, default 4096
+    RUNLENS_MODEL_MAX_RESPONSE_BYTES                  cap on a response body, default 16 MiB
 
 The Messages API wants what Chat Completions does not: system prompts in a `system` field,
 tool results as `tool_result` blocks inside a user message, strictly alternating roles, and
@@ -172,7 +173,7 @@ def parse_response(
     if not isinstance(blocks, list):
         raise _http.malformed_response(PROVIDER, where, "no `content` list", payload)
     blocks = [block for block in blocks if isinstance(block, dict)]
-    texts = [str(block.get("text") or "") for block in blocks if block.get("type") == "text"]
+    texts = [_http.optional_str(block.get("text")) or "" for block in blocks if _is_text(block)]
     uses = [block for block in blocks if block.get("type") == "tool_use"]
     tool_calls = tuple(
         _http.tool_call(
@@ -185,9 +186,13 @@ def parse_response(
         content=content if content or not tool_calls else None,
         tool_calls=tool_calls,
         usage=_parse_usage(payload.get("usage")),
-        model_name=str(payload.get("model") or model_name),
+        model_name=_http.optional_str(payload.get("model")) or model_name,
         finish_reason=_http.optional_str(payload.get("stop_reason")),
     )
+
+
+def _is_text(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text"
 
 
 def _parse_usage(usage: Any) -> Usage:

@@ -77,13 +77,18 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
-    """One model answer: text, tool calls, or both. No tool calls means a final answer."""
+    """One model answer: text, tool calls, or both. No tool calls means a final answer.
+
+    `notes` says what the provider had to change in what the server sent to make it usable
+    (e.g. invalid Unicode replaced with U+FFFD); empty when it came through as sent.
+    """
 
     content: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     model_name: str = ""
     finish_reason: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def is_final(self) -> bool:

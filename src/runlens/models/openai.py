@@ -11,6 +11,7 @@ server without disturbing other tools):
     RUNLENS_OPENAI_API_KEY  / OPENAI_API_KEY    optional for local servers
     RUNLENS_MODEL_TIMEOUT                       seconds per request, default 120
     RUNLENS_MAX_TOKENS                          sent as `max_tokens` only when set
+    RUNLENS_MODEL_MAX_RESPONSE_BYTES            cap on a response body, default 16 MiB
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def parse_response(
         content=content if content is not None or tool_calls else "",
         tool_calls=tool_calls,
         usage=_parse_usage(payload.get("usage")),
-        model_name=str(payload.get("model") or model_name),
+        model_name=_http.optional_str(payload.get("model")) or model_name,
         finish_reason=_http.optional_str(choice.get("finish_reason")),
     )
 

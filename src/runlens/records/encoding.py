@@ -17,6 +17,10 @@ import orjson
 _COMPACT = orjson.OPT_NON_STR_KEYS
 _INDENTED = orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2
 
+#: A lone surrogate (text from a tool or a hook, say) cannot be UTF-8: it is written as its
+#: JSON escape (`\\ud800`), so the record stays valid UTF-8 and JSON and reads back the same.
+_ESCAPED = "backslashreplace"
+
 _FALLBACK = json.JSONEncoder(ensure_ascii=False, default=str)
 _FALLBACK_INDENTED = json.JSONEncoder(ensure_ascii=False, default=str, indent=2)
 
@@ -26,7 +30,7 @@ def dumps_compact(value: Any) -> bytes:
     try:
         return orjson.dumps(value, default=str, option=_COMPACT)
     except orjson.JSONEncodeError:
-        return _FALLBACK.encode(value).encode("utf-8")
+        return _FALLBACK.encode(value).encode("utf-8", _ESCAPED)
 
 
 def dumps_indented(value: Any) -> bytes:
@@ -34,4 +38,4 @@ def dumps_indented(value: Any) -> bytes:
     try:
         return orjson.dumps(value, default=str, option=_INDENTED)
     except orjson.JSONEncodeError:
-        return _FALLBACK_INDENTED.encode(value).encode("utf-8")
+        return _FALLBACK_INDENTED.encode(value).encode("utf-8", _ESCAPED)

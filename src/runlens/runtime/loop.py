@@ -175,6 +175,8 @@ class AgentLoop:
                 "finish_reason": response.finish_reason,
                 "tool_calls": [call.name for call in response.tool_calls],
                 "content": _preview(response.content),
+                # What the provider repaired in the server's answer (e.g. lone surrogates).
+                **({"notes": list(response.notes)} if response.notes else {}),
             },
         )
         return response
