@@ -6,7 +6,9 @@ Subcommands live in their own modules and are imported only when invoked, so
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -60,4 +62,26 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point. Usage errors exit 2 (click's convention, matching SPEC section 10)."""
-    return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="runlens")
+    try:
+        return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="runlens")
+    except SystemExit as done:
+        _exit_past_abandoned_validators(done.code)
+        raise
+
+
+def _exit_past_abandoned_validators(code: int | str | None) -> None:
+    """Exit at once when a validator thread was left running (a run cancelled, or a validator
+    timed out, mid-validation). Every record is written by now; waiting for the interpreter's
+    teardown would only wait for that thread to let go of the GIL and free the run's memory,
+    which on a large input takes longer than the run took to stop."""
+    import threading
+
+    if not any(
+        thread.daemon and thread.is_alive() and thread.name.startswith("runlens-validators")
+        for thread in threading.enumerate()
+    ):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))

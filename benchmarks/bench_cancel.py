@@ -1,0 +1,108 @@
+"""How long `runlens run` takes to stop after SIGTERM, in each phase of an offline run.
+
+    python benchmarks/bench_cancel.py [--rows 200000] [--repeat 3] [--dir DIR]
+
+Generates a feedback CSV (the same generator and cache as `bench_offline.py`), starts
+`runlens run feedback-analysis CSV` as a real process, waits until the run's event log shows
+the phase (the input being read: `tool.called`; the batch phase: the first
+`batch.completed`; validation: `run.validating`), sends SIGTERM and measures the time until
+the run records `run.cancelled`, and until the process has exited with every record written.
+Prints the median and the worst of `--repeat` tries per phase, and the status each run ended
+with. The target is one second in every phase. This prints measurements; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_offline import cached_csv
+
+_DIR = "/dev/shm" if Path("/dev/shm").is_dir() else None
+
+PHASES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "reading the input": lambda event: event["type"] == "tool.called",
+    "analysing batches": lambda event: event["type"] == "batch.completed",
+    "validating": lambda event: event["type"] == "run.validating",
+}
+
+
+def _wait_for(path: Path, accept: Callable[[dict[str, Any]], bool], process: Any) -> bool:
+    seen = 0
+    while process.poll() is None:
+        if path.exists():
+            lines = path.read_bytes().split(b"\n")
+            for line in lines[seen:-1]:
+                if accept(json.loads(line)):
+                    return True
+            seen = max(len(lines) - 1, seen)
+        time.sleep(0.005)
+    return False
+
+
+def one(csv_path: Path, phase: str, scratch: Path) -> tuple[tuple[float, float] | None, str]:
+    """(seconds to the `run.cancelled` event, seconds to exit), and the status it ended with."""
+    workspace = scratch / f"run_{time.monotonic_ns()}"
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "runlens", "run", "feedback-analysis", str(csv_path)),
+            *("--workspace", str(workspace), "--json"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    if not _wait_for(workspace / "runtime" / "events.jsonl", PHASES[phase], process):
+        return None, "ended before the phase"
+    sent_at = time.time()
+    sent = time.perf_counter()
+    process.send_signal(signal.SIGTERM)
+    process.wait()
+    elapsed = time.perf_counter() - sent
+    record = json.loads((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
+    last = json.loads((workspace / "runtime" / "events.jsonl").read_bytes().splitlines()[-1])
+    recorded = datetime.fromisoformat(last["ts"]).timestamp() - sent_at
+    return (recorded, elapsed), str(record["status"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dir", default=_DIR, help="where the workspaces go")
+    args = parser.parse_args()
+    csv_path = cached_csv(args.rows, args.seed)
+    print(f"input: {csv_path} ({csv_path.stat().st_size / 1e6:.1f} MB, {args.rows} rows)")
+    with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
+        for phase in PHASES:
+            tries = [one(csv_path, phase, Path(scratch)) for _ in range(args.repeat)]
+            times = [t for t, _ in tries if t is not None]
+            statuses = sorted({status for _, status in tries})
+            if not times:
+                print(f"{phase:<18} not reached ({', '.join(statuses)})")
+                continue
+            recorded = [r for r, _ in times]
+            exited = [e for _, e in times]
+            print(
+                f"{phase:<18} SIGTERM to run.cancelled: median {statistics.median(recorded):.2f} s"
+                f" (worst {max(recorded):.2f}); to exit: median {statistics.median(exited):.2f} s"
+                f" (worst {max(exited):.2f}); {len(times)} tries, ended {', '.join(statuses)}"
+            )
+
+
+if __name__ == "__main__":
+    main()
