@@ -4,11 +4,12 @@
   the model gets the reason as the tool result.
 - `Stop` is blocking and runs every validator, none skipped because an earlier one blocked;
   the findings are aggregated by the runtime.
-- `RunStart`, `PostToolUse` and `RunEnd` observe; a failure there is recorded, not fatal.
+- `RunStart`, `PostToolUse` and `RunEnd` observe; a failure there (an exception, a timeout,
+  a decision to block, which they cannot) is the outcome's `error`, not fatal.
 
 Hooks fail closed: a blocking hook that raises or exceeds its timeout blocks, and says so.
 Stop validators run through `runlens.validation.run_validators`, the same runner
-`runlens validate` uses, each with its own timeout.
+`runlens validate` uses, each with its own timeout (a command hook's follows its `timeout`).
 """
 
 from __future__ import annotations
@@ -127,8 +128,38 @@ class HookManager:
             reason = f"hook {hook.name} failed: {type(error).__name__}: {error}"
             return HookOutcome(hook.name, HookDecision(fail_closed, reason), reason)
         decision = result if isinstance(result, HookDecision) else HookDecision.allow()
+        if decision.blocked and not fail_closed:
+            # An observing hook cannot block; its reason (a command's timeout or exit code)
+            # is recorded as the hook's failure instead of being dropped.
+            return HookOutcome(hook.name, HookDecision.allow(), decision.reason)
         return HookOutcome(hook.name, decision)
 
     async def run_stop(self, context: ValidationContext) -> list[tuple[ValidatorResult, float]]:
-        """Run every Stop validator through the one validation runner (`run_validators`)."""
-        return await run_validators(self._validators, context, default_timeout=self.default_timeout)
+        """Run every Stop validator through the one validation runner (`run_validators`).
+
+        A validator registered without a timeout that has a `stop_timeout(context)` method
+        (a Stop command hook: its own timeout per artifact) gets that budget instead of the
+        default. When the round ends, however it ends (done, cancelled, a validator abandoned
+        past its timeout), each validator with an `end_round(context)` method is told, so
+        nothing it started for the round (a command hook's processes) outlives it.
+        """
+        timed = [
+            (validator, self._stop_timeout(validator, timeout, context))
+            for validator, timeout in self._validators
+        ]
+        try:
+            return await run_validators(timed, context, default_timeout=self.default_timeout)
+        finally:
+            for validator, _ in self._validators:
+                end_round = getattr(validator, "end_round", None)
+                if callable(end_round):
+                    end_round(context)
+
+    @staticmethod
+    def _stop_timeout(
+        validator: Validator, timeout: float | None, context: ValidationContext
+    ) -> float | None:
+        if timeout is not None:
+            return timeout
+        budget = getattr(validator, "stop_timeout", None)
+        return float(budget(context)) if callable(budget) else None

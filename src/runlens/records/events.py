@@ -47,6 +47,7 @@ KNOWN_EVENT_TYPES = frozenset(
         "run.completed",
         "run.failed",
         "run.cancelled",
+        "run.interrupted",
     }
 )
 

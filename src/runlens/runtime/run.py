@@ -251,7 +251,12 @@ class Run:
             "run.started",
             {"tools": list(registry.names), "repair_turns": self.settings.repair_turns},
         )
-        await self.hooks.dispatch(HookEvent.RUN_START, self._hook_payload())
+        for outcome in await self.hooks.dispatch(HookEvent.RUN_START, self._hook_payload()):
+            if outcome.error:
+                self.events.publish(
+                    "hook.failed",
+                    {"event": "RunStart", "hook": outcome.hook, "error": outcome.error},
+                )
         for validation_round in range(1, self.settings.repair_turns + 2):
             outcome = await loop.run_within_wall_time(messages)
             report = await self._validate(validation_round)
