@@ -1,6 +1,6 @@
 """How long `runlens run` takes to stop after SIGTERM, in each phase of an offline run.
 
-    python benchmarks/bench_cancel.py [--rows 200000] [--repeat 3] [--dir DIR]
+    python benchmarks/bench_cancel.py [--rows 200000] [--repeat 3] [--phase validating] [--dir DIR]
 
 Generates a feedback CSV (the same generator and cache as `bench_offline.py`), starts
 `runlens run feedback-analysis CSV` as a real process, waits until the run's event log shows
@@ -84,11 +84,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", default=_DIR, help="where the workspaces go")
+    parser.add_argument(
+        "--phase", choices=list(PHASES), action="append", help="only this phase (repeatable)"
+    )
     args = parser.parse_args()
     csv_path = cached_csv(args.rows, args.seed)
     print(f"input: {csv_path} ({csv_path.stat().st_size / 1e6:.1f} MB, {args.rows} rows)")
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
-        for phase in PHASES:
+        for phase in args.phase or PHASES:
             tries = [one(csv_path, phase, Path(scratch)) for _ in range(args.repeat)]
             times = [t for t, _ in tries if t is not None]
             statuses = sorted({status for _, status in tries})

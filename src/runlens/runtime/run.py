@@ -251,11 +251,11 @@ class Run:
             "run.started",
             {"tools": list(registry.names), "repair_turns": self.settings.repair_turns},
         )
-        for outcome in await self.hooks.dispatch(HookEvent.RUN_START, self._hook_payload()):
-            if outcome.error:
+        for started in await self.hooks.dispatch(HookEvent.RUN_START, self._hook_payload()):
+            if started.error:
                 self.events.publish(
                     "hook.failed",
-                    {"event": "RunStart", "hook": outcome.hook, "error": outcome.error},
+                    {"event": "RunStart", "hook": started.hook, "error": started.error},
                 )
         for validation_round in range(1, self.settings.repair_turns + 2):
             outcome = await loop.run_within_wall_time(messages)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -302,10 +303,10 @@ async def _watch(batch: _ValidatorBatch, limit: Callable[[float | None], float])
             # `asyncio.wait` leaves the future running when it times out.
             await asyncio.wait((future,), timeout=max(deadline - time.perf_counter(), 0))
             if not future.done() and len(batch.results) == index:
-                batch.abandoned = True  # no progress: `index` overran its limit
+                batch.abandon()  # no progress: `index` overran its limit
                 return index
     except asyncio.CancelledError:
-        batch.abandoned = True
+        batch.abandon()
         raise
     future.result()  # a bug in `run` itself (or a UserError) surfaces, not "all validated"
     return None
@@ -341,6 +342,10 @@ def _in_daemon_thread(function: Callable[[], None]) -> asyncio.Future[None]:
     return future
 
 
+class _Abandoned(BaseException):
+    """Raised inside a validator thread whose results nobody waits for any more."""
+
+
 class _ValidatorBatch:
     """Validators run one after another in one worker thread, watched by the event loop.
 
@@ -355,6 +360,7 @@ class _ValidatorBatch:
         #: (result, seconds it ran, perf_counter when it finished)
         self.results: list[tuple[ValidatorResult, float, float]] = []
         self.abandoned = False
+        self.worker: threading.Thread | None = None
         # A validator's clock starts when the previous one finished, the first one's when the
         # batch is handed to the thread: waiting for the thread to start counts.
         self._submitted = time.perf_counter()
@@ -366,8 +372,24 @@ class _ValidatorBatch:
         """Seconds validator `index` has been running (or waiting for a thread) so far."""
         return time.perf_counter() - self.started_at(index)
 
+    def abandon(self) -> None:
+        """Stop waiting for the worker, and stop the worker itself at its next bytecode.
+
+        A thread cannot be killed, but it can be handed an exception: the validator it is
+        running ends as soon as its current C call returns, instead of holding the
+        interpreter lock (and a core) for a verdict nobody will read. A validator stuck in
+        one endless C call is beyond reach; the thread is a daemon, so it never blocks exit.
+        """
+        self.abandoned = True
+        worker = self.worker
+        if worker is not None and worker.is_alive() and worker.ident is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(worker.ident), ctypes.py_object(_Abandoned)
+            )
+
     def run(self) -> None:
         """In the worker thread."""
+        self.worker = threading.current_thread()
         for validator, _ in self.validators:
             if self.abandoned:
                 return
