@@ -14,13 +14,13 @@ import csv
 import io
 import json
 import random
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+from evidence.helpers import xlsx_bytes  # tests/ is on sys.path (its conftest.py)
 from runlens.cli import cli
 
 ROWS = [
@@ -123,14 +123,6 @@ def test_encoding_forces_the_reading(tmp_path: Path) -> None:
 
 
 # -- files that end the run failed at the input step -----------------------------------------
-
-
-def xlsx_bytes() -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        archive.writestr("[Content_Types].xml", "<Types/>")
-        archive.writestr("xl/workbook.xml", "<workbook/>")
-    return out.getvalue()
 
 
 UNREADABLE = [

@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import json
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -43,3 +44,12 @@ def reference_hashes(
             digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
             result[row[id_column]] = (digest, row[text_column])
     return result
+
+
+def xlsx_bytes() -> bytes:
+    """The start of an Excel workbook: a zip with the parts every .xlsx has."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+    return out.getvalue()

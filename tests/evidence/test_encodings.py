@@ -33,7 +33,7 @@ from runlens.evidence import (
 from runlens.evidence._detect import detect_delimiter
 
 from .conftest import CsvWriter
-from .helpers import reference_hashes
+from .helpers import reference_hashes, xlsx_bytes
 
 Reader = Callable[..., EvidenceIndex]
 
@@ -244,14 +244,6 @@ def error_of(read: Reader, path: Path, **options: str) -> InputError:
 
 
 # -- what is not text ------------------------------------------------------------------------
-
-
-def xlsx_bytes() -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        archive.writestr("[Content_Types].xml", "<Types/>")
-        archive.writestr("xl/workbook.xml", "<workbook/>")
-    return out.getvalue()
 
 
 def zip_bytes() -> bytes:
