@@ -46,6 +46,7 @@ class CancelScope:
             loop.call_soon_threadsafe(task.cancel)
 
     def checkpoint(self) -> None:
+        """Raise `asyncio.CancelledError` if the run was asked to stop."""
         if self._flag.is_set():
             raise asyncio.CancelledError(self.reason)
 
@@ -66,5 +67,5 @@ def active(scope: CancelScope) -> Iterator[CancelScope]:
 def checkpoint() -> None:
     """Raise `asyncio.CancelledError` if the current run was asked to stop; else nothing."""
     scope = _CURRENT.get()
-    if scope is not None and scope._flag.is_set():
-        raise asyncio.CancelledError(scope.reason)
+    if scope is not None:
+        scope.checkpoint()

@@ -142,20 +142,15 @@ def show_command(run: str, home: Path | None, events: bool, as_json: bool) -> No
     from rich.console import Console
 
     from runlens.cli.common import exit_on_user_error
-    from runlens.records.store import find_workspace
-    from runlens.runtime.recovery import (
-        load_run,
-        plan_from_events,
-        read_events,
-        read_json_object,
-        workspace_changes,
-    )
+    from runlens.records.events import read_event_log
+    from runlens.records.store import find_workspace, read_json_object
+    from runlens.runtime.recovery import load_run, plan_from_events, workspace_changes
 
     workspace = exit_on_user_error()(find_workspace)(run, home)
     view = load_run(workspace)
     manifest, problem = read_json_object(workspace / "manifest.json", "manifest.json")
     problems = [*view.problems, *([problem] if problem else [])]
-    timeline, event_problems = read_events(workspace / "runtime" / "events.jsonl")
+    timeline, event_problems = read_event_log(workspace / "runtime" / "events.jsonl")
     problems.extend(event_problems)
     changes = workspace_changes(workspace, view.record, manifest or {})
     if view.record.get("status") in ("created", "running", "validating"):

@@ -45,19 +45,41 @@ def encode_record(record: Mapping[str, Any]) -> bytes:
 
 
 def read_run_record(workspace: Path) -> dict[str, Any]:
-    path = workspace / RUN_RECORD
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"not a RunLens workspace (no {RUN_RECORD}): {workspace}") from None
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path} is damaged: not UTF-8 (at byte {error.start})") from None
-    except json.JSONDecodeError as error:
-        raise UserError(f"{path} is damaged, not valid JSON: {error}") from None
-    if not isinstance(record, dict):
-        kind = type(record).__name__
-        raise UserError(f"{path} is damaged: it holds a JSON {kind}, not an object")
+    """`runtime/run.json` of `workspace`; `UserError` when it is missing or damaged."""
+    record, problem = read_json_object(workspace / RUN_RECORD, str(workspace / RUN_RECORD))
+    if problem is not None:
+        raise UserError(problem)
+    if record is None:
+        raise UserError(f"not a RunLens workspace (no {RUN_RECORD}): {workspace}")
     return record
+
+
+def read_json_object(path: Path, label: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A JSON object from `path`: `(value, None)`, or `(None, problem)`; `(None, None)` if
+    the file does not exist."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as error:
+        return None, f"{label}: cannot be read ({error.strerror or type(error).__name__})"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, (
+            f"{label}: damaged, not UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start})"
+        )
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        cut = " (cut short)" if error.pos >= len(text.rstrip()) else ""
+        return None, (
+            f"{label}: damaged, not valid JSON{cut}: {error.msg} at line {error.lineno} "
+            f"column {error.colno}"
+        )
+    if not isinstance(value, dict):
+        return None, f"{label}: damaged, holds a JSON {type(value).__name__}, not an object"
+    return value, None
 
 
 def find_workspace(run: str, home: Path | None = None) -> Path:

@@ -30,7 +30,8 @@ from typing import Any
 from runlens.atomic import write_atomic
 from runlens.evidence import file_sha256
 from runlens.records.encoding import dumps_compact
-from runlens.records.store import encode_record, utc_now
+from runlens.records.events import read_event_log
+from runlens.records.store import encode_record, read_json_object, utc_now
 from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
 from runlens.runtime.state import RunStatus
 from runlens.tools.workspace import Workspace
@@ -53,66 +54,6 @@ class RunView:
     @property
     def status(self) -> str:
         return str(self.record.get("status") or "unknown")
-
-
-def read_json_object(path: Path, label: str) -> tuple[dict[str, Any] | None, str | None]:
-    """A JSON object from `path`: `(value, None)`, or `(None, problem)`; `(None, None)` if
-    the file does not exist."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None, None
-    except OSError as error:
-        return None, f"{label}: cannot be read ({error.strerror or type(error).__name__})"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return None, (
-            f"{label}: damaged, not UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start})"
-        )
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        cut = " (cut short)" if error.pos >= len(text.rstrip()) else ""
-        return None, (
-            f"{label}: damaged, not valid JSON{cut}: {error.msg} at line {error.lineno} "
-            f"column {error.colno}"
-        )
-    if not isinstance(value, dict):
-        return None, f"{label}: damaged, holds a JSON {type(value).__name__}, not an object"
-    return value, None
-
-
-def read_events(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every readable event of `events.jsonl`, and one problem per line that is not one."""
-    events: list[dict[str, Any]] = []
-    problems: list[str] = []
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return events, problems
-    except OSError as error:
-        return events, [f"runtime/events.jsonl: cannot be read ({error.strerror})"]
-    lines = raw.split(b"\n")
-    last = len(lines) - 1 if lines and lines[-1] == b"" else len(lines)
-    for number, line in enumerate(lines[:last], start=1):
-        if not line.strip():
-            continue
-        problem = None
-        try:
-            value = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            problem = f"not UTF-8 (byte 0x{line[error.start]:02x} at column {error.start + 1})"
-        except json.JSONDecodeError as error:
-            torn = number == last and not raw.endswith(b"\n")
-            problem = "cut short (the run stopped while writing it)" if torn else error.msg
-        else:
-            if isinstance(value, dict):
-                events.append(value)
-                continue
-            problem = f"a JSON {type(value).__name__}, not an event object"
-        problems.append(f"runtime/events.jsonl line {number}: damaged, {problem}; skipped")
-    return events, problems
 
 
 def load_run(workspace: Path, *, settle: bool = True) -> RunView:
@@ -193,7 +134,7 @@ def _interrupted_record(
             f"last heartbeat at {beat}"
         )
     message = f"interrupted: {cause}"
-    events, _ = read_events(workspace.events)
+    events, _ = read_event_log(workspace.events)
     steps = plan_from_events(record.get("plan"), events)
     for step in steps:
         if isinstance(step, dict) and step.get("status") == "running":
