@@ -8,6 +8,8 @@
     │                        byte offset); ends the run `failed` at the input step
     ├── EvidenceIndexError   the Evidence Index is missing or unreadable
     ├── ProviderError        a model provider failed after its retries (infrastructure)
+    ├── TaskError            the task cannot be done at all (e.g. every analysis batch failed);
+    │                        ends the run `failed` with the cause
     └── RunError             a run that ended `failed` or `cancelled`; carries its run id
 
 Signals to the model (a tool call it should fix) are `ToolError`, which never escapes a run:
@@ -69,6 +71,12 @@ class ProviderError(RunLensError):
         self.status_code = status_code
         self.retryable = retryable
         self.retry_after = retry_after
+
+
+class TaskError(RunLensError):
+    """Raised by a tool when the run's task cannot be done at all (for example every analysis
+    batch failed): unlike `ToolError` it is not the model's call to fix, so it ends the run
+    `failed` with this message as the cause. Files the tool wrote before raising stay."""
 
 
 class RunError(RunLensError):

@@ -26,7 +26,7 @@ from importlib.resources import files
 from typing import Any
 
 from runlens.atomic import write_atomic
-from runlens.errors import ProviderError
+from runlens.errors import ProviderError, TaskError
 from runlens.evidence import CsvTable, EvidenceIndex
 from runlens.models.messages import (
     Message,
@@ -44,6 +44,8 @@ SUBMIT_TOOL = "submit_batch_analysis"
 NO_TEXT_REASON = "row has no text to quote"
 MAX_ATTEMPTS = 2
 MAX_TEXT_CHARS = 2000
+#: Metadata values longer than this (free text) are left out of the batch message.
+MAX_METADATA_CHARS = 40
 _REQUIRED_FIELDS = ("feedback_id", "sentiment", "severity", "pain_point", "evidence_text")
 #: Kept when a model gives them with the right type (the offline analyst does): they feed
 #: the summary's language counts and its choice of representative quotes.
@@ -163,12 +165,47 @@ async def analyze_in_batches(
     failed = [entry for outcome in outcomes for entry in outcome.failures(id_column)]
     target = context.workspace.resolve_write(ANALYSIS)
     write_atomic(target, analysis_json(items, failed))
+    _report_failures(context, outcomes, failed, len(offsets))
     return {
         "analysis_path": ANALYSIS,
         **summarize_analysis(
             items, total_rows=table.total_rows, failed_batches=failed, source=table.source
         ),
     }
+
+
+def _report_failures(
+    context: ToolContext,
+    outcomes: Sequence[BatchOutcome],
+    failed: Sequence[Mapping[str, Any]],
+    batches: int,
+) -> None:
+    """Tell the user what the analyst could not do, with the cause.
+
+    Some batches failed: a run warning (the verdict shows it) counting the batches and rows
+    and giving the first reason; the other batches' items are delivered. Every batch that
+    had rows to analyse failed: `TaskError`, so the run fails with the cause as its
+    `error_message` (the analysis file, with every row in `failed_batches`, stays).
+    """
+    analyst_failures = [entry for entry in failed if entry["reason"] != NO_TEXT_REASON]
+    if not analyst_failures:
+        return
+    rows = sum(len(entry["feedback_ids"]) for entry in analyst_failures)
+    numbers = sorted({entry["batch"] for entry in analyst_failures})
+    reason = analyst_failures[0]["reason"]
+    attempted = [outcome for outcome in outcomes if len(outcome.no_text) < len(outcome.rows)]
+    if not any(outcome.items for outcome in attempted):
+        raise TaskError(
+            f"analysis failed: every batch failed ({len(numbers)} of {batches}; "
+            f"{rows} rows not analysed): {reason}"
+        )
+    if context.warn is not None:
+        shown = ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
+        context.warn(
+            f"{rows} rows were not analysed: {len(numbers)} of {batches} batches failed "
+            f"(batch {shown}); first reason: {reason}. They are listed in failed_batches of "
+            f"{ANALYSIS}."
+        )
 
 
 def analysis_json(items: Sequence[Any], failed_batches: Sequence[Any]) -> bytes:
@@ -224,16 +261,46 @@ def has_text(text: str) -> bool:
     return bool(text.strip())
 
 
-def _rows_message(rows: Sequence[Mapping[str, str]], id_column: str, text_column: str) -> str:
-    lines = []
+def batch_message(rows: Sequence[Mapping[str, str]], id_column: str, text_column: str) -> str:
+    """The user message of one batch: one JSON document, never lines to split.
+
+    `{"task": ..., "rows": [{"feedback_id", "text", "metadata"?}, ...]}`, whatever the
+    input's column names are (the id and text columns are carried under these two keys).
+    Texts are carried as JSON strings, so every character a CSV cell can hold (line and
+    paragraph separators, U+0085, form feeds, NUL) arrives intact; a reader must use a JSON
+    parser (`parse_batch_message`). Rows are written one per line only for a human reading
+    the log: the line breaks are JSON whitespace between values.
+    """
+    entries = []
     for row in rows:
-        entry = {id_column: row[id_column], text_column: row[text_column][:MAX_TEXT_CHARS]}
-        entry.update({k: v for k, v in row.items() if k not in entry and len(v) <= 40})
-        lines.append(json.dumps(entry, ensure_ascii=False))
-    return (
-        f"Analyse these {len(rows)} feedback rows and call {SUBMIT_TOOL} once with one "
-        "item per row:\n" + "\n".join(lines)
+        entry: dict[str, Any] = {
+            "feedback_id": row[id_column],
+            "text": row[text_column][:MAX_TEXT_CHARS],
+        }
+        metadata = {
+            key: value
+            for key, value in row.items()
+            if key not in (id_column, text_column) and value and len(value) <= MAX_METADATA_CHARS
+        }
+        if metadata:
+            entry["metadata"] = metadata
+        entries.append(json.dumps(entry, ensure_ascii=False))
+    task = json.dumps(
+        f"Analyse these {len(rows)} feedback rows and call {SUBMIT_TOOL} once with one item "
+        "per row, in row order.",
+        ensure_ascii=False,
     )
+    body = ",\n".join(entries)
+    return f'{{"task": {task},\n"rows": [\n{body}\n]}}'
+
+
+def parse_batch_message(content: str) -> list[dict[str, Any]]:
+    """The rows of a `batch_message`; ValueError when `content` is not one."""
+    document = json.loads(content)
+    rows = document.get("rows") if isinstance(document, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise ValueError("not a batch message: no 'rows' list of objects")
+    return rows
 
 
 async def _run_batch(
@@ -254,7 +321,7 @@ async def _run_batch(
         return outcome
     messages: list[Message] = [
         SystemMessage(batch_instructions()),
-        UserMessage(_rows_message(quotable, id_column, text_column)),
+        UserMessage(batch_message(quotable, id_column, text_column)),
     ]
     wanted = [row[id_column] for row in quotable]
     for _attempt in range(MAX_ATTEMPTS):
@@ -263,8 +330,13 @@ async def _run_batch(
                 messages, [SUBMIT_SPEC], purpose="batch"
             )
         except ProviderError as error:
+            # The provider already retried; another attempt would only repeat that.
             outcome.error = f"model provider error: {error}"
             return outcome
+        except Exception as error:  # the model itself failed on this batch: try it once more
+            outcome.error = f"analyst error: {type(error).__name__}: {error}"
+            continue
+        outcome.error = None
         accepted, problems = check_batch(response, wanted, index)
         _merge(outcome, accepted, id_column)
         outcome.problems = problems

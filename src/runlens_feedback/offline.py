@@ -31,7 +31,7 @@ from runlens.models.messages import (
     ToolSpec,
     UserMessage,
 )
-from runlens_feedback.batches import SUBMIT_TOOL
+from runlens_feedback.batches import SUBMIT_TOOL, parse_batch_message
 from runlens_feedback.contracts import BACKLOG, REPORT
 
 BATCH_SIZE = 200
@@ -55,7 +55,7 @@ class OfflineAnalyst(Model):
         from runlens_feedback.analyst import analyze_rows
 
         prompt = next(m.content for m in reversed(messages) if isinstance(m, UserMessage))
-        rows = [json.loads(line) for line in prompt.splitlines()[1:] if line.startswith("{")]
+        rows = parse_batch_message(prompt)
         items: list[dict[str, Any]] = []
         # The analysis is pure computation: hand the event loop back every few rows, so a
         # cancellation (SIGTERM, Ctrl-C) and the other batches get their turn.

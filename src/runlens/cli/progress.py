@@ -34,6 +34,9 @@ class RunProgress:
         self.activity = "starting"
         self.tool_calls = 0
         self.turns = 0
+        self.batches_done = 0
+        self.batches_failed = 0
+        self.batches_total = 0
         self._live: Live | None = None
 
     def __enter__(self) -> RunProgress:
@@ -69,14 +72,21 @@ class RunProgress:
             self.turns += 1 if data.get("purpose", "turn") == "turn" else 0
             self.activity = "waiting for the model"
         elif event.type in ("batch.completed", "batch.failed"):
-            done = "analysed" if event.type == "batch.completed" else "FAILED"
+            failed = event.type == "batch.failed"
+            self.batches_done += 1
+            self.batches_failed += failed
+            self.batches_total = data.get("batches") or self.batches_total
+            done = "FAILED" if failed else "analysed"
             self.activity = f"{done} batch {data.get('batch')} of {data.get('batches')}"
-            if self._live is None:  # a log or CI: one line per batch, so progress is visible
+            # A log or CI gets one line per batch, so progress is visible; a terminal gets
+            # the failures (printed above the live view, so they stay on screen).
+            if self._live is None or failed:
                 line = f"  batch {data.get('batch')}/{data.get('batches')}: {data.get('items')} "
                 line += f"of {data.get('rows')} rows analysed"
-                if event.type == "batch.failed":
+                if failed:
                     line += f"; failed: {data.get('reason')}"
-                self.console.print(terminal_safe(line), highlight=False, markup=False)
+                style = "yellow" if failed else None
+                self.console.print(terminal_safe(line), highlight=False, markup=False, style=style)
         elif event.type == "run.validating":
             self.activity = "validating deliverables"
             self._hand_over(None)
@@ -115,7 +125,12 @@ class RunProgress:
                 symbol, style = _ICONS[status]
                 icon = Text(symbol, style=style)
             table.add_row(icon, Text(step.title, style="bold" if status == "running" else ""))
+        batches = ""
+        if self.batches_total:
+            batches = f" · batches {self.batches_done}/{self.batches_total}"
+            batches += f" ({self.batches_failed} failed)" if self.batches_failed else ""
         footer = Text(
-            f"{self.activity} · turns {self.turns} · tool calls {self.tool_calls}", style="dim"
+            f"{self.activity} · turns {self.turns} · tool calls {self.tool_calls}{batches}",
+            style="dim",
         )
         return Group(table, footer)

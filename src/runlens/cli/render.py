@@ -155,13 +155,24 @@ class HasContracts(Protocol):
     def contracts(self) -> Sequence[ArtifactContract]: ...
 
 
+def render_warnings(console: Console, warnings: Iterable[str]) -> None:
+    """One yellow `Warning:` line each: what the user must know even of a completed run."""
+    for warning in warnings:
+        console.print(
+            Text.assemble(("Warning: ", "bold yellow"), (terminal_safe(warning), "yellow"))
+        )
+
+
 def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContracts) -> None:
-    """The verdict of a run: its status (`COMPLETED`, `FAILED`, ...) instead of PASSED/FAILED."""
+    """The verdict of a run: its status (`COMPLETED`, `FAILED`, ...) instead of PASSED/FAILED,
+    then the run's warnings (rows not analysed, ids derived from row numbers, ...)."""
     status = str(getattr(result.status, "value", result.status))
+    warnings = tuple(getattr(result, "warnings", ()))
     if result.findings or any(
         state not in ("missing", "not_validated") for state in result.artifacts.values()
     ):
         render_verdict(console, result, plugin.contracts, verdict=status.upper())
+        render_warnings(console, warnings)
         return
     # The run stopped before validation (an input error, a provider error, a cancellation):
     # the error is the news, not a table of deliverables that were never going to exist.
@@ -171,3 +182,4 @@ def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContr
         console.print(Text(f"Written but not validated: {', '.join(written)}", style="yellow"))
     else:
         console.print(Text("No deliverable was written.", style="dim"))
+    render_warnings(console, warnings)

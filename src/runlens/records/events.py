@@ -39,6 +39,7 @@ KNOWN_EVENT_TYPES = frozenset(
         "batch.failed",
         "hook.blocked",
         "hook.failed",
+        "run.warned",
         "run.validating",
         "validator.completed",
         "artifact.validated",

@@ -17,7 +17,7 @@ from typing import Any
 from runlens import cancellation
 from runlens.atomic import write_atomic
 from runlens.cancellation import CancelScope
-from runlens.errors import InputError, ProviderError, UserError
+from runlens.errors import InputError, ProviderError, TaskError, UserError
 from runlens.evidence import file_sha256, read_input_format, require_regular_file
 from runlens.hooks.command import CommandHook, register_command_hooks
 from runlens.hooks.manager import HookEvent, HookManager
@@ -79,6 +79,8 @@ class RunResult:
     metrics: dict[str, Any]
 
     quotes: tuple[Any, ...] = ()
+    #: What the user must know even when the run completed (rows not analysed, derived ids).
+    warnings: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -92,6 +94,7 @@ class RunResult:
             "workspace": str(self.workspace),
             "artifacts": self.artifacts,
             "findings": [finding.model_dump() for finding in self.findings],
+            "warnings": list(self.warnings),
             "metrics": self.metrics,
         }
 
@@ -136,6 +139,7 @@ class Run:
         self.workspace.create()
         self.status = RunStatus.CREATED
         self.error_message: str | None = None
+        self.warnings: list[str] = []
         self.created_at = utc_now()
         self.finished_at: str | None = None
         self.index_sha256: str | None = None
@@ -185,6 +189,8 @@ class Run:
             self._fail_early(f"input error: {error}")
         except ProviderError as error:
             self._fail_early(f"model provider error: {error}")
+        except TaskError as error:
+            self._fail_early(str(error))
         except UserError as error:  # e.g. a plugin declaring a validator that is not one
             self._fail_early(f"configuration error: {error}")
         except Exception as error:
@@ -218,6 +224,7 @@ class Run:
             findings=tuple(report.findings) if report else (),
             metrics=self.metrics.as_dict(),
             quotes=tuple(report.quotes) if report else (),
+            warnings=tuple(self.warnings),
         )
 
     # -- the run ----------------------------------------------------------------------------
@@ -231,6 +238,7 @@ class Run:
             input_encoding=self.settings.input_encoding,
             on_evidence_index=self._on_evidence_index,
             emit=self._emit,
+            warn=self._warn,
         )
         registry = ToolRegistry([*self.plugin.tools(context), *FILE_TOOLS])
         self._register_hooks()
@@ -441,6 +449,14 @@ class Run:
         """For tools: publish a plugin-specific event into the run's stream."""
         self.events.publish(event_type, data)
 
+    def _warn(self, message: str) -> None:
+        """For tools: a warning shown with the verdict and kept in run.json (once each)."""
+        if message in self.warnings:
+            return
+        self.warnings.append(message)
+        self.events.publish("run.warned", {"message": message})
+        self._write_run_record()
+
     def _on_evidence_index(self, path: Path) -> None:
         self.index_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.input_format = read_input_format(path)
@@ -472,6 +488,7 @@ class Run:
             "model": self.model.spec,
             "status": self.status.value,
             "error_message": self.error_message,
+            "warnings": list(self.warnings),
             "input": self._input_relative,
             "plan": self.plan.as_records(),
             "metrics": self.metrics.as_dict(),

@@ -36,6 +36,9 @@ class ToolContext:
     on_evidence_index: Callable[[Path], None] | None = None
     #: Publishes a plugin-specific event (e.g. a batch finished) into the run's event stream.
     emit: Callable[[str, dict[str, Any]], None] | None = None
+    #: Records a warning the user must see with the verdict (e.g. some rows could not be
+    #: analysed, ids were derived from row numbers): `run.warned`, `warnings` in run.json.
+    warn: Callable[[str], None] | None = None
     #: Makes a model call through the run's retries and records (e.g. one analysis batch):
     #: `await call_model(messages, tools, purpose="batch")`.
     call_model: Callable[..., Awaitable[Any]] | None = None

@@ -2,7 +2,8 @@
 
 Everything a model can get wrong — an unknown tool, arguments that are not an object or fail the
 tool's JSON Schema, a tool that raises — becomes a `ToolOutcome` with `is_error=True` that goes
-back to the model. Only `InputError` (the run's input is unusable) and cancellation escape.
+back to the model. Only `InputError` (the run's input is unusable), `TaskError` (the task
+cannot be done at all) and cancellation escape.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from jsonschema.exceptions import best_match
 
-from runlens.errors import InputError, ToolError
+from runlens.errors import InputError, TaskError, ToolError
 from runlens.models.messages import ToolCall, ToolSpec
 from runlens.schema import CompiledSchema, compiled
 from runlens.tools.base import Tool, ToolContext
@@ -84,7 +85,7 @@ class ToolRegistry:
             result = tool.function(context, **arguments)
             if inspect.isawaitable(result):
                 result = await result
-        except (InputError, KeyboardInterrupt):
+        except (InputError, TaskError, KeyboardInterrupt):
             raise
         except ToolError as error:
             return ToolOutcome(str(error), True, "refused")
