@@ -160,6 +160,9 @@ def test_a_failed_batch_is_recorded_reported_live_and_named_in_the_verdict(
     assert "run.warned" in types
     for name in (BACKLOG, REPORT):
         assert (tmp_path / "ws" / name).is_file()
+    shown = CliRunner().invoke(cli, ["show", str(tmp_path / "ws"), "--no-events"])
+    assert shown.exit_code == 0, shown.output
+    assert "Warning: 200 rows were not analysed" in " ".join(shown.output.split())
 
 
 def test_when_every_batch_fails_the_run_fails_with_the_cause(tmp_path: Path) -> None:

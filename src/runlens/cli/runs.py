@@ -115,6 +115,7 @@ def _summary(view: RunView) -> dict[str, Any]:
         "created_at",
         "finished_at",
         "error_message",
+        "warnings",
     )
     summary = {key: view.record.get(key) for key in keys}
     summary["workspace"] = str(view.workspace)
@@ -198,6 +199,9 @@ def _print_header(console: Any, record: dict[str, Any], workspace: Path) -> None
     )
     if record.get("error_message"):
         console.print(f"[red]{_safe(str(record['error_message']))}[/]", highlight=False)
+    warnings = record.get("warnings")
+    for warning in warnings if isinstance(warnings, list) else ():
+        console.print(f"[yellow]Warning: {_safe(str(warning))}[/]", highlight=False)
     console.print(f"workspace: {_safe(str(workspace))}", highlight=False)
 
 
