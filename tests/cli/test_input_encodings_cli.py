@@ -114,10 +114,15 @@ def test_encoding_forces_the_reading(tmp_path: Path) -> None:
     result, payload = run(source, workspace, "--encoding", "latin-1")
     assert result.exit_code == 0, payload["error_message"]
     assert run_record(workspace)["input_format"] == {
+        "format": "csv",
         "encoding": "iso8859-1",
         "encoding_confidence": 1.0,
         "encoding_method": "given",
         "delimiter": ",",
+        "sheet": None,
+        "id_column": "feedback_id",
+        "text_column": "text",
+        "id_rule": "column",
     }
     assert invoke("validate", workspace, "--json").exit_code == 0  # rebuilt in iso8859-1
 
@@ -141,8 +146,8 @@ UNREADABLE = [
     pytest.param(
         xlsx_bytes(),
         (),
-        "feedback.csv: looks like an Excel workbook (.xlsx, a ZIP archive): export it as CSV",
-        id="xlsx-renamed",
+        "feedback.csv: cannot be read as an Excel workbook (",
+        id="damaged-xlsx-renamed",
     ),
     pytest.param(
         csv_text([*ROWS[:2], ("fb\x003", "nul in the id")]).encode(),

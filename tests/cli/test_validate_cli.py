@@ -282,6 +282,13 @@ def test_the_example_workspace_passes_and_its_index_matches_its_csv(tmp_path):
     rebuilt = json.loads(fresh.read_text(encoding="utf-8"))
     # The example's index predates the input-format fields; an index without them is valid
     # (its source is then read as detected), and every field it has is the same.
-    added = {"encoding_confidence": 1.0, "encoding_method": "utf-8", "delimiter": ","}
+    added = {
+        "encoding_confidence": 1.0,
+        "encoding_method": "utf-8",
+        "delimiter": ",",
+        "format": "csv",
+        "sheet": None,
+        "id_rule": "column",
+    }
     assert {name: rebuilt.pop(name) for name in added} == added
     assert stored == rebuilt

@@ -53,3 +53,25 @@ def xlsx_bytes() -> bytes:
         archive.writestr("[Content_Types].xml", "<Types/>")
         archive.writestr("xl/workbook.xml", "<workbook/>")
     return out.getvalue()
+
+
+def workbook_bytes(sheets: dict[str, list[list[object]]]) -> bytes:
+    """A real .xlsx workbook (written by openpyxl) with these sheets, in this order; each row
+    is appended as it is (None leaves a cell empty, so leading Nones shift a row right)."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    workbook.remove(workbook.active)
+    for name, rows in sheets.items():
+        sheet = workbook.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+    out = io.BytesIO()
+    workbook.save(out)
+    return out.getvalue()
+
+
+def canonical_hash(row: dict[str, str]) -> str:
+    """SPEC section 5's row hash of one row given as {column: text}, computed directly."""
+    canonical = json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

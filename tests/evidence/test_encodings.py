@@ -195,6 +195,11 @@ def test_utf8_is_certain(write_csv: CsvWriter, read: Reader) -> None:
         "encoding_confidence": 1.0,
         "encoding_method": "utf-8",
         "delimiter": ",",
+        "format": "csv",
+        "sheet": None,
+        "id_column": "feedback_id",
+        "text_column": "text",
+        "id_rule": "column",
     }
 
 
@@ -253,12 +258,23 @@ def zip_bytes() -> bytes:
     return out.getvalue()
 
 
+def xlsb_bytes() -> bytes:
+    """The start of a binary Excel workbook (.xlsb): xl/workbook.bin, no xl/workbook.xml."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.bin", b"\x83\x01\x00")
+    return out.getvalue()
+
+
 NOISE = random.Random(5).randbytes(4000)
 SIGNATURES = [
     pytest.param(b"\x89PNG\r\n\x1a\n" + NOISE, "a PNG image", id="png"),
     pytest.param(b"\xff\xd8\xff\xe0" + NOISE, "a JPEG image", id="jpeg"),
     pytest.param(b"%PDF-1.7\n" + NOISE, "a PDF document", id="pdf"),
-    pytest.param(xlsx_bytes(), "an Excel workbook (.xlsx, a ZIP archive): export it", id="xlsx"),
+    pytest.param(
+        xlsb_bytes(), "an Excel workbook in a form RunLens cannot read (not .xlsx)", id="xlsb"
+    ),
     pytest.param(zip_bytes(), "a ZIP archive", id="zip"),
     pytest.param(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + NOISE, "a legacy Office file", id="xls"),
     pytest.param(b"\x1f\x8b\x08\x00" + NOISE, "a gzip-compressed file", id="gzip"),
@@ -274,6 +290,13 @@ def test_files_that_are_not_text_say_what_they_look_like(
     error = error_of(read, write_csv(data))
     assert str(error).startswith(f"sample.csv: looks like {what}")
     assert "not a CSV text file" in str(error)
+
+
+@READERS
+def test_a_damaged_workbook_is_refused_as_a_workbook(write_csv: CsvWriter, read: Reader) -> None:
+    # Named .csv: what the file is comes from its content (a ZIP with xl/workbook.xml).
+    error = error_of(read, write_csv(xlsx_bytes()))
+    assert str(error).startswith("sample.csv: cannot be read as an Excel workbook (")
 
 
 @READERS
@@ -323,6 +346,11 @@ def test_a_named_encoding_is_used_as_it_is(write_csv: CsvWriter, read: Reader) -
         "encoding_confidence": 1.0,
         "encoding_method": "given",
         "delimiter": ",",
+        "format": "csv",
+        "sheet": None,
+        "id_column": "feedback_id",
+        "text_column": "text",
+        "id_rule": "column",
     }
     assert index.text("f1") == FRENCH_LATIN1[0][1]
     # Even when detection would choose otherwise: a UTF-8 file read as Latin-1 on request.

@@ -197,6 +197,11 @@ def test_load_round_trip(index: EvidenceIndex, tmp_path: Path) -> None:
         "encoding_confidence": 1.0,
         "encoding_method": "utf-8",
         "delimiter": ",",
+        "format": "csv",
+        "sheet": None,
+        "id_column": "feedback_id",
+        "text_column": "text",
+        "id_rule": "column",
     }
     assert read_input_format(path) == index.input_format
     assert loaded.locate("fb_nfd", "café") == index.locate("fb_nfd", "café")
@@ -316,12 +321,19 @@ def test_public_api_is_pinned() -> None:
         "CsvTable",
         "EvidenceIndex",
         "EvidenceItem",
+        "FROM_COLUMN",
+        "FROM_ROW_NUMBER",
+        "IdRule",
+        "MissingColumnError",
         "QuoteSpan",
         "TextFormat",
         "build_evidence_index",
+        "cell_text",
         "check_encoding_name",
         "file_sha256",
+        "is_workbook",
         "read_input_format",
         "require_regular_file",
+        "row_number_id",
     ]
     assert all(hasattr(evidence, name) for name in evidence.__all__)

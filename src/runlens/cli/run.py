@@ -42,6 +42,43 @@ encoding_option = click.option(
 )
 
 
+def _check_name(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A column or sheet name as given, surrounding whitespace removed (as in headers)."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("must not be empty")
+    # Header names lose their surrounding whitespace; sheet names are matched exactly.
+    return value if param.name == "sheet" else value.strip()
+
+
+#: `--id-column`, `--text-column`, `--sheet` (runlens run; runlens validate with --source).
+id_column_option = click.option(
+    "--id-column",
+    metavar="NAME",
+    default=None,
+    callback=_check_name,
+    help=(
+        "Column holding each row's id (default: the plugin's, feedback_id; when the file has "
+        "no such column, ids are derived: row-1, row-2, ...)."
+    ),
+)
+text_column_option = click.option(
+    "--text-column",
+    metavar="NAME",
+    default=None,
+    callback=_check_name,
+    help="Column holding the text to analyse (default: the plugin's, text).",
+)
+sheet_option = click.option(
+    "--sheet",
+    metavar="NAME",
+    default=None,
+    callback=_check_name,
+    help="Sheet of an .xlsx workbook to read (default: the first worksheet).",
+)
+
+
 @click.command("run")
 @click.argument("plugin_name", metavar="PLUGIN")
 @click.argument("input_file", metavar="INPUT", type=click.Path(path_type=Path))
@@ -89,6 +126,9 @@ encoding_option = click.option(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
 @encoding_option
+@id_column_option
+@text_column_option
+@sheet_option
 def run_command(as_json: bool, **options: Any) -> None:
     """Run PLUGIN on INPUT and validate every deliverable before calling it completed.
 
@@ -111,6 +151,9 @@ def _prepare(
     max_tool_calls: int | None,
     wall_time: float | None,
     encoding: str | None,
+    id_column: str | None,
+    text_column: str | None,
+    sheet: str | None,
 ) -> Run:
     from runlens.evidence import require_regular_file
     from runlens.hooks.command import load_hooks_file
@@ -138,6 +181,9 @@ def _prepare(
         command_hooks=tuple(load_hooks_file(hooks_file)) if hooks_file else (),
         secrets=known_secrets(),
         input_encoding=encoding,
+        input_id_column=id_column,
+        input_text_column=text_column,
+        input_sheet=sheet,
         # Seconds before the first retry of a failed model call (doubling after); tests use it.
         retry=RetryPolicy(
             initial_delay=env_positive_float(

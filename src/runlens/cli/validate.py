@@ -16,8 +16,8 @@ from rich.console import Console
 
 from runlens.cli.common import echo_json, exit_on_user_error
 from runlens.cli.render import render_verdict, verdict_payload
-from runlens.cli.run import encoding_option
-from runlens.errors import InputError, UserError
+from runlens.cli.run import encoding_option, id_column_option, sheet_option, text_column_option
+from runlens.errors import EvidenceIndexError, InputError, UserError
 from runlens.plugins import Plugin, load_plugin
 from runlens.secrets import known_secrets
 from runlens.validation import validate_workspace
@@ -50,19 +50,46 @@ def _expected_hash(record: dict[str, Any]) -> str | None:
     return value or None
 
 
+def recorded_reading(workspace: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """How the run read its input (`input_format`: columns, id rule, sheet ...): from
+    `runtime/run.json`, else the header of the workspace's own index; {} if neither says."""
+    from runlens.evidence import read_input_format
+
+    recorded = record.get("input_format")
+    if isinstance(recorded, dict):
+        return recorded
+    index_path = workspace / EVIDENCE_INDEX
+    if index_path.is_file():
+        try:
+            return read_input_format(index_path)
+        except EvidenceIndexError:
+            return {}
+    return {}
+
+
 def rebuild_index(
-    workspace: Path, source: Path, plugin: Plugin, encoding: str | None = None
+    workspace: Path,
+    source: Path,
+    plugin: Plugin,
+    encoding: str | None = None,
+    *,
+    reading: dict[str, Any] | None = None,
 ) -> Path:
     """Build the Evidence Index of `source` (in `encoding`, or the one detected) into
     `runtime/`, beside the run's own index (never over it: that one is evidence of what the
-    run used); return the file written."""
-    from runlens.evidence import build_evidence_index, require_regular_file
+    run used); return the file written. `reading` (`input_format` keys: `id_column`,
+    `text_column`, `id_rule`, `sheet`) makes it read the file as the run did; what it does not
+    say is the plugin's default."""
+    from runlens.evidence import FROM_COLUMN, build_evidence_index, require_regular_file
 
     require_regular_file(source, "source CSV")
+    reading = reading or {}
     index = build_evidence_index(
         source,
-        id_column=plugin.id_column,
-        text_column=plugin.text_column,
+        id_column=reading.get("id_column") or plugin.id_column,
+        text_column=reading.get("text_column") or plugin.text_column,
+        id_rule=reading.get("id_rule") or FROM_COLUMN,
+        sheet=reading.get("sheet"),
         source_name=source.name,
         encoding=encoding,
     )
@@ -70,6 +97,30 @@ def rebuild_index(
     target.parent.mkdir(parents=True, exist_ok=True)
     index.write(target)
     return target
+
+
+def _reading(
+    workspace: Path,
+    record: dict[str, Any],
+    source: Path,
+    id_column: str | None,
+    text_column: str | None,
+    sheet: str | None,
+) -> dict[str, Any]:
+    """The run's recorded reading of its input, with what the options name instead (a
+    recorded sheet is not applied to a --source that is no workbook)."""
+    from runlens.evidence import FROM_COLUMN, is_workbook
+
+    reading = dict(recorded_reading(workspace, record))
+    if not is_workbook(source):
+        reading.pop("sheet", None)
+    if id_column is not None:  # a named id column: ids from that column
+        reading.update(id_column=id_column, id_rule=FROM_COLUMN)
+    if text_column is not None:
+        reading["text_column"] = text_column
+    if sheet is not None:
+        reading["sheet"] = sheet
+    return reading
 
 
 @click.command("validate")
@@ -91,6 +142,9 @@ def rebuild_index(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @encoding_option
+@id_column_option
+@text_column_option
+@sheet_option
 @exit_on_user_error(InputError)
 def validate_command(
     workspace: Path,
@@ -98,21 +152,33 @@ def validate_command(
     source: Path | None,
     as_json: bool,
     encoding: str | None,
+    id_column: str | None,
+    text_column: str | None,
+    sheet: str | None,
 ) -> None:
     """Run the Stop validators on an existing WORKSPACE.
 
-    Exit 0 when all pass, 1 when there are findings, 2 for a usage error.
+    With --source, the source is read as the run read its input (columns, id rule, sheet, as
+    runtime/run.json records them), unless --id-column, --text-column or --sheet say
+    otherwise. Exit 0 when all pass, 1 when there are findings, 2 for a usage error.
     """
     if not workspace.is_dir():
         raise UserError(f"workspace not found: {workspace}")
-    if encoding is not None and source is None:
-        raise UserError("--encoding names the encoding of the --source CSV: give --source too")
+    for option, value in (
+        ("--encoding", encoding),
+        ("--id-column", id_column),
+        ("--text-column", text_column),
+        ("--sheet", sheet),
+    ):
+        if value is not None and source is None:
+            raise UserError(f"{option} says how to read the --source file: give --source too")
     record = read_run_record(workspace)
     plugin = load_plugin(plugin_name or record.get("plugin") or DEFAULT_PLUGIN)
     expected = _expected_hash(record)
     index_file = None
     if source is not None:
-        rebuilt = rebuild_index(workspace, source, plugin, encoding)
+        reading = _reading(workspace, record, source, id_column, text_column, sheet)
+        rebuilt = rebuild_index(workspace, source, plugin, encoding, reading=reading)
         if not (workspace / EVIDENCE_INDEX).is_file():
             index_file, expected = rebuilt, None  # no index of its own: cite against the source's
     report = validate_workspace(

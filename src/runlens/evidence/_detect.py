@@ -3,8 +3,8 @@
 The samples are the first 64 KiB and, in a larger file, 64 KiB from its middle and its end
 (cut at newlines); the file is never read whole for this. In order:
 
-1. A file signature: a PNG, a ZIP archive (an .xlsx workbook), a PDF, a gzip file ... is
-   refused for what it looks like.
+1. A file signature: a PNG, a ZIP archive (other than an .xlsx workbook, which `_xlsx`
+   reads before any of this), a PDF, a gzip file ... is refused for what it looks like.
 2. A byte-order mark decides: UTF-8, UTF-16 or UTF-32 (confidence 1).
 3. UTF-16/UTF-32 without a mark: the ASCII characters every CSV has (delimiters, newlines,
    ids) leave NUL bytes at every other (every fourth) position, on one side only.
@@ -95,6 +95,7 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _SPREADSHEET_HINT = ": export it as CSV first"
+_WORKBOOK_HINT = ": save it as an .xlsx workbook or export it as CSV"
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
     (b"\xff\xd8\xff", "a JPEG image"),
@@ -115,7 +116,8 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 )
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 _ZIP_KINDS: tuple[tuple[bytes, str], ...] = (
-    (b"xl/", "an Excel workbook (.xlsx, a ZIP archive)" + _SPREADSHEET_HINT),
+    # A readable .xlsx never gets here (it has xl/workbook.xml): this is an .xlsb or a part.
+    (b"xl/", "an Excel workbook in a form RunLens cannot read (not .xlsx)" + _WORKBOOK_HINT),
     (
         b"application/vnd.oasis.opendocument.spreadsheet",
         "an OpenDocument spreadsheet (.ods, a ZIP archive)" + _SPREADSHEET_HINT,

@@ -18,6 +18,7 @@ so the happy path carries no bookkeeping for them.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -89,14 +90,43 @@ def check_header(cells: Sequence[str], source: str) -> tuple[str, ...]:
     return columns
 
 
-def require_columns(columns: Sequence[str], required: Iterable[str], source: str) -> None:
-    """Raise for the first required column the header lacks."""
+class MissingColumnError(InputError):
+    """A column the reading needs is not in the header. `field` is the column asked for,
+    `columns` the header's names (the message lists them, with the closest match)."""
+
+    def __init__(self, message: str, *, file: str, field: str, columns: Sequence[str]) -> None:
+        super().__init__(message, file=file, field=field)
+        self.columns = tuple(columns)
+
+
+def require_columns(
+    columns: Sequence[str], required: Iterable[str], source: str, *, file: str | None = None
+) -> None:
+    """Raise MissingColumnError for the first required column the header lacks, naming the
+    columns it has and the closest of them (`source` starts the message; `file`, if it
+    differs, is the file's name)."""
     for name in required:
         if name not in columns:
             found = ", ".join(columns)
-            raise InputError(
-                f"{source}: missing column {name!r} (found: {found})", file=source, field=name
+            close = closest(name, columns)
+            hint = f"; closest: {close!r}" if close is not None else ""
+            raise MissingColumnError(
+                f"{source}: missing column {name!r} (found: {found}{hint})",
+                file=file or source,
+                field=name,
+                columns=columns,
             )
+
+
+def closest(name: str, names: Sequence[str]) -> str | None:
+    """The name in `names` most like `name` (the same but for case first), or None."""
+    folded = name.casefold()
+    for candidate in names:
+        if candidate.casefold() == folded:
+            return candidate
+    by_folded = {candidate.casefold(): candidate for candidate in names}
+    matches = difflib.get_close_matches(folded, list(by_folded), n=1, cutoff=0.6)
+    return by_folded[matches[0]] if matches else None
 
 
 def records(reader: CsvReader, source: str) -> Iterator[Record]:
@@ -140,20 +170,27 @@ def no_rows(source: str) -> InputError:
 class IdChecker:
     """Checks ids record by record: not empty or blank, and not seen before."""
 
-    def __init__(self, id_column: str, columns: Sequence[str], source: str) -> None:
+    def __init__(
+        self, id_column: str, columns: Sequence[str], source: str, *, label: str | None = None
+    ) -> None:
         self._name = id_column
         self._index = columns.index(id_column)
         self._source = source
-        self._seen: dict[str, Record] = {}
+        #: How messages name the file (`x.xlsx, sheet 'Data'`); `source` by default.
+        self._label = label or source
+        self._seen: dict[str, tuple[int, str]] = {}
 
     def check(self, record: Record) -> None:
-        feedback_id = record.values[self._index]
-        where = f"{self._source}, row {record.row} (line {record.line})"
+        self.check_value(record.values[self._index], record.row, f"line {record.line}")
+
+    def check_value(self, feedback_id: str, row: int, place: str) -> None:
+        """Check the id of data row `row`; `place` says where it is (`line 5`, `cell A7`)."""
+        where = f"{self._label}, row {row} ({place})"
         if not feedback_id.strip():
             raise InputError(
                 f"{where}: empty {self._name} {feedback_id!r}",
                 file=self._source,
-                row=record.row,
+                row=row,
                 field=self._name,
             )
         control = _ID_CONTROL.search(feedback_id)
@@ -164,16 +201,16 @@ class IdChecker:
                 f"U+{ord(char):04X} (at character {control.start() + 1}); ids must be "
                 "printable text",
                 file=self._source,
-                row=record.row,
+                row=row,
                 field=self._name,
             )
-        first = self._seen.setdefault(feedback_id, record)
-        if first is not record:
+        first = self._seen.setdefault(feedback_id, (row, place))
+        if first != (row, place):
             raise InputError(
                 f"{where}: duplicate {self._name} {feedback_id!r} "
-                f"(first at row {first.row}, line {first.line})",
+                f"(first at row {first[0]}, {first[1]})",
                 file=self._source,
-                row=record.row,
+                row=row,
                 field=self._name,
             )
 

@@ -31,7 +31,15 @@ from typing import Any
 
 from runlens.atomic import atomic_output
 from runlens.errors import EvidenceIndexError
-from runlens.evidence.index import EvidenceIndex, EvidenceItem, ItemStore, RowStore
+from runlens.evidence._ids import FROM_COLUMN, check_id_rule
+from runlens.evidence.index import (
+    CSV_FORMAT,
+    XLSX_FORMAT,
+    EvidenceIndex,
+    EvidenceItem,
+    ItemStore,
+    RowStore,
+)
 
 _ITEMS_OPEN = b',"items":{'
 _END = b"}}"
@@ -76,6 +84,9 @@ def _index_text(index: EvidenceIndex) -> Iterator[str]:
         "encoding_confidence": index.encoding_confidence,
         "encoding_method": index.encoding_method,
         "delimiter": index.delimiter,
+        "format": index.format,
+        "sheet": index.sheet,
+        "id_rule": index.id_rule,
         "total_rows": len(index),
     }
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
@@ -213,6 +224,16 @@ def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> Evidence
     delimiter = header.get("delimiter")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
         raise EvidenceIndexError(f"{path}: 'delimiter' must be one character")
+    source_format = header.get("format", CSV_FORMAT)
+    if source_format not in (CSV_FORMAT, XLSX_FORMAT):
+        raise EvidenceIndexError(f"{path}: 'format' must be {CSV_FORMAT!r} or {XLSX_FORMAT!r}")
+    sheet = header.get("sheet")
+    if sheet is not None and not isinstance(sheet, str):
+        raise EvidenceIndexError(f"{path}: 'sheet' must be a string")
+    try:
+        id_rule = check_id_rule(header.get("id_rule", FROM_COLUMN))  # older indexes: a column
+    except ValueError as error:
+        raise EvidenceIndexError(f"{path}: 'id_rule': {error}") from None
     total = header.get("total_rows")
     if total is not None and total != len(store):
         raise EvidenceIndexError(f"{path}: 'total_rows' is {total} but there are {len(store)}")
@@ -227,6 +248,9 @@ def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> Evidence
         encoding_confidence=None if confidence is None else float(confidence),
         encoding_method=method,
         delimiter=delimiter,
+        format=source_format,
+        sheet=sheet,
+        id_rule=id_rule,
     )
 
 
@@ -246,8 +270,8 @@ def read_input_format(path: Path) -> dict[str, Any]:
             header = None
     if not isinstance(header, dict):
         return load_index(path).input_format
-    fields = ("encoding", "encoding_confidence", "encoding_method", "delimiter")
-    return {name: header.get(name) for name in fields}
+    # Through an index of no rows, so the header is checked (and defaulted) as load checks it.
+    return _index_from(path, {**header, "total_rows": 0}, ItemStore({})).input_format
 
 
 class LineStore:

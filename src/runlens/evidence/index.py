@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from runlens.evidence._ids import FROM_COLUMN, IdRule
 from runlens.evidence._rowhash import DIGEST_SIZE
+
+#: `EvidenceIndex.format`: what kind of file the source is.
+CSV_FORMAT = "csv"
+XLSX_FORMAT = "xlsx"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,16 +149,19 @@ class _Items(Mapping[str, EvidenceItem]):
 
 
 class EvidenceIndex:
-    """Every row of one source CSV: id -> (row hash, original text). Read-only.
+    """Every row of one source table: id -> (row hash, original text). Read-only.
 
     Made by `build_evidence_index`, `CsvTable.evidence_index`, `EvidenceIndex.load` or
     `EvidenceIndex.from_items` (the constructor, taking a `RowStore`, is for those). Besides
-    the SPEC fields it records the CSV's `columns`, the `encoding` it was read with (a Python
-    codec name), how sure the detection was (`encoding_confidence`, 0 to 1) and how it chose
-    (`encoding_method`: `bom`, `utf-8`, `nul-pattern`, `gb2312-characters`,
-    `western-characters`, `charset-normalizer` or `given`), the field `delimiter` and its
-    `total_rows`; `input_format` has the four format fields as a dict. Quotes are matched in
-    Unicode NFC on both sides.
+    the SPEC fields it records the source's `columns`, its `format` (`csv` or `xlsx`), how
+    the ids were made (`id_rule`: `column`, or `row-number` when the source has no id column
+    and `id_column` is only the name the derived ids `row-<n>` go by), and for a CSV file the
+    `encoding` it was read with (a Python codec name), how sure the detection was
+    (`encoding_confidence`, 0 to 1) and how it chose (`encoding_method`: `bom`, `utf-8`,
+    `nul-pattern`, `gb2312-characters`, `western-characters`, `charset-normalizer` or
+    `given`) and the field `delimiter`; for a workbook the `sheet` read. `input_format` has
+    all of that as a dict; `total_rows` counts the rows. Quotes are matched in Unicode NFC on
+    both sides.
     """
 
     __slots__ = (
@@ -163,8 +171,11 @@ class EvidenceIndex:
         "encoding",
         "encoding_confidence",
         "encoding_method",
+        "format",
         "id_column",
+        "id_rule",
         "items",
+        "sheet",
         "source",
         "source_hash",
         "text_column",
@@ -184,6 +195,9 @@ class EvidenceIndex:
         encoding_confidence: float | None = None,
         encoding_method: str | None = None,
         delimiter: str | None = None,
+        format: str = CSV_FORMAT,
+        sheet: str | None = None,
+        id_rule: IdRule = FROM_COLUMN,
     ) -> None:
         self.source = source
         self.source_hash = source_hash
@@ -194,6 +208,9 @@ class EvidenceIndex:
         self.encoding_confidence = encoding_confidence
         self.encoding_method = encoding_method
         self.delimiter = delimiter
+        self.format = format
+        self.sheet = sheet
+        self.id_rule: IdRule = id_rule
         self.total_rows = len(store)
         self._store = store
         self.items: Mapping[str, EvidenceItem] = _Items(store)
@@ -212,6 +229,9 @@ class EvidenceIndex:
         encoding_confidence: float | None = None,
         encoding_method: str | None = None,
         delimiter: str | None = None,
+        format: str = CSV_FORMAT,
+        sheet: str | None = None,
+        id_rule: IdRule = FROM_COLUMN,
     ) -> EvidenceIndex:
         """An index from ready-made items (tests, or indexes assembled by other tools)."""
         return cls(
@@ -225,18 +245,27 @@ class EvidenceIndex:
             encoding_confidence=encoding_confidence,
             encoding_method=encoding_method,
             delimiter=delimiter,
+            format=format,
+            sheet=sheet,
+            id_rule=id_rule,
         )
 
     @property
     def input_format(self) -> dict[str, str | float | None]:
-        """How the source was read: `encoding`, `encoding_confidence`, `encoding_method`,
-        `delimiter` (None where the index does not say, e.g. one written by an older
-        version)."""
+        """How the source was read, everything a rebuild needs to read it the same way:
+        `format`, `encoding`, `encoding_confidence`, `encoding_method`, `delimiter`, `sheet`,
+        `id_column`, `text_column`, `id_rule` (None where they do not apply, or where an
+        index written by an older version does not say)."""
         return {
+            "format": self.format,
             "encoding": self.encoding,
             "encoding_confidence": self.encoding_confidence,
             "encoding_method": self.encoding_method,
             "delimiter": self.delimiter,
+            "sheet": self.sheet,
+            "id_column": self.id_column,
+            "text_column": self.text_column,
+            "id_rule": self.id_rule,
         }
 
     def __contains__(self, feedback_id: object) -> bool:

@@ -1,8 +1,14 @@
-"""`CsvTable`: the input CSV decoded and checked once, then served page by page.
+"""`CsvTable`: the input table decoded and checked once, then served page by page.
 
-This is what the model-facing `read_feedback_csv(offset, limit)` tool pages through. It keeps
-every row in memory (as lists, not dicts: a dict is made only for the rows of a page), so the
-Evidence Index can be built from it without reading the file again.
+The input is a CSV file or one sheet of an Excel workbook (.xlsx, read by the rules of
+`_xlsx`); which one is decided by the file's content, not its name. This is what the
+model-facing `read_feedback_csv(offset, limit)` tool pages through. It keeps every row in
+memory (as lists, not dicts: a dict is made only for the rows of a page), so the Evidence
+Index can be built from it without reading the file again.
+
+A table without an id column can still be indexed: `with_row_number_ids(name)` gives every
+row the id `row-<n>` (`_ids`), shown under `name` in each page's rows and recorded in the
+index as `id_rule: row-number`.
 """
 
 from __future__ import annotations
@@ -15,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from runlens.cancellation import checkpoint
-from runlens.evidence import _records
+from runlens.errors import InputError
+from runlens.evidence import _records, _xlsx
 from runlens.evidence._detect import read_decoding
-from runlens.evidence._encoding import TextFormat, open_text
+from runlens.evidence._encoding import TextFormat, file_sha256, open_text
+from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, row_number_ids
 from runlens.evidence._rowhash import RowHasher
-from runlens.evidence.index import BuiltStore, EvidenceIndex
+from runlens.evidence.index import CSV_FORMAT, XLSX_FORMAT, BuiltStore, EvidenceIndex
 
 _HASH_BATCH = 2048
 #: Rows parsed between two cancellation checks.
@@ -27,20 +35,27 @@ _READ_SLICE = 16_384
 
 
 class CsvTable:
-    """A CSV file's rows, checked for the shape the reading rules require.
+    """A CSV file's (or a worksheet's) rows, checked for the shape the reading rules require.
 
     `source` is the file name, `columns` the header's column names (BOM and surrounding
     whitespace removed), `total_rows` the number of data rows (blank rows skipped),
-    `encoding` the encoding it was read with, `text_format` how it was read (encoding,
-    confidence, method, delimiter), `source_hash` the SHA-256 of its raw bytes.
+    `source_hash` the SHA-256 of its raw bytes, `format` `csv` or `xlsx`. A CSV file has
+    `encoding` (the one it was read with) and `text_format` (encoding, confidence, method,
+    delimiter); a workbook has `sheet`, the name of the sheet read, and None for those.
+    `derived_id_column` is the name row-number ids go by, None when ids come from a column.
     """
 
     __slots__ = (
+        "_first_column",
         "_nul_possible",
         "_path",
         "_rows",
+        "_sheet_rows",
         "columns",
+        "derived_id_column",
         "encoding",
+        "format",
+        "sheet",
         "source",
         "source_hash",
         "text_format",
@@ -54,9 +69,13 @@ class CsvTable:
         source: str,
         columns: tuple[str, ...],
         rows: list[list[str]],
-        text_format: TextFormat,
+        text_format: TextFormat | None,
         source_hash: str,
         nul_possible: bool,
+        sheet: str | None = None,
+        sheet_rows: list[int] | None = None,
+        first_column: int = 1,
+        derived_id_column: str | None = None,
     ) -> None:
         self._path = path
         self.source = source
@@ -64,9 +83,15 @@ class CsvTable:
         self._rows = rows
         self.total_rows = len(rows)
         self.text_format = text_format
-        self.encoding = text_format.encoding
+        self.encoding = text_format.encoding if text_format is not None else None
+        self.format = CSV_FORMAT if text_format is not None else XLSX_FORMAT
+        self.sheet = sheet
         self.source_hash = source_hash
         self._nul_possible = nul_possible
+        #: A worksheet's row number for each data row, and its first column (for messages).
+        self._sheet_rows = sheet_rows
+        self._first_column = first_column
+        self.derived_id_column = derived_id_column
 
     @classmethod
     def open(
@@ -77,17 +102,29 @@ class CsvTable:
         source_name: str | None = None,
         encoding: str | None = None,
         delimiter: str | None = None,
+        sheet: str | None = None,
     ) -> CsvTable:
         """Decode and check `csv_path` once; InputError (naming file, row, line) if unusable.
 
-        The encoding and the delimiter are detected unless given (see `_detect`: UTF-8 with
-        or without BOM, UTF-16/32 with or without BOM, GB18030/GBK, Windows-1252/Latin-1 and
-        what charset-normalizer recognises; comma, tab, semicolon or pipe). Checks: a text
-        file in a convincing encoding, well-formed CSV, unique header names, every required
-        column present, every row as wide as the header, and at least one data row. Ids are
-        checked by `evidence_index`. UserError for an unknown `encoding`.
+        An Excel workbook (by content) is read by `open_workbook`, from `sheet` or its first
+        worksheet; `sheet` for a CSV file, or `encoding`/`delimiter` for a workbook, is an
+        InputError. For a CSV file the encoding and the delimiter are detected unless given
+        (see `_detect`: UTF-8 with or without BOM, UTF-16/32 with or without BOM,
+        GB18030/GBK, Windows-1252/Latin-1 and what charset-normalizer recognises; comma,
+        tab, semicolon or pipe). Checks: a text file in a convincing encoding, well-formed
+        CSV, unique header names, every required column present, every row as wide as the
+        header, and at least one data row. Ids are checked by `evidence_index`. UserError for
+        an unknown `encoding`.
         """
         source = source_name or csv_path.name
+        workbook = _xlsx.is_workbook(csv_path)
+        _xlsx.check_options(
+            source, workbook=workbook, encoding=encoding, delimiter=delimiter, sheet=sheet
+        )
+        if workbook:
+            return cls.open_workbook(
+                csv_path, required_columns=required_columns, source_name=source, sheet=sheet
+            )
 
         def read(text_format: TextFormat) -> CsvTable:
             try:
@@ -105,6 +142,69 @@ class CsvTable:
             required=required_columns,
             read=read,
         )
+
+    @classmethod
+    def open_workbook(
+        cls,
+        xlsx_path: Path,
+        *,
+        required_columns: Sequence[str],
+        source_name: str | None = None,
+        sheet: str | None = None,
+    ) -> CsvTable:
+        """Read one sheet of an Excel workbook (`sheet`, else the first worksheet) by the
+        rules of `_xlsx`; InputError naming the file, sheet, row and cell if unusable."""
+        source = source_name or xlsx_path.name
+        source_hash = file_sha256(xlsx_path)
+        rows: list[list[str]] = []
+        sheet_rows: list[int] = []
+        with _xlsx.open_sheet(xlsx_path, source, sheet) as opened:
+            _records.require_columns(opened.columns, required_columns, opened.label, file=source)
+            for _, row, values in opened.records():
+                if len(rows) % _READ_SLICE == 0:
+                    checkpoint()
+                rows.append(values)
+                sheet_rows.append(row)
+        if not rows:
+            raise _xlsx.no_rows(opened.label, source)
+        return cls(
+            path=xlsx_path,
+            source=source,
+            columns=opened.columns,
+            rows=rows,
+            text_format=None,
+            source_hash=source_hash,
+            nul_possible=True,
+            sheet=opened.name,
+            sheet_rows=sheet_rows,
+            first_column=opened.first_column,
+        )
+
+    def with_row_number_ids(self, id_column: str) -> CsvTable:
+        """This table, its rows given the ids `row-<n>` (n: the 1-based data row), shown as
+        `id_column` in each page's rows; `evidence_index` then records `id_rule:
+        row-number`. `id_column` must not be a column of the table (that column's values
+        would be the ids)."""
+        if id_column in self.columns:
+            raise ValueError(f"{id_column!r} is a column of {self.source}: its values are ids")
+        return type(self)(
+            path=self._path,
+            source=self.source,
+            columns=self.columns,
+            rows=self._rows,
+            text_format=self.text_format,
+            source_hash=self.source_hash,
+            nul_possible=self._nul_possible,
+            sheet=self.sheet,
+            sheet_rows=self._sheet_rows,
+            first_column=self._first_column,
+            derived_id_column=id_column,
+        )
+
+    @property
+    def label(self) -> str:
+        """How messages name the table: `feedback.csv`, `feedback.xlsx, sheet 'Reviews'`."""
+        return self.source if self.sheet is None else f"{self.source}, sheet {self.sheet!r}"
 
     @classmethod
     def _read(
@@ -147,6 +247,10 @@ class CsvTable:
         stop = min(offset + limit, self.total_rows)
         columns = self.columns
         rows = [dict(zip(columns, row, strict=True)) for row in self._rows[offset:stop]]
+        if self.derived_id_column is not None:
+            name = self.derived_id_column
+            ids = row_number_ids(offset + 1, len(rows))
+            rows = [{name: row_id, **row} for row_id, row in zip(ids, rows, strict=True)]
         return {
             "source": self.source,
             "total_rows": self.total_rows,
@@ -164,26 +268,32 @@ class CsvTable:
     ) -> EvidenceIndex:
         """The Evidence Index of this table, without reading the file again.
 
-        InputError (file, row, line, column) for a missing id/text column or an empty or
-        duplicate id, exactly as `build_evidence_index` reports them.
+        InputError (file, row, line or cell, column) for a missing id/text column or an
+        empty or duplicate id, exactly as `build_evidence_index` reports them. For a table
+        `with_row_number_ids`, `id_column` must be the name given there.
         """
-        _records.require_columns(self.columns, (id_column, text_column), self.source)
-        ids = list(map(itemgetter(self.columns.index(id_column)), self._rows))
-        texts = map(itemgetter(self.columns.index(text_column)), self._rows)
-        by_id = dict(zip(ids, texts, strict=True))
-        if (
-            len(by_id) != len(ids)
-            or "" in by_id
-            or any(map(str.isspace, by_id))
-            or _records.has_control(by_id)
-        ):
-            raise _records.diagnose(
-                self._path,
-                self.text_format,
-                self.source,
-                required=(id_column, text_column),
-                id_column=id_column,
-            )
+        derived = self.derived_id_column is not None
+        if derived and id_column != self.derived_id_column:
+            raise ValueError(f"this table's ids are {self.derived_id_column!r}, not {id_column!r}")
+        required = (text_column,) if derived else (id_column, text_column)
+        _records.require_columns(self.columns, required, self.label, file=self.source)
+        texts = list(map(itemgetter(self.columns.index(text_column)), self._rows))
+        if derived:
+            by_id = dict(zip(row_number_ids(1, len(texts)), texts, strict=True))
+        else:
+            ids = list(map(itemgetter(self.columns.index(id_column)), self._rows))
+            by_id = dict(zip(ids, texts, strict=True))
+            if (
+                len(by_id) != len(ids)
+                or "" in by_id
+                or any(map(str.isspace, by_id))
+                or _records.has_control(by_id)
+            ):
+                raise self._id_problem(id_column, text_column)
+        if self.text_format is not None:
+            read_as = {"format": CSV_FORMAT, **self.text_format.index_fields()}
+        else:
+            read_as = {"format": XLSX_FORMAT, "sheet": self.sheet}
         return EvidenceIndex(
             source=self.source,
             source_hash=self.source_hash,
@@ -191,8 +301,32 @@ class CsvTable:
             text_column=text_column,
             store=BuiltStore(by_id, self._digests()),
             columns=self.columns,
-            **self.text_format.index_fields(),
+            id_rule=FROM_ROW_NUMBER if derived else FROM_COLUMN,
+            **read_as,
         )
+
+    def _id_problem(self, id_column: str, text_column: str) -> InputError:
+        """The first bad id, named by row and line (a CSV file, read again) or cell."""
+        if self.text_format is not None:
+            return _records.diagnose(
+                self._path,
+                self.text_format,
+                self.source,
+                required=(id_column, text_column),
+                id_column=id_column,
+            )
+        assert self._sheet_rows is not None
+        first = self._first_column
+
+        def cell(row: int, position: int) -> str:
+            return f"{_xlsx.column_letter(first + position)}{row}"
+
+        records = zip(range(1, self.total_rows + 1), self._sheet_rows, self._rows, strict=True)
+        try:
+            _xlsx.check_ids(self.label, self.source, self.columns, id_column, records, cell)
+        except InputError as error:
+            return error
+        return InputError(f"{self.label}: could not be read consistently (internal error)")
 
     def _digests(self) -> bytes:
         hasher = RowHasher(self.columns)

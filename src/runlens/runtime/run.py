@@ -66,6 +66,12 @@ class RunSettings:
     validator_plugins: bool = True
     #: The input's encoding as the user named it (`runlens run --encoding`); None: detect it.
     input_encoding: str | None = None
+    #: The input's id and text columns as the user named them (`--id-column`,
+    #: `--text-column`); None: the plugin's defaults.
+    input_id_column: str | None = None
+    input_text_column: str | None = None
+    #: The workbook sheet to read (`--sheet`); None: the first worksheet.
+    input_sheet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +242,9 @@ class Run:
             input_path=self.input_path,
             model=self.model,
             input_encoding=self.settings.input_encoding,
+            input_id_column=self.settings.input_id_column,
+            input_text_column=self.settings.input_text_column,
+            input_sheet=self.settings.input_sheet,
             on_evidence_index=self._on_evidence_index,
             emit=self._emit,
             warn=self._warn,

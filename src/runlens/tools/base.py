@@ -32,6 +32,12 @@ class ToolContext:
     model: Model | None = None
     #: The input's encoding as the user named it (`--encoding`); None: detect it.
     input_encoding: str | None = None
+    #: The input's id and text columns as the user named them (`--id-column`,
+    #: `--text-column`); None: the plugin's defaults.
+    input_id_column: str | None = None
+    input_text_column: str | None = None
+    #: The workbook sheet to read (`--sheet`); None: the first worksheet.
+    input_sheet: str | None = None
     #: Called by an input tool once it has written runtime/evidence_index.json.
     on_evidence_index: Callable[[Path], None] | None = None
     #: Publishes a plugin-specific event (e.g. a batch finished) into the run's event stream.

@@ -6,7 +6,8 @@ why it cannot be trusted. Citing artifacts are rejected when it cannot.
 
 The index is judged against the source, not against a hash stored next to it: the source
 file (the workspace's `input/` copy, or the CSV given to `runlens validate --source`) is read
-again, in the encoding and with the delimiter the index records, and the index must match it
+again, in the encoding and with the delimiter the index records (for a workbook: the sheet),
+with its id and text columns and its id rule, and the index must match it
 exactly: its `source_hash`, and every row's id, `row_hash`
 and `text`. So deleting `runtime/run.json`, nulling its `evidence_index_sha256` or rewriting
 that hash cannot make a forged index pass. The one shortcut is for the process that built the
@@ -99,7 +100,8 @@ def _judged_against(index: EvidenceIndex, source: Path) -> EvidenceIndex | Untru
             f"sha256 {source_hash[:12]}…"
         )
     try:
-        # Read as the index says the source was read (older indexes say nothing: detected).
+        # Read as the index says the source was read (older indexes say nothing: detected),
+        # with the same columns, id rule and sheet.
         rebuilt = build_evidence_index(
             source,
             id_column=index.id_column,
@@ -107,6 +109,8 @@ def _judged_against(index: EvidenceIndex, source: Path) -> EvidenceIndex | Untru
             source_name=index.source,
             encoding=index.encoding,
             delimiter=index.delimiter,
+            id_rule=index.id_rule,
+            sheet=index.sheet,
         )
     except (InputError, UserError) as error:  # UserError: an encoding no codec reads
         return _tampered(f"cannot be rebuilt from {source.name}: {error}")
