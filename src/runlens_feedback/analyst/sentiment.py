@@ -1,6 +1,25 @@
-"""Lexicon-and-rules sentiment of one text.
+"""Sentiment of one text: lexicon and rules, combined with a small learned linear model.
 
-Rules, in the order they apply to each sentiment word or phrase:
+`score_text` first scores the text with the lexicon and rules below (`lexicon_score`), then
+feeds the lexicon's positive and negative weights together with the text's word and character
+features to the language's linear model (`sentiment_model.py`, weights learned offline on
+training corpora only, see docs/quality.md). The label (`_combined_label`):
+
+- the lexicon's own label is `neutral` (no cue, or only a weak one such as 可以) and the text
+  is a request (希望, 建议, please add, ...) or only asks questions: `neutral`;
+- no cue and the model's logit within its neutral margin: `neutral`;
+- a cue, and the model's logit within its margin (the model is unsure): the lexicon's own
+  label when it is `positive`, `negative` or `mixed` (so a domain the training reviews never
+  covered, "经常闪退", still gets the lexicon's judgement);
+- otherwise the sign of the model's logit: `positive` or `negative`. Text with a sentiment cue
+  is never `neutral`.
+
+`score` is the model's logit (log-odds of positive; 0 and `neutral` for a text with no word the
+lexicon or the model knows); `positive` and `negative` stay the lexicon's weighted sums, and
+`contributions` the lexicon's, plus the model's per-clause parts when the lexicon has nothing
+of the label's sign (so evidence can still point at a clause).
+
+Lexicon rules, in the order they apply to each sentiment word or phrase:
 
 1. its valence comes from the lexicon of its script (Chinese or English);
 2. modifiers in the few units before it (4 for Chinese, 3 for English; not past another
@@ -20,7 +39,8 @@ Rules, in the order they apply to each sentiment word or phrase:
    contrast word weighs 0.5 and what follows weighs 1.5; a sentence that opens with one halves
    the sentence before it; a concessive clause (虽然/尽管/although/though) weighs 0.5.
 
-The score is the sum; `positive` and `negative` are the weighted sums of each sign. The label:
+The lexicon score is the sum; `positive` and `negative` are the weighted sums of each sign. The
+lexicon's own label:
 `mixed` when both weighted sides reach 1 and the weaker is at least half the stronger;
 otherwise `positive` for a score >= 0.5, `negative` for <= -0.5, and in between `mixed` when
 both sides are present, else `neutral`.
@@ -28,11 +48,15 @@ both sides are present, else `neutral`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from runlens_feedback.analyst import sentiment_model
+from runlens_feedback.analyst import units as _units
 from runlens_feedback.analyst.labels import Lang, Sentiment
 from runlens_feedback.analyst.resources import stopwords
-from runlens_feedback.analyst.text import Clause
+from runlens_feedback.analyst.text import Clause, detect_language, split_clauses
+from runlens_feedback.analyst.tokens import tokenize
 from runlens_feedback.analyst.units import Unit
 
 _WINDOW = {"zh": 4, "en": 3}
@@ -61,6 +85,25 @@ _EXCESS_FALSE_FRIENDS = frozenset(
 # "too many steps", "too long": excess even though these are stopwords elsewhere.
 _QUANTITIES = frozenset({"many", "much", "few", "long", "little", "late", "early", "often"})
 _CLAUSE_FINAL = frozenset({"了", "啦", "吧", "啊", "呀", "的"})
+# A text with no sentiment cue that contains one of these asks for something: neutral.
+_REQUEST_MARKERS = (
+    "希望",
+    "建议",
+    "能不能",
+    "能否",
+    "可不可以",
+    "可否",
+    "请增加",
+    "请加",
+    "please add",
+    "please make",
+    "could you add",
+    "can you add",
+    "would be nice",
+    "feature request",
+    "i wish",
+    "we wish",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +125,8 @@ class SentimentResult:
     positive: float
     negative: float
     contributions: tuple[Contribution, ...]
+    #: The model's probability that the text is positive (0.5 for the lexicon alone).
+    probability: float = 0.5
 
     def clause_score(self, clause_index: int) -> float:
         return sum(c.value for c in self.contributions if c.clause_index == clause_index)
@@ -106,6 +151,73 @@ def score_text(
     text: str, lang: Lang, clauses: list[Clause], units: list[list[Unit]]
 ) -> SentimentResult:
     """The sentiment of `text` from its clauses and their units (see the module docstring)."""
+    lexical = lexicon_score(text, lang, clauses, units)
+    model = sentiment_model.load_model(lang)
+    scored = sentiment_model.score(model, text, clauses, units, lexical.positive, lexical.negative)
+    logit = scored.logit
+    label = _combined_label(text, clauses, lexical, logit, model.neutral_margin)
+    if not any(scored.clause_parts) and not lexical.contributions:
+        # Nothing the lexicon or the model knows ("!!!", "12345"): no evidence either way.
+        label, logit = "neutral", 0.0
+    contributions = lexical.contributions
+    sign = {"positive": 1, "negative": -1}.get(label, 0)
+    if sign and not any(c.value * sign > 0 for c in contributions):
+        contributions += tuple(
+            Contribution(index, clause.start, clause.end, part)
+            for index, (clause, part) in enumerate(zip(clauses, scored.clause_parts, strict=True))
+            if part * sign > 0
+        )
+    return SentimentResult(
+        label=label,
+        score=round(logit, 6),
+        positive=lexical.positive,
+        negative=lexical.negative,
+        contributions=contributions,
+        probability=round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit)))), 6),
+    )
+
+
+def training_row(text: str) -> tuple[Lang, dict[str, float], float, float]:
+    """What the model sees of `text`: its language, its features and the two lexicon inputs
+    (used by benchmarks/train_sentiment.py, so training and inference share one code path)."""
+    lang = detect_language(text)
+    clauses = split_clauses(text)
+    units = [
+        _units.clause_units(
+            text, clause.start, clause.end, tokenize(text, clause.start, clause.end)
+        )
+        for clause in clauses
+    ]
+    lexical = lexicon_score(text, lang, clauses, units)
+    features = sentiment_model.text_features(text, lang, clauses, units)
+    lex_pos, lex_neg = sentiment_model.lexicon_inputs(lexical.positive, lexical.negative)
+    return lang, features, lex_pos, lex_neg
+
+
+def _combined_label(
+    text: str, clauses: list[Clause], lexical: SentimentResult, logit: float, margin: float
+) -> Sentiment:
+    has_cue = lexical.positive > 0 or lexical.negative > 0
+    asks_only = bool(clauses) and all(c.asks for c in clauses if c.ends_sentence)
+    if lexical.label == "neutral" and (asks_only or _is_request(text)):
+        return "neutral"
+    if not has_cue:
+        if abs(logit) < margin:
+            return "neutral"
+    elif abs(logit) < margin and lexical.label != "neutral":
+        return lexical.label
+    return "positive" if logit > 0 else "negative"
+
+
+def _is_request(text: str) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in _REQUEST_MARKERS)
+
+
+def lexicon_score(
+    text: str, lang: Lang, clauses: list[Clause], units: list[list[Unit]]
+) -> SentimentResult:
+    """The lexicon-and-rules sentiment of `text` alone (see the module docstring)."""
     raw: list[_Raw] = []
     for index, (clause, clause_units) in enumerate(zip(clauses, units, strict=True)):
         raw.extend(_clause_contributions(text, lang, index, clause, clause_units))

@@ -1,0 +1,311 @@
+"""Quality of the offline analyst on labelled reviews, beside well-known baselines.
+
+    python benchmarks/bench_quality.py [--no-themes]
+
+Installs `requirements-quality.txt` into the current environment when its packages are missing
+and fetches the corpora into `benchmarks/.data/` (pip and npm; see `corpora.py` and
+docs/quality.md for origin, licence and which split is training and which is held out).
+
+Sentiment, per held-out corpus: accuracy and macro-F1 of the analyst and of the baseline on
+the same rows (VADER for English, compound >= 0 -> positive; snownlp for Chinese,
+sentiments >= 0.5 -> positive). The analyst's labels map to the two classes as positive ->
+pos, negative -> neg, mixed and neutral -> by the sign of its score; `lexicon` is the accuracy
+of the analyst's lexicon and rules alone (`sentiment.lexicon_score`, the analyst before the
+learned model), for comparison. `neutral` is the share
+of these (all clearly polar) rows labelled neutral (VADER: |compound| < 0.05, its documented
+neutral band; snownlp has none). Corpora:
+
+- `en UCI *`: 3,000 UCI sentences (npm `sentiment` 5.0.2 fixtures). Neither VADER nor the
+  analyst was fitted on them.
+- `zh written`: 101 reviews written for RunLens before training (benchmarks/data/).
+  Neither snownlp nor the analyst was fitted on them.
+- `zh snownlp 20%`: the seeded held-out fifth of snownlp's reviews. The analyst never saw it;
+  snownlp was trained on it, so its figure there is optimistic.
+
+Themes (unless `--no-themes`): `runlens_feedback.discovery.discover_themes` over each corpus's
+texts (n/a when the module is missing), then `analyze_rows` with each row's theme as its
+`theme_hint` and `summarize_analysis`: number of themes, coverage (share of rows in a listed
+theme rather than "other"), the largest theme's share and the top pain points.
+
+Whole run (unless `--no-themes` or `--no-pipeline`): each corpus written as a CSV and run
+through the offline plugin end to end (`run_plugin`, what `runlens run --model offline`
+does); printed are the run's status, accuracy and neutral share of the items in its
+`feedback_analysis.json`, and the number of themes and coverage among those items.
+
+It also times sentiment inference alone (`document.parse`) per 100,000 rows. This prints
+measurements; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import importlib
+import json
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import corpora
+
+Labelled = corpora.Labelled
+
+
+@dataclass(frozen=True)
+class Scores:
+    accuracy: float
+    macro_f1: float
+    neutral: float | None
+
+
+def evaluate(
+    gold: Sequence[int], predicted: Sequence[int], neutral: Sequence[bool] | None
+) -> Scores:
+    """Accuracy, macro-averaged F1 over the two classes, and the share labelled neutral."""
+    pairs = list(zip(gold, predicted, strict=True))
+    f1s = []
+    for cls in (0, 1):
+        tp = sum(g == cls and p == cls for g, p in pairs)
+        fp = sum(g != cls and p == cls for g, p in pairs)
+        fn = sum(g == cls and p != cls for g, p in pairs)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    share = sum(neutral) / len(neutral) if neutral else None
+    return Scores(sum(g == p for g, p in pairs) / len(pairs), sum(f1s) / 2, share)
+
+
+def _to_class(sentiment: str, score: float) -> int:
+    if sentiment == "positive":
+        return 1
+    if sentiment == "negative":
+        return 0
+    return 1 if score >= 0 else 0
+
+
+def analyst(rows: Labelled) -> tuple[list[int], list[bool]]:
+    from runlens_feedback.analyst import analyze_rows
+
+    items = analyze_rows(
+        [{"feedback_id": str(i), "text": text} for i, (text, _) in enumerate(rows)]
+    )
+    return (
+        [_to_class(item["sentiment"], item["sentiment_score"]) for item in items],
+        [item["sentiment"] == "neutral" for item in items],
+    )
+
+
+def lexicon_only(rows: Labelled) -> list[int]:
+    """The analyst's lexicon and rules without the learned model (for comparison)."""
+    from runlens_feedback.analyst.document import parse
+    from runlens_feedback.analyst.sentiment import lexicon_score
+
+    predicted = []
+    for text, _ in rows:
+        doc = parse(text)
+        result = lexicon_score(text, doc.lang, list(doc.clauses), [list(u) for u in doc.units])
+        predicted.append(_to_class(result.label, result.score))
+    return predicted
+
+
+def vader(rows: Labelled) -> tuple[list[int], list[bool]]:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    analyzer = SentimentIntensityAnalyzer()
+    compounds = [analyzer.polarity_scores(text)["compound"] for text, _ in rows]
+    return [1 if c >= 0 else 0 for c in compounds], [abs(c) < 0.05 for c in compounds]
+
+
+def snownlp(rows: Labelled) -> tuple[list[int], list[bool]]:
+    from snownlp import SnowNLP
+
+    return [1 if SnowNLP(text).sentiments >= 0.5 else 0 for text, _ in rows], []
+
+
+Classifier = Callable[[Labelled], tuple[list[int], list[bool]]]
+
+
+def compare(name: str, rows: Labelled, reference: str, baseline: Classifier) -> dict[str, Any]:
+    gold = [label for _, label in rows]
+    started = time.perf_counter()
+    ours = evaluate(gold, *analyst(rows))
+    ours_s = time.perf_counter() - started
+    lexicon = evaluate(gold, lexicon_only(rows), None)
+    started = time.perf_counter()
+    predicted, neutral = baseline(rows)
+    theirs = evaluate(gold, predicted, neutral or None)
+    return {
+        "name": name,
+        "rows": len(rows),
+        "ours": ours,
+        "ours_s": ours_s,
+        "lexicon": lexicon,
+        "reference": reference,
+        "theirs": theirs,
+        "theirs_s": time.perf_counter() - started,
+    }
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def print_sentiment(results: list[dict[str, Any]]) -> None:
+    header = (
+        f"{'held-out corpus':<18}{'rows':>6}  {'analyst acc':>11}{'F1':>7}{'neutral':>8}"
+        f"{'s':>6}{'lexicon':>8}   {'baseline':<8}{'acc':>7}{'F1':>7}{'neutral':>8}{'s':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        ours, theirs = r["ours"], r["theirs"]
+        print(
+            f"{r['name']:<18}{r['rows']:>6}  {ours.accuracy:>11.3f}{ours.macro_f1:>7.3f}"
+            f"{_share(ours.neutral):>8}{r['ours_s']:>6.1f}{r['lexicon'].accuracy:>8.3f}   "
+            f"{r['reference']:<8}"
+            f"{theirs.accuracy:>7.3f}{theirs.macro_f1:>7.3f}{_share(theirs.neutral):>8}"
+            f"{r['theirs_s']:>6.1f}"
+        )
+
+
+def themes(name: str, texts: list[str]) -> str:
+    try:
+        discovery = importlib.import_module("runlens_feedback.discovery")
+    except ImportError:
+        return f"{name:<18}{len(texts):>6}  themes n/a (runlens_feedback.discovery missing)"
+    from runlens_feedback.aggregate import summarize_analysis
+    from runlens_feedback.analyst import analyze_rows
+
+    started = time.perf_counter()
+    catalogue = discovery.discover_themes(texts)
+    listed = [theme for theme in catalogue.themes if theme.key != "other"]
+    assigned = Counter(catalogue.assignments)
+    covered = sum(n for key, n in assigned.items() if key != "other") / len(texts)
+    largest = max((n for key, n in assigned.items() if key != "other"), default=0) / len(texts)
+    rows = [
+        {"feedback_id": str(i), "text": text, "theme_hint": key}
+        for i, (text, key) in enumerate(zip(texts, catalogue.assignments, strict=True))
+    ]
+    items = analyze_rows(rows)
+    try:
+        summary = summarize_analysis(
+            items, total_rows=len(texts), failed_batches=[], source=name, catalogue=catalogue
+        )
+    except TypeError:  # summarize_analysis without `catalogue` yet
+        summary = summarize_analysis(items, total_rows=len(texts), failed_batches=[], source=name)
+    pains = [str(p.get("pain_point", "")) for p in summary.get("pain_points", [])[:3]]
+    seconds = time.perf_counter() - started
+    return (
+        f"{name:<18}{len(texts):>6}  themes {len(listed):>2}  coverage {covered:>6.1%}  "
+        f"largest {largest:>6.1%}  {seconds:>5.1f} s  top pain points: {' | '.join(pains)}"
+    )
+
+
+def pipeline(name: str, rows: Labelled, scratch: Path) -> str:
+    """The whole offline run (`feedback-analysis` with the `offline` model, as `runlens run`
+    does it) on the corpus written as a CSV; figures read back from its artifacts."""
+    from runlens.models.registry import ModelContext, resolve_model
+    from runlens.plugins import load_plugin
+    from runlens.runtime.run import run_plugin
+
+    folder = scratch / name.replace(" ", "_").replace("%", "")
+    folder.mkdir(parents=True)
+    csv_path = folder / "input.csv"
+    with csv_path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["feedback_id", "text"])
+        writer.writerows([f"r{i}", text] for i, (text, _) in enumerate(rows))
+    plugin = load_plugin("feedback-analysis")
+    model = resolve_model("offline", ModelContext(plugin=plugin))
+    started = time.perf_counter()
+    try:
+        result = asyncio.run(run_plugin(plugin, csv_path, model, workspace=folder / "run"))
+    except Exception as error:  # the benchmark reports, it does not stop
+        return f"{name:<18}{len(rows):>6}  pipeline failed: {type(error).__name__}: {error}"
+    seconds = time.perf_counter() - started
+    analysis_path = folder / "run" / "artifacts" / "feedback_analysis.json"
+    if not analysis_path.exists():
+        return f"{name:<18}{len(rows):>6}  {result.status.value}: {result.error_message}"
+    items = {i["feedback_id"]: i for i in json.loads(analysis_path.read_bytes())["items"]}
+    gold = [label for _, label in rows]
+    found = [items.get(f"r{i}") for i in range(len(rows))]
+    predicted = [
+        _to_class(item["sentiment"], item["sentiment_score"]) if item else 1 - label
+        for item, label in zip(found, gold, strict=True)
+    ]
+    scores = evaluate(gold, predicted, [bool(i and i["sentiment"] == "neutral") for i in found])
+    themes = Counter(str(i["theme"]) for i in items.values())
+    listed = [key for key in themes if key not in ("other", "empty")]
+    covered = sum(themes[key] for key in listed) / max(1, len(items))
+    status = result.status.value
+    if result.error_message:
+        status += f" ({str(result.error_message)[:160]})"
+    return (
+        f"{name:<18}{len(rows):>6}  {status}, analysed {len(items)}, "
+        f"acc {scores.accuracy:.3f}, F1 {scores.macro_f1:.3f}, neutral {_share(scores.neutral)}, "
+        f"themes {len(listed)}, coverage {covered:.1%}, {seconds:.1f} s"
+    )
+
+
+def inference_time(texts: list[str]) -> float:
+    """Seconds per 100,000 rows of `document.parse` (language, clauses, tokens, sentiment)."""
+    from runlens_feedback.analyst.document import parse
+
+    parse(texts[0])  # load jieba and the models outside the timing
+    started = time.perf_counter()
+    for text in texts:
+        parse(text)
+    return (time.perf_counter() - started) / len(texts) * 100_000
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-themes", action="store_true", help="skip the theme figures")
+    parser.add_argument("--no-pipeline", action="store_true", help="skip the whole-run figures")
+    args = parser.parse_args(argv)
+    corpora.ensure_python_packages()
+    english = corpora.load_uci()
+    uci_all = [row for rows in english.values() for row in rows]
+    zh_written = corpora.load_zh_written()
+    _, zh_held_out = corpora.snownlp_split()
+    results = [compare(f"en UCI {s}", rows, "VADER", vader) for s, rows in english.items()]
+    results.append(compare("en UCI all", uci_all, "VADER", vader))
+    results.append(compare("zh written", zh_written, "snownlp", snownlp))
+    results.append(compare("zh snownlp 20%", zh_held_out, "snownlp*", snownlp))
+    print_sentiment(results)
+    print("lexicon: accuracy of the analyst's lexicon and rules alone, without the model.")
+    print("* snownlp was trained on the snownlp reviews; the analyst was not (held-out split).")
+    print()
+    en_time = inference_time([text for text, _ in uci_all])
+    zh_time = inference_time([text for text, _ in zh_held_out])
+    print(
+        f"sentiment inference (document.parse): en {en_time:.0f} s, zh {zh_time:.0f} s / 100k rows"
+    )
+    if not args.no_themes:
+        print()
+        for name, rows in (
+            ("en UCI all", uci_all),
+            ("zh snownlp 20%", zh_held_out),
+            ("zh written", zh_written),
+        ):
+            print(themes(name, [text for text, _ in rows]))
+    if not (args.no_themes or args.no_pipeline):
+        print()
+        print("whole offline run (runlens run --model offline) on each corpus as a CSV:")
+        with tempfile.TemporaryDirectory() as scratch:
+            for name, rows in (
+                ("en UCI all", uci_all),
+                ("zh snownlp 20%", zh_held_out),
+                ("zh written", zh_written),
+            ):
+                print(pipeline(name, rows, Path(scratch)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""A small linear sentiment model per language, learned offline, applied in plain Python.
+
+Features of a text (the same function builds them for training and at run time):
+
+- `w:<term>` for every lexical unit of a clause (words, lexicon phrases, modifiers), written
+  `n:<term>` inside a negation scope (after a negator, up to a contrast word or barrier);
+- `b:<term> <term>` for each pair of adjacent units in a clause;
+- Chinese only: `c:<two characters>` for each pair of adjacent Chinese characters;
+- `q` when a clause asks a question.
+
+Each distinct feature counts once, with the value 1/sqrt(number of distinct features) (an
+L2-normalised binary vector), so long texts do not outweigh short ones. Two further inputs
+come from the lexicon and rules (`sentiment.py`): `lex_pos` = log(1 + positive weight) and
+`lex_neg` = log(1 + negative weight). The model's logit is `bias + sum(weight * value)`.
+
+The weights are fitted by `benchmarks/train_sentiment.py` (scikit-learn logistic regression,
+seeded, on training corpora only; see docs/quality.md) and shipped as
+`lexicon/sentiment_model_<lang>.txt`: `#` comment lines, then `feature<TAB>weight` rows; the
+special rows `__bias__`, `__lex_pos__`, `__lex_neg__`, `__neutral_margin__` hold the
+intercept, the two lexicon weights and the neutral margin chosen on training data.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from types import MappingProxyType
+
+from runlens_feedback.analyst.labels import Lang
+from runlens_feedback.analyst.text import Clause
+from runlens_feedback.analyst.units import Unit
+
+_DATA = "runlens_feedback.analyst.lexicon"
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_SCOPE_ENDS = frozenset({"contrast", "concessive", "barrier"})
+BIAS, LEX_POS, LEX_NEG, NEUTRAL_MARGIN = (
+    "__bias__",
+    "__lex_pos__",
+    "__lex_neg__",
+    "__neutral_margin__",
+)
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """Weights of one language's model."""
+
+    lang: Lang
+    weights: Mapping[str, float]
+    bias: float
+    lex_pos: float
+    lex_neg: float
+    neutral_margin: float
+
+
+@dataclass(frozen=True, slots=True)
+class ModelScore:
+    """The model's logit for a text and each clause's share of its text features."""
+
+    logit: float
+    clause_parts: tuple[float, ...]
+
+
+def clause_features(
+    text: str, lang: Lang, clauses: Sequence[Clause], units: Sequence[Sequence[Unit]]
+) -> list[list[str]]:
+    """The features of each clause, in order (a feature may repeat across clauses)."""
+    found: list[list[str]] = []
+    for clause, clause_units in zip(clauses, units, strict=True):
+        features: list[str] = []
+        negated = False
+        previous = ""
+        for unit in clause_units:
+            term = unit.term.lower()
+            if unit.kind in _SCOPE_ENDS:
+                negated = False
+            features.append(("n:" if negated else "w:") + term)
+            if previous:
+                features.append(f"b:{previous} {term}")
+            previous = term
+            if unit.kind == "negator":
+                negated = not negated
+        if lang == "zh":
+            for run in _CJK.finditer(text, clause.start, clause.end):
+                chars = run.group()
+                features.extend(f"c:{chars[i : i + 2]}" for i in range(len(chars) - 1))
+        if clause.asks:
+            features.append("q")
+        found.append(features)
+    return found
+
+
+def text_features(
+    text: str, lang: Lang, clauses: Sequence[Clause], units: Sequence[Sequence[Unit]]
+) -> dict[str, float]:
+    """The L2-normalised binary feature vector of a text (training uses this too)."""
+    distinct = {f for features in clause_features(text, lang, clauses, units) for f in features}
+    if not distinct:
+        return {}
+    value = 1.0 / math.sqrt(len(distinct))
+    return dict.fromkeys(sorted(distinct), value)
+
+
+def lexicon_inputs(positive: float, negative: float) -> tuple[float, float]:
+    return math.log1p(max(positive, 0.0)), math.log1p(max(negative, 0.0))
+
+
+def score(
+    model: LinearModel,
+    text: str,
+    clauses: Sequence[Clause],
+    units: Sequence[Sequence[Unit]],
+    positive: float,
+    negative: float,
+) -> ModelScore:
+    """The logit of `text` (positive means positive) and the per-clause feature parts."""
+    # Distinct features in first-seen order (not set order, which varies with the hash seed
+    # and would make float sums differ between processes).
+    per_clause = [list(dict.fromkeys(f)) for f in clause_features(text, model.lang, clauses, units)]
+    occurrences: dict[str, int] = {}
+    for features in per_clause:
+        for feature in features:
+            occurrences[feature] = occurrences.get(feature, 0) + 1
+    value = 1.0 / math.sqrt(len(occurrences)) if occurrences else 0.0
+    weights = model.weights
+    parts = tuple(
+        math.fsum(weights.get(f, 0.0) * value / occurrences[f] for f in features)
+        for features in per_clause
+    )
+    lex_pos, lex_neg = lexicon_inputs(positive, negative)
+    logit = math.fsum((model.bias, *parts, model.lex_pos * lex_pos, model.lex_neg * lex_neg))
+    return ModelScore(logit=logit, clause_parts=parts)
+
+
+@cache
+def load_model(lang: Lang) -> LinearModel:
+    """The shipped model of `lang`, read once per process."""
+    raw = files(_DATA).joinpath(f"sentiment_model_{lang}.txt").read_text(encoding="utf-8")
+    weights: dict[str, float] = {}
+    for line in raw.splitlines():
+        if line and not line.startswith("#"):
+            feature, _, weight = line.rpartition("\t")
+            weights[feature] = float(weight)
+    special = {key: weights.pop(key, 0.0) for key in (BIAS, LEX_POS, LEX_NEG, NEUTRAL_MARGIN)}
+    return LinearModel(
+        lang=lang,
+        weights=MappingProxyType(weights),
+        bias=special[BIAS],
+        lex_pos=special[LEX_POS],
+        lex_neg=special[LEX_NEG],
+        neutral_margin=special[NEUTRAL_MARGIN],
+    )
