@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
 from runlens_feedback.figures import FIGURE_RULES
-from runlens_feedback.validators import BacklogThemeValidator
+from runlens_feedback.validators import BacklogThemeValidator, ChartValidator
 
 if TYPE_CHECKING:
     from runlens.models.base import Model
@@ -67,7 +67,7 @@ PLAN = (
         "write_report",
         "Write the insight report",
         (SuccessCriterion("artifact_validated", REPORT),),
-        tools=("report_figures",),
+        tools=("report_figures", "write_insight_chart"),
     ),
     PlanStep(
         "validate_deliverables",
@@ -97,7 +97,7 @@ def _build() -> Plugin:
             f"{ANALYSIS}, {BACKLOG} and {REPORT}."
         ),
         offline_model=_offline_model,
-        extra_validators=(BacklogThemeValidator(),),
+        extra_validators=(BacklogThemeValidator(), ChartValidator()),
         describe_result=_describe_result,
         id_column="feedback_id",
         text_column="text",

@@ -6,38 +6,58 @@ backlog and the report from it), and the offline analyst writes its deliverables
 Its size is bounded whatever the input's size: at most `TOP_GROUPS` pain points, each with
 at most `EVIDENCE_IDS` ids and `EXAMPLES` verbatim quotes (one past the first
 `LEADING_GROUPS`) of at most `QUOTE_CHARS` characters (cut between words, see
-`short_quote`), and at most `FAILURE_LINES` failure reasons and entries: about 7 KB of JSON,
-whether 100 rows or 100,000 are analysed. Every count is exact.
+`short_quote`), at most `KEYWORDS` theme terms, and at most `FAILURE_LINES` failure reasons
+and entries: under 10 KB of JSON, whether 100 rows or 100,000 are analysed. Every count is
+exact.
 
 Items are grouped by `theme` when they carry one (trimmed, case-folded, spaces as `_`), else
 by their normalised `pain_point`, so items from a model that gives no theme still group by
 what they say. A group's rows that report a problem or a request are its *problem rows*
 (`is_actionable`); only groups with problem rows are pain points.
 
-Priority of a pain point, where `n` is its problem rows, `share` is `n` over all analysed
-rows, and `critical`/`high` count its problem rows of that severity:
+Theme names: with a `catalogue` (the run's discovered themes, `runlens_feedback.discovery`)
+a pain point's `pain_point` is its theme's name and `keywords` its terms; without one, the
+name read from the key (a discovered key is its name in lower case, `discovery.theme_name`),
+the theme table's label, or for groups without a theme the most common wording. The theme
+"other" (rows no discovered theme fits) is never a listed pain point: it is counted in
+`other_groups`, so the biggest listed theme is never a catch-all.
 
-- P0: critical >= 2, or critical >= 1 and share >= 10%;
-- P1: critical >= 1, or high >= 3, or high >= 1 and share >= 15%;
-- P2: high >= 1, or share >= 10%, or n >= 3;
-- P3: anything else.
+Priority of a pain point is a sum of points, where `n` is its problem rows, `share` is `n`
+over all analysed rows, and `critical`/`high` count its problem rows of that severity:
 
-Pain points are listed by priority, then problem rows (descending), then key; the groups
-left out are counted in `other_groups`. Shape:
+- severity: 5 for critical >= 2 (P0 whatever the reach), 3 for critical = 1, 2 for
+  high >= 3 or high >= 30% of n, 1 for high >= 1, else 0;
+- reach: 2 for share >= 15%, 1 for share >= 5%, else 0;
+- trend (only with `row_metadata` holding a date column, `runlens_feedback.trend`): +1 when
+  the theme's share of the rows of the latest month (or week) is at least 1.5 times its
+  share before, -1 when it is at most half, else 0;
+- P0 for 5 points or more, P1 for 3-4, P2 for 2, P3 for 0-1.
+
+`priority_reason` says which points were given and why ("severity +2 (3 high of 9),
+reach +1 (7.5% of rows), trend +1 (rising: 12.0% in 2024-06 vs 4.0% before) = 4 points").
+Which pain points are listed does not depend on the metadata (the top `TOP_GROUPS` by
+priority without the trend, then problem rows, then key, so recomputing the summary from
+the items alone, as the figure check does, lists the same groups); the listed ones are then
+ordered by priority, problem rows (descending) and key; the groups left out are counted in
+`other_groups`. Shape:
 
     {source, total_rows, analysed_rows, unanalysed_rows, problem_rows,
      sentiment: {positive, neutral, negative, mixed}, severity: {low, medium, high, critical},
      languages: {zh: n, en: n, ...}  (only the languages items declare),
      groups, grouped_by: {theme, pain_point},
-     pain_points: [{key, grouped_by, pain_point, count, share, problem_rows, priority,
-                    priority_reason, sentiment (all rows), problem_severity (problem rows),
+     pain_points: [{key, grouped_by, pain_point, keywords (up to 8), count, share,
+                    problem_rows, priority, priority_reason, points,
+                    trend: {period, direction, recent_share, before_share} or null,
+                    sentiment (all rows), problem_severity (problem rows),
                     feedback_ids (problem rows),
                     examples: [{feedback_id, evidence_text, shortened, sentiment,
                                 severity}],
                     suggested_action}],
      other_groups: {groups, rows, problem_rows},
      positive: {rows, examples},
-     failed_batches: {batches, rows, reasons: [{reason, batches, rows}], entries: [...]}}
+     failed_batches: {batches, rows, reasons: [{reason, batches, rows}], entries: [...]},
+     breakdowns: {columns, skipped}  (by `row_metadata`, `runlens_feedback.breakdowns`),
+     warnings: [{code, message, details}]  (`runlens_feedback.genre`)}
 """
 
 from __future__ import annotations
@@ -45,17 +65,24 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from runlens.validation.quotes import splits_word
+from runlens_feedback import quoting
+from runlens_feedback.breakdowns import breakdowns
 from runlens_feedback.contracts import SENTIMENTS, SEVERITIES
+from runlens_feedback.trend import Periods, Trend, periods, theme_trend
+
+if TYPE_CHECKING:
+    from runlens_feedback.discovery import ThemeCatalogue
+from runlens_feedback.genre import feedback_warnings
 
 Priority = Literal["P0", "P1", "P2", "P3"]
 Item = Mapping[str, Any]
 
 TOP_GROUPS = 8
-#: Quotes per pain point: EXAMPLES for the first LEADING_GROUPS, one for the others.
-EXAMPLES = 2
+#: Quotes per pain point: EXAMPLES (of distinct rows) for the first LEADING_GROUPS, one for
+#: the others.
+EXAMPLES = 3
 LEADING_GROUPS = 3
 EVIDENCE_IDS = 6
 QUOTE_CHARS = 80
@@ -69,6 +96,10 @@ PRAISE_THEME = "praise"
 EMPTY_THEME = "empty"
 #: Theme of suggestions and requests (a pain point even when neutral).
 FEATURE_REQUEST = "feature_request"
+#: Theme of rows no discovered theme fits (never a listed pain point).
+OTHER_THEME = "other"
+_OTHER = (OTHER_THEME, "theme")
+KEYWORDS = 8
 _UNSPECIFIED = "unspecified"
 
 
@@ -133,52 +164,59 @@ def representative_order(items: Sequence[Item]) -> list[Item]:
     return [item for _, item in ranked]
 
 
-def priority_for(severity: Mapping[str, int], mentions: int, total: int) -> tuple[Priority, str]:
-    """The priority of a pain point and the reason (module docstring), from the severity
-    counts of its problem rows, their number and the number of analysed rows."""
+def priority_points(
+    severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
+) -> tuple[int, list[str]]:
+    """The points of a pain point (module docstring) and a phrase for each kind."""
     share = mentions / total if total else 0.0
     critical, high = severity.get("critical", 0), severity.get("high", 0)
     if critical >= 2:
-        return "P0", f"{critical} critical reports"
-    if critical >= 1 and share >= 0.10:
-        return "P0", "a critical report in a theme raised by at least 10% of rows"
-    if critical >= 1:
-        return "P1", "a critical report"
-    if high >= 3:
-        return "P1", f"{high} high-severity reports"
-    if high >= 1 and share >= 0.15:
-        return "P1", "a high-severity report in a theme raised by at least 15% of rows"
-    if high >= 1:
-        return "P2", "a high-severity report"
-    if share >= 0.10 or mentions >= 3:
-        return "P2", "recurring reports (at least 3, or at least 10% of rows)"
-    return "P3", "few reports, none high or critical"
+        points, why = 5, f"severity +5 ({critical} critical)"
+    elif critical == 1:
+        points, why = 3, "severity +3 (1 critical)"
+    elif high >= 3 or (high >= 1 and high >= 0.3 * mentions):
+        points, why = 2, f"severity +2 ({high} high of {mentions})"
+    elif high >= 1:
+        points, why = 1, f"severity +1 ({high} high of {mentions})"
+    else:
+        points, why = 0, "severity +0 (none high or critical)"
+    reasons = [why]
+    reach = 2 if share >= 0.15 else 1 if share >= 0.05 else 0
+    points += reach
+    reasons.append(f"reach +{reach} ({share:.1%} of rows)")
+    if trend is not None:
+        step = {"rising": 1, "falling": -1}.get(trend.direction, 0)
+        points += step
+        reasons.append(
+            f"trend {step:+d} ({trend.direction}: {trend.recent_share:.1%} in {trend.period} "
+            f"vs {trend.before_share:.1%} before)"
+        )
+    return points, reasons
+
+
+def priority_for(
+    severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
+) -> tuple[Priority, str]:
+    """The priority of a pain point and the reason (module docstring), from the severity
+    counts of its problem rows, their number, the number of analysed rows and its trend."""
+    points, reasons = priority_points(severity, mentions, total, trend)
+    priority: Priority = "P3"
+    if points >= 5:
+        priority = "P0"
+    elif points >= 3:
+        priority = "P1"
+    elif points == 2:
+        priority = "P2"
+    return priority, ", ".join(reasons) + f" = {points} points"
 
 
 # -- quotes ---------------------------------------------------------------------------------
 
 
 def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
-    """A verbatim prefix of `text` of at most `limit` characters, without outer whitespace.
-
-    The cut falls between words, never inside one of a script that separates words with
-    spaces (a quote that ends inside a word is not evidence, see
-    `runlens.validation.quotes`); a first word longer than `limit` is kept whole for the same
-    reason. The prefix is also a fragment of the text in Unicode NFC (so the cut never
-    separates a letter from its combining accent), as the evidence check compares.
-    """
-    quote = text.strip()
-    if len(quote) <= limit:
-        return quote
-    whole = unicodedata.normalize("NFC", quote)
-    for end in range(limit, 0, -1):
-        prefix = quote[:end].rstrip()
-        if not splits_word(quote, end) and unicodedata.normalize("NFC", prefix) in whole:
-            return prefix
-    end = limit
-    while splits_word(quote, end):
-        end += 1
-    return quote[:end].rstrip()  # one long word, or no prefix survives NFC (split Hangul)
+    """A verbatim prefix of `text` of at most `limit` characters, cut at a clause or word
+    boundary (`runlens_feedback.quoting.short_quote`)."""
+    return quoting.short_quote(text, limit)
 
 
 def _example(item: Item) -> dict[str, Any]:
@@ -198,7 +236,23 @@ def _quotable(item: Item) -> bool:
 
 
 def _examples(items: Iterable[Item], limit: int = EXAMPLES) -> list[dict[str, Any]]:
-    return [_example(item) for item in items if _quotable(item)][:limit]
+    """Up to `limit` quotes, in the items' order, each of another row and other words."""
+    examples: list[dict[str, Any]] = []
+    rows: set[str] = set()
+    quotes: set[str] = set()
+    for item in items:
+        if len(examples) >= limit:
+            break
+        if not _quotable(item):
+            continue
+        example = _example(item)
+        said = " ".join(example["evidence_text"].casefold().split())
+        if example["feedback_id"] in rows or said in quotes:
+            continue
+        rows.add(example["feedback_id"])
+        quotes.add(said)
+        examples.append(example)
+    return examples
 
 
 # -- groups ---------------------------------------------------------------------------------
@@ -215,7 +269,12 @@ def _most_common(values: Iterable[Any], limit: int) -> str | None:
 
 
 def _pain_point(
-    key: str, grouped_by: str, members: list[Item], analysed: int
+    key: str,
+    grouped_by: str,
+    members: list[Item],
+    analysed: int,
+    catalogue: ThemeCatalogue | None = None,
+    split: Periods | None = None,
 ) -> dict[str, Any] | None:
     """The summary of one group, or None when none of its rows reports a problem."""
     problems = [m for m in members if is_actionable(m)]
@@ -223,16 +282,24 @@ def _pain_point(
         return None
     ranked = representative_order(problems)
     problem_severity = _counts(problems, "severity", SEVERITIES)
-    priority, reason = priority_for(problem_severity, len(problems), analysed)
+    base, _ = priority_for(problem_severity, len(problems), analysed)
+    trend = theme_trend([str(m.get("feedback_id")) for m in problems], split)
+    priority, reason = priority_for(problem_severity, len(problems), analysed, trend)
+    points, _ = priority_points(problem_severity, len(problems), analysed, trend)
+    name, keywords = _name(key, grouped_by, ranked, catalogue)
     return {
         "key": key,
         "grouped_by": grouped_by,
-        "pain_point": _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS),
+        "pain_point": name,
+        "keywords": keywords,
         "count": len(members),
         "share": round(len(members) / analysed, 4) if analysed else 0.0,
         "problem_rows": len(problems),
         "priority": priority,
         "priority_reason": reason,
+        "points": points,
+        "base_priority": base,
+        "trend": trend.as_dict() if trend else None,
         "sentiment": _counts(members, "sentiment", SENTIMENTS),
         "problem_severity": problem_severity,
         "feedback_ids": list(dict.fromkeys(str(m.get("feedback_id")) for m in ranked))[
@@ -243,8 +310,28 @@ def _pain_point(
     }
 
 
+def _name(
+    key: str, grouped_by: str, ranked: Sequence[Item], catalogue: ThemeCatalogue | None
+) -> tuple[str | None, list[str]]:
+    """A group's name and terms (module docstring)."""
+    if grouped_by == "theme" and catalogue is not None:
+        for theme in catalogue.themes:
+            if group_key({"theme": theme.key})[0] == key:
+                return theme.name, list(theme.keywords[:KEYWORDS])
+    if grouped_by == "theme":
+        from runlens_feedback.analyst.groups import group_label
+
+        return group_label({"key": key, "grouped_by": grouped_by}), []
+    return _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS), []
+
+
 def _pain_order(group: Mapping[str, Any]) -> tuple[str, int, str]:
     return (group["priority"], -group["problem_rows"], group["key"])
+
+
+def _selection_order(group: Mapping[str, Any]) -> tuple[str, int, str]:
+    """Which groups are listed: by priority without the trend (module docstring)."""
+    return (group["base_priority"], -group["problem_rows"], group["key"])
 
 
 def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
@@ -316,21 +403,35 @@ def summarize_analysis(
     total_rows: int | None = None,
     failed_batches: Sequence[Mapping[str, Any]] = (),
     source: str = "",
+    row_metadata: Mapping[str, Mapping[str, Any]] | None = None,
+    catalogue: ThemeCatalogue | None = None,
 ) -> dict[str, Any]:
     """The bounded aggregate of analysis `items` (module docstring for the shape and rules).
 
     `total_rows` is the input's row count (default: the number of items); rows not among
     the items are `unanalysed_rows`. `failed_batches` are the analysis file's entries.
+    `row_metadata` (feedback id -> {column: value}) gives the trend and the breakdowns;
+    `catalogue` (the discovered themes) gives the pain points' names and terms.
     """
     analysed = len(items)
     total = analysed if total_rows is None else total_rows
     groups = group_items(items)
-    pains = [_pain_point(k, by, members, analysed) for (k, by), members in groups.items()]
-    ranked = sorted((p for p in pains if p is not None), key=_pain_order)
-    listed, rest = ranked[:TOP_GROUPS], ranked[TOP_GROUPS:]
+    split = periods((str(item.get("feedback_id")) for item in items), row_metadata)
+    pains = [
+        _pain_point(k, by, members, analysed, catalogue, split)
+        for (k, by), members in groups.items()
+    ]
+    candidates = sorted(
+        (p for p in pains if p is not None and (p["key"], p["grouped_by"]) != _OTHER),
+        key=_selection_order,
+    )
+    listed = sorted(candidates[:TOP_GROUPS], key=_pain_order)
+    listed_keys = {(p["key"], p["grouped_by"]) for p in listed}
+    rest = [p for p in pains if p is not None and (p["key"], p["grouped_by"]) not in listed_keys]
+    for group in listed:
+        del group["base_priority"]
     for group in listed[LEADING_GROUPS:]:
         del group["examples"][1:]
-    listed_keys = {(p["key"], p["grouped_by"]) for p in listed}
     return {
         "source": source,
         "total_rows": total,
@@ -353,6 +454,8 @@ def summarize_analysis(
         },
         "positive": _positive(items),
         "failed_batches": _failures(failed_batches),
+        "breakdowns": breakdowns(items, row_metadata),
+        "warnings": feedback_warnings(items),
     }
 
 

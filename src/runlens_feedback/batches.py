@@ -26,6 +26,7 @@ from importlib.resources import files
 from typing import Any
 
 from runlens.atomic import write_atomic
+from runlens.cancellation import checkpoint
 from runlens.errors import ProviderError, TaskError
 from runlens.evidence import CsvTable, EvidenceIndex
 from runlens.models.messages import (
@@ -38,7 +39,9 @@ from runlens.models.messages import (
 )
 from runlens.tools.base import ToolContext
 from runlens_feedback.aggregate import summarize_analysis
+from runlens_feedback.breakdowns import table_metadata
 from runlens_feedback.contracts import ANALYSIS, SENTIMENTS, SEVERITIES
+from runlens_feedback.discovery import ThemeCatalogue, discover_themes
 
 SUBMIT_TOOL = "submit_batch_analysis"
 NO_TEXT_REASON = "row has no text to quote"
@@ -147,6 +150,8 @@ async def analyze_in_batches(
         raise RuntimeError("analyze_in_batches needs a run context with call_model")
     offsets = range(0, table.total_rows, batch_size)
     limiter = asyncio.Semaphore(concurrency)
+    catalogue = _discover(table, text_column)
+    themes = catalogue.describe()
 
     async def one(number: int, offset: int) -> BatchOutcome:
         async with limiter:
@@ -154,8 +159,17 @@ async def analyze_in_batches(
             # (the offline analyst) would otherwise run every batch in one loop pass.
             await asyncio.sleep(0)
             rows = table.page(offset, batch_size)["rows"]
+            hints = catalogue.assignments[offset : offset + len(rows)]
             outcome = await _run_batch(
-                context, index, rows, number, offset, id_column=id_column, text_column=text_column
+                context,
+                index,
+                rows,
+                number,
+                offset,
+                id_column=id_column,
+                text_column=text_column,
+                themes=themes,
+                hints=hints,
             )
         _emit(context, outcome, len(offsets), id_column)
         return outcome
@@ -166,12 +180,18 @@ async def analyze_in_batches(
     target = context.workspace.resolve_write(ANALYSIS)
     write_atomic(target, analysis_json(items, failed))
     _report_failures(context, outcomes, failed, len(offsets))
-    return {
-        "analysis_path": ANALYSIS,
-        **summarize_analysis(
-            items, total_rows=table.total_rows, failed_batches=failed, source=table.source
-        ),
-    }
+    summary = summarize_analysis(
+        items,
+        total_rows=table.total_rows,
+        failed_batches=failed,
+        source=table.source,
+        row_metadata=table_metadata(table, index),
+        catalogue=catalogue,
+    )
+    if context.warn is not None:  # e.g. the input does not look like product feedback
+        for warning in summary.get("warnings", ()):
+            context.warn(warning["message"])
+    return {"analysis_path": ANALYSIS, **summary}
 
 
 def _report_failures(
@@ -261,22 +281,40 @@ def has_text(text: str) -> bool:
     return bool(text.strip())
 
 
-def batch_message(rows: Sequence[Mapping[str, str]], id_column: str, text_column: str) -> str:
+def _discover(table: CsvTable, text_column: str) -> ThemeCatalogue:
+    """The input's themes, discovered once over every row's text (`discover_themes`)."""
+    position = table.columns.index(text_column)
+    texts = [table.row_values(at)[position] for at in range(table.total_rows)]
+    checkpoint()
+    return discover_themes(texts)
+
+
+def batch_message(
+    rows: Sequence[Mapping[str, str]],
+    id_column: str,
+    text_column: str,
+    *,
+    themes: Sequence[Mapping[str, Any]] = (),
+    hints: Sequence[str | None] = (),
+) -> str:
     """The user message of one batch: one JSON document, never lines to split.
 
-    `{"task": ..., "rows": [{"feedback_id", "text", "metadata"?}, ...]}`, whatever the
-    input's column names are (the id and text columns are carried under these two keys).
+    `{"task": ..., "themes": [...], "rows": [{"feedback_id", "text", "metadata"?,
+    "theme_hint"?}, ...]}`, whatever the input's column names are (the id and text columns
+    are carried under these two keys). `themes` are the input's discovered themes
+    (`ThemeCatalogue.describe()`), `hints` each row's theme key among them, in row order.
     Texts are carried as JSON strings, so every character a CSV cell can hold (line and
     paragraph separators, U+0085, form feeds, NUL) arrives intact; a reader must use a JSON
     parser (`parse_batch_message`). Rows are written one per line only for a human reading
     the log: the line breaks are JSON whitespace between values.
     """
     entries = []
-    for row in rows:
+    for position, row in enumerate(rows):
         entry: dict[str, Any] = {
             "feedback_id": row[id_column],
             "text": row[text_column][:MAX_TEXT_CHARS],
         }
+        hint = hints[position] if position < len(hints) else None
         metadata = {
             key: value
             for key, value in row.items()
@@ -284,6 +322,8 @@ def batch_message(rows: Sequence[Mapping[str, str]], id_column: str, text_column
         }
         if metadata:
             entry["metadata"] = metadata
+        if hint:
+            entry["theme_hint"] = hint
         entries.append(json.dumps(entry, ensure_ascii=False))
     task = json.dumps(
         f"Analyse these {len(rows)} feedback rows and call {SUBMIT_TOOL} once with one item "
@@ -291,7 +331,8 @@ def batch_message(rows: Sequence[Mapping[str, str]], id_column: str, text_column
         ensure_ascii=False,
     )
     body = ",\n".join(entries)
-    return f'{{"task": {task},\n"rows": [\n{body}\n]}}'
+    listed = json.dumps(list(themes), ensure_ascii=False)
+    return f'{{"task": {task},\n"themes": {listed},\n"rows": [\n{body}\n]}}'
 
 
 def parse_batch_message(content: str) -> list[dict[str, Any]]:
@@ -312,17 +353,24 @@ async def _run_batch(
     *,
     id_column: str,
     text_column: str,
+    themes: Sequence[Mapping[str, Any]] = (),
+    hints: Sequence[str | None] = (),
 ) -> BatchOutcome:
     assert context.call_model is not None
     outcome = BatchOutcome(number, offset, rows)
     outcome.no_text = [row[id_column] for row in rows if not has_text(row[text_column])]
-    quotable = [row for row in rows if has_text(row[text_column])]
-    if not quotable:
+    kept = [n for n, row in enumerate(rows) if has_text(row[text_column])]
+    if not kept:
         return outcome
-    messages: list[Message] = [
-        SystemMessage(batch_instructions()),
-        UserMessage(batch_message(quotable, id_column, text_column)),
-    ]
+    quotable = [rows[n] for n in kept]
+    message = batch_message(
+        quotable,
+        id_column,
+        text_column,
+        themes=themes,
+        hints=[hints[n] if n < len(hints) else None for n in kept],
+    )
+    messages: list[Message] = [SystemMessage(batch_instructions()), UserMessage(message)]
     wanted = [row[id_column] for row in quotable]
     for _attempt in range(MAX_ATTEMPTS):
         try:

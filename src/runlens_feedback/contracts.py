@@ -31,6 +31,7 @@ REPORT_HEADINGS = (
 ANALYSIS = "artifacts/feedback_analysis.json"
 BACKLOG = "artifacts/product_backlog.json"
 REPORT = "artifacts/insight_report.md"
+CHART = "artifacts/insight_chart.svg"
 
 _NON_EMPTY_STRING = {"type": "string", "minLength": 1}
 
@@ -152,4 +153,22 @@ REPORT_CONTRACT = ArtifactContract(
     citations=MarkdownCitations(evidence_sections=("## Evidence",)),
 )
 
+CHART_CONTRACT = ArtifactContract(
+    name=CHART,
+    label="Insight Chart",
+    description=(
+        "An SVG chart of the pain points by rows and sentiment (and the rows over time when the "
+        "input has a date column), linked from the report. Write it with the "
+        "write_insight_chart tool. Optional, unless the report links it; every number in it is "
+        "checked against the figures recomputed from the data."
+    ),
+    audience="user",
+    sensitivity="internal",
+    required=False,
+)
+
+#: The deliverables every run is judged on. The chart is checked by the plugin's own
+#: `ChartValidator` (linked but missing, unsafe, or stating a wrong figure); adding
+#: `CHART_CONTRACT` here also lists it (as `missing` when not drawn) in every verdict and
+#: manifest.
 CONTRACTS = (ANALYSIS_CONTRACT, BACKLOG_CONTRACT, REPORT_CONTRACT)

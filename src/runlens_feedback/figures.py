@@ -15,6 +15,15 @@ the Evidence Index. Shares are over the analysed rows, except `rows.not_analysed
     theme.<key>.<sentiment> (its rows)  theme.<key>.<severity> (its problem rows)
     other_groups  other_groups.rows  other_groups.problem_rows
     backlog.items  backlog.<P0|P1|P2|P3>  failed_batches  failed_batches.rows  language.<code>
+    breakdown.<column>.<value>.rows  .share  .<sentiment>  .negative.share
+
+Breakdowns (`runlens_feedback.breakdowns`) are recomputed from the analysis and the input's
+own metadata columns (`SOURCE_ROWS`: the source file the Evidence Index was checked against),
+never from what a model wrote about them. A breakdown figure's labels are three terms or
+more: the column's name, the value as the report writes it (`label`, or the words for a
+blank, earlier or undated entry) and the measure, so the table under "By `channel`:" ties
+each cell to its own column and value; its share is over the analysed rows, its negative
+share over the value's rows.
 
 Labels are English and Chinese. A theme's labels are each of its names (its key, the key in
 words, its English label and the parts of its Chinese label) with each label of the measure:
@@ -29,9 +38,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from runlens.evidence import EvidenceIndex
-from runlens.validation.figures import Figure, FigureRule, Label
+from runlens.validation.figures import SOURCE_ROWS, Figure, FigureRule, Label
 from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
+from runlens_feedback.breakdowns import SPECIAL_LABELS, RowMetadata, breakdowns
 from runlens_feedback.contracts import (
     ANALYSIS,
     BACKLOG,
@@ -163,11 +173,18 @@ def _analysis_parts(analysis: Any) -> tuple[list[Item], list[Item]] | None:
     return items, failed
 
 
-def analysis_figures(analysis: Any, rows_in_file: int, *, all_themes: bool = True) -> list[Figure]:
+def analysis_figures(
+    analysis: Any,
+    rows_in_file: int,
+    *,
+    all_themes: bool = True,
+    row_metadata: RowMetadata | None = None,
+) -> list[Figure]:
     """The figures of the analysis (and the input's row count), none when its shape is wrong.
 
     `all_themes`: every group's figures; else only those of the pain points the aggregated
-    analysis lists (what a report discusses; a tool result stays small)."""
+    analysis lists (what a report discusses; a tool result stays small). `row_metadata`: the
+    input's other columns by id, for the breakdown figures."""
     parts = _analysis_parts(analysis)
     if parts is None:
         return []
@@ -197,6 +214,46 @@ def analysis_figures(analysis: Any, rows_in_file: int, *, all_themes: bool = Tru
     figures += _failures(summary["failed_batches"])
     for language, count in summary["languages"].items():
         figures.append(_count(f"language.{language}", count, _language_labels(language)))
+    figures += breakdown_figures(items, row_metadata, analysed)
+    return figures
+
+
+_SHARE_WORDS: Labels = (("share",), ("占比",))
+_ROW_WORDS: Labels = (("row",), ("条",))
+
+
+def breakdown_figures(
+    items: Sequence[Item], row_metadata: RowMetadata | None, analysed: int
+) -> list[Figure]:
+    """The figures of the breakdowns of `items` by the columns of `row_metadata`."""
+    figures = []
+    for column in breakdowns(items, row_metadata)["columns"]:
+        name = " ".join(str(column["column"]).split()).replace("`", "'")
+        for entry in column["values"]:
+            figures += _entry_figures(f"breakdown.{column['column']}", name, entry, analysed)
+    return figures
+
+
+def _entry_figures(
+    prefix: str, column: str, entry: Mapping[str, Any], analysed: int
+) -> list[Figure]:
+    special = entry.get("special")
+    names = SPECIAL_LABELS[special] if special else (entry["label"],)
+    key = f"{prefix}.{special or entry['value']}"
+
+    def labels(measures: Labels) -> Labels:
+        return tuple((column, shown, *measure) for shown in names for measure in measures)
+
+    rows, sentiment = entry["rows"], entry["sentiment"]
+    figures = [_count(f"{key}.rows", rows, labels(_ROW_WORDS))]
+    if analysed:
+        figures.append(Figure(f"{key}.share", rows / analysed, "share", labels(_SHARE_WORDS)))
+    figures += [_count(f"{key}.{s}", sentiment[s], labels(_SENTIMENT[s])) for s in SENTIMENTS]
+    if rows:
+        shares = tuple((*word, *share) for word in _SENTIMENT["negative"] for share in _SHARE_WORDS)
+        figures.append(
+            Figure(f"{key}.negative.share", sentiment["negative"] / rows, "share", labels(shares))
+        )
     return figures
 
 
@@ -276,14 +333,19 @@ def backlog_figures(backlog: Any) -> list[Figure]:
 
 
 def report_figures(documents: Mapping[str, Any], index: EvidenceIndex) -> list[Figure]:
-    """The figure rule's `compute`: every figure, or none when a deliverable's shape is wrong."""
-    analysis = analysis_figures(documents[ANALYSIS], len(index))
+    """The figure rule's `compute`: every figure, or none when a deliverable's shape is wrong.
+    The input's rows (`SOURCE_ROWS`, when given) give the breakdown figures."""
+    metadata = documents.get(SOURCE_ROWS)
+    analysis = analysis_figures(documents[ANALYSIS], len(index), row_metadata=metadata)
     backlog = backlog_figures(documents[BACKLOG])
     return [*analysis, *backlog] if analysis and backlog else []
 
 
 FIGURE_RULES = (
     FigureRule(
-        artifact=REPORT, sections=SECTIONS, sources=(ANALYSIS, BACKLOG), compute=report_figures
+        artifact=REPORT,
+        sections=SECTIONS,
+        sources=(ANALYSIS, BACKLOG, SOURCE_ROWS),
+        compute=report_figures,
     ),
 )

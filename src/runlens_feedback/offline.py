@@ -32,6 +32,7 @@ from runlens.models.messages import (
     UserMessage,
 )
 from runlens_feedback.batches import SUBMIT_TOOL, parse_batch_message
+from runlens_feedback.chart import CHART_FILE
 from runlens_feedback.contracts import BACKLOG, REPORT
 
 BATCH_SIZE = 200
@@ -92,8 +93,9 @@ class OfflineAnalyst(Model):
         from runlens_feedback.analyst import backlog_from_summary, report_from_summary
 
         backlog = backlog_from_summary(summary)
-        report = report_from_summary(summary, backlog)
+        report = report_from_summary(summary, backlog, chart=CHART_FILE)
         calls = (
+            ToolCall("offline_write_chart", "write_insight_chart", {}),
             ToolCall(
                 "offline_write_backlog",
                 "write_file",

@@ -1,4 +1,5 @@
-"""The Feedback Analysis plugin's own Stop validator: backlog evidence belongs to its theme.
+"""The Feedback Analysis plugin's own Stop validators: backlog evidence belongs to its theme;
+the insight chart is safe, linked only when it exists, and states only recomputed figures.
 
 A backlog item that cites real rows can still cite the wrong ones: "Speed up export" backed
 by rows about login. When a backlog item names a `theme` and the analysis items of the rows
@@ -9,11 +10,15 @@ theme, are not judged here (coverage and evidence ids are other validators' find
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from runlens.validation import Collector, Problem, ValidationContext, ValidatorResult
+from runlens.validation.figures import computed_figures
 from runlens_feedback.aggregate import group_key
-from runlens_feedback.contracts import ANALYSIS, BACKLOG
+from runlens_feedback.chart import CHART_FILE, check_chart
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
+from runlens_feedback.figures import FIGURE_RULES
 
 
 class BacklogThemeValidator:
@@ -69,3 +74,58 @@ def _themes_by_row(analysis: Any) -> dict[str, str]:
         if isinstance(row_id, str) and theme is not None:
             themes.setdefault(row_id, theme)
     return themes
+
+
+#: A Markdown link or image to the chart, relative to the report (or from the workspace).
+_CHART_LINK = re.compile(
+    r"\]\(\s*<?(?:\./)?(?:artifacts/)?" + re.escape(CHART_FILE) + r"(?:[\s>)#?])", re.IGNORECASE
+)
+_CHART_HEADS = {
+    "invalid_chart": "invalid chart",
+    "unsafe_chart": "unsafe chart",
+    "figure_mismatch": "figure mismatch",
+    "unsupported_figure": "unsupported figures",
+}
+
+
+class ChartValidator:
+    """Checks `artifacts/insight_chart.svg` (`runlens_feedback.chart.check_chart`): when the
+    report links it, it must exist (`missing_file`); when it exists, it must be a safe SVG
+    whose numbers are the figures the report's figure rule recomputes."""
+
+    name = "ChartValidationHook"
+
+    def validate(self, context: ValidationContext) -> ValidatorResult:
+        collector = Collector(self.name)
+        path = context.artifact_file(CHART)
+        if path is None:
+            if _links_chart(context):
+                collector.add(
+                    CHART,
+                    "missing_file",
+                    f"{REPORT} links {CHART}, which does not exist",
+                    Problem("missing required files", CHART),
+                    details={"linked_from": REPORT},
+                )
+            return collector.result()
+        figures = computed_figures(FIGURE_RULES[0], context)
+        for problem in check_chart(path.read_bytes(), figures):
+            collector.add(
+                CHART,
+                problem.code,
+                f"line {problem.line}: {problem.message}",
+                Problem(
+                    _CHART_HEADS.get(problem.code, problem.code), problem.message, f"in {CHART}"
+                ),
+                path=f"line {problem.line}",
+                details=problem.details,
+            )
+        return collector.result()
+
+
+def _links_chart(context: ValidationContext) -> bool:
+    report = context.artifact_file(REPORT)
+    if report is None:
+        return False
+    markdown = report.read_bytes().decode("utf-8-sig", errors="replace")
+    return _CHART_LINK.search(markdown) is not None

@@ -183,3 +183,149 @@ def test_short_quotes_do_not_split_an_accent_from_its_letter() -> None:
         quote = short_quote(text, limit)
         assert not quote.endswith("Cafe")
         assert unicodedata.normalize("NFC", quote) in unicodedata.normalize("NFC", text)
+
+
+# -- themes, names and priorities (severity, reach, trend) ----------------------------------
+
+
+def themed(key: str, count: int, *, start: int = 0, severity: str = "medium") -> list[dict]:
+    return [
+        {
+            "feedback_id": f"{key}-{start + n}",
+            "theme": key,
+            "sentiment": "negative",
+            "severity": severity,
+            "pain_point": f"row wording {n}",
+            "evidence_text": f"quote {key} {n}",
+        }
+        for n in range(count)
+    ]
+
+
+def test_pain_points_are_named_after_the_catalogue_theme() -> None:
+    from runlens_feedback.discovery import discover_themes
+
+    texts = [
+        "The waiter forgot our order and the pasta arrived cold.",
+        "Our waiter never refilled the water and the soup was cold.",
+        "The battery drains overnight and charging takes hours.",
+        "The phone battery dies by noon even after charging.",
+    ] * 10
+    catalogue = discover_themes(texts)
+    items = [
+        {
+            "feedback_id": str(n),
+            "theme": key,
+            "sentiment": "negative",
+            "severity": "medium",
+            "pain_point": f"row {n}",
+            "evidence_text": texts[n],
+        }
+        for n, key in enumerate(catalogue.assignments)
+    ]
+    summary = summarize_analysis(items, catalogue=catalogue)
+    named = {theme.key: theme for theme in catalogue.themes}
+    assert summary["pain_points"]
+    for group in summary["pain_points"]:
+        assert group["pain_point"] == named[group["key"]].name
+        assert group["keywords"] == list(named[group["key"]].keywords)
+    # without the catalogue the name is read back from the key
+    plain = summarize_analysis(items)
+    assert [g["pain_point"] for g in plain["pain_points"]] == [
+        g["pain_point"] for g in summary["pain_points"]
+    ]
+
+
+def test_other_is_never_a_listed_pain_point() -> None:
+    items = themed("other", 50) + themed("battery_·_charging", 5)
+    summary = summarize_analysis(items)
+    assert [g["key"] for g in summary["pain_points"]] == ["battery_·_charging"]
+    assert summary["other_groups"] == {"groups": 1, "rows": 50, "problem_rows": 50}
+    assert summary["problem_rows"] == 55
+
+
+def test_priorities_separate_on_a_realistic_input() -> None:
+    """Eight themes of different reach and severity: not all P1, a spread P0..P3."""
+    items = (
+        themed("checkout", 30, severity="high")
+        + themed("checkout", 2, start=30, severity="critical")
+        + themed("delivery", 20, severity="high")
+        + themed("sizing", 33)
+        + themed("packaging", 8)
+        + themed("app_login", 3, severity="high")
+        + themed("colours", 3)
+        + themed("returns", 2, severity="low")
+    )
+    items += [
+        {"feedback_id": f"p{n}", "theme": "praise", "sentiment": "positive", "severity": "low"}
+        for n in range(117)
+    ]
+    summary = summarize_analysis(items)
+    priorities = {g["key"]: g["priority"] for g in summary["pain_points"]}
+    assert priorities == {
+        "checkout": "P0",  # 2 critical: severity +5
+        "delivery": "P1",  # 20 high, 9.3% of rows: severity +2, reach +1
+        "sizing": "P2",  # 15.3% of rows, none high: reach +2
+        "app_login": "P2",  # 3 high: severity +2, 1.4% of rows
+        "packaging": "P3",  # 3.7% of rows, medium
+        "colours": "P3",
+        "returns": "P3",
+    }
+    assert set(priorities.values()) == {"P0", "P1", "P2", "P3"}
+    for group in summary["pain_points"]:
+        assert "severity +" in group["priority_reason"]
+        assert "reach +" in group["priority_reason"]
+        assert group["priority_reason"].endswith(f"= {group['points']} points")
+
+
+def test_a_rising_theme_is_raised_and_a_falling_one_lowered() -> None:
+    items = themed("rising", 12) + themed("falling", 12) + themed("steady", 12)
+    items += themed("filler", 164, severity="low")
+    months = {}
+    for n, entry in enumerate(items):
+        key, number = entry["theme"], int(entry["feedback_id"].rsplit("-", 1)[1])
+        recent = {
+            "rising": number >= 3,  # 9 of 12 in the last month
+            "falling": number >= 11,  # 1 of 12 in the last month
+            "steady": number % 4 == 0,  # 3 of 12, like the filler
+        }.get(key, n % 4 == 0)
+        months[entry["feedback_id"]] = {
+            "created_at": "2024-06-1" + str(n % 9) if recent else f"2024-0{1 + n % 5}-03",
+            "channel": "email",
+        }
+    months["filler-0"] = {"created_at": "not a date"}  # ignored
+    summary = summarize_analysis(items, row_metadata=months)
+    by_key = {g["key"]: g for g in summary["pain_points"]}
+    assert by_key["rising"]["trend"]["direction"] == "rising"
+    assert by_key["rising"]["trend"]["period"] == "2024-06"
+    assert by_key["falling"]["trend"]["direction"] == "falling"
+    assert by_key["steady"]["trend"]["direction"] == "steady"
+    # 12 of 200 rows: 6% reach (+1), medium (+0); the trend decides
+    assert by_key["rising"]["priority"] == "P2"
+    assert by_key["steady"]["priority"] == "P3"
+    assert by_key["falling"]["priority"] == "P3"
+    assert "trend +1 (rising" in by_key["rising"]["priority_reason"]
+    assert "trend -1 (falling" in by_key["falling"]["priority_reason"]
+    plain = summarize_analysis(items)
+    assert all(g["trend"] is None for g in plain["pain_points"])
+    assert {g["key"] for g in plain["pain_points"]} == set(by_key)
+    assert plain["other_groups"] == summary["other_groups"]
+
+
+def test_lenient_dates() -> None:
+    from datetime import date
+
+    from runlens_feedback.trend import date_column, parse_date
+
+    assert parse_date("2024-05-03") == date(2024, 5, 3)
+    assert parse_date("2024-05-03T10:00:00Z") == date(2024, 5, 3)
+    assert parse_date("2024/05/03") == date(2024, 5, 3)
+    assert parse_date("2024年5月3日") == date(2024, 5, 3)
+    assert parse_date("05/03/2024") == date(2024, 5, 3)
+    assert parse_date(1714694400) == date(2024, 5, 3)
+    assert parse_date("1714694400000") == date(2024, 5, 3)
+    for junk in ("", "soon", "2024-13-45", None, "12"):
+        assert parse_date(junk) is None
+    assert date_column({"a": {"channel": "x", "Created_At": "2024-01-01"}}) == "Created_At"
+    assert date_column({"a": {"channel": "x", "review_date": "2024-01-01"}}) == "review_date"
+    assert date_column({"a": {"channel": "x"}}) is None

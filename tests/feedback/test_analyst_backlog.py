@@ -103,19 +103,99 @@ def test_max_items_and_order() -> None:
 @pytest.mark.parametrize(
     ("severity", "mentions", "total", "priority"),
     [
-        ({"critical": 2}, 2, 100, "P0"),
-        ({"critical": 1}, 10, 100, "P0"),
-        ({"critical": 1}, 1, 100, "P1"),
-        ({"high": 3}, 3, 100, "P1"),
-        ({"high": 1}, 15, 100, "P1"),
-        ({"high": 1}, 2, 100, "P2"),
-        ({"medium": 3}, 3, 100, "P2"),
-        ({"medium": 1}, 10, 100, "P2"),
+        ({"critical": 2}, 2, 100, "P0"),  # severity +5
+        ({"critical": 1}, 20, 100, "P0"),  # +3, reach +2
+        ({"critical": 1}, 10, 100, "P1"),  # +3, reach +1
+        ({"critical": 1}, 1, 100, "P1"),  # +3
+        ({"high": 3}, 10, 100, "P1"),  # +2, reach +1
+        ({"high": 3}, 3, 100, "P2"),  # +2
+        ({"high": 1}, 2, 100, "P2"),  # half of its rows high: +2
+        ({"high": 1}, 10, 100, "P2"),  # +1, reach +1
+        ({"medium": 20}, 20, 100, "P2"),  # reach +2
+        ({"medium": 10}, 10, 100, "P3"),  # reach +1
+        ({"medium": 3}, 3, 100, "P3"),
         ({"low": 2}, 2, 100, "P3"),
     ],
 )
 def test_priority_rule(severity: dict, mentions: int, total: int, priority: str) -> None:
     assert priority_for(severity, mentions, total)[0] == priority
+
+
+def test_trend_moves_the_priority_by_one_point() -> None:
+    from runlens_feedback.trend import Trend
+
+    rising = Trend("2024-06", 0.2, 0.05, 8, 4, "rising")
+    falling = Trend("2024-06", 0.01, 0.1, 1, 9, "falling")
+    assert priority_for({"high": 1}, 10, 100)[0] == "P2"
+    assert priority_for({"high": 1}, 10, 100, rising)[0] == "P1"
+    assert priority_for({"high": 1}, 10, 100, falling)[0] == "P3"
+    reason = priority_for({"high": 1}, 10, 100, rising)[1]
+    assert reason == (
+        "severity +1 (1 high of 10), reach +1 (10.0% of rows), "
+        "trend +1 (rising: 20.0% in 2024-06 vs 5.0% before) = 3 points"
+    )
+
+
+def test_backlog_is_written_from_the_themes_own_evidence() -> None:
+    """Criteria and metric name the theme, its terms and counts: no SaaS template."""
+    items = [
+        {
+            "feedback_id": f"r{n}",
+            "theme": "waiter_·_menu",
+            "sentiment": "negative",
+            "severity": "high" if n < 2 else "medium",
+            "evidence_text": text,
+        }
+        for n, text in enumerate(
+            [
+                "The waiter forgot our order and the pasta arrived cold",
+                "Our waiter never came back, the soup was cold",
+                "The menu prices are high and the waiter was rude",
+            ]
+        )
+    ]
+    items.append({"feedback_id": "ok", "theme": "praise", "sentiment": "positive"})
+    (entry,) = build_backlog(items)["items"]
+    assert entry["title"] == "Waiter · menu: fix the complaints"
+    criteria = " ".join(entry["acceptance_criteria"])
+    assert "Waiter · menu" in criteria
+    assert "cold" in criteria  # the theme's own words, from its quotes
+    assert "2 of its 3 problem rows" in criteria
+    for template in ("p95", "5 seconds", "99.5%", "CI", "workspace"):
+        assert template not in criteria
+    assert "baseline: 3 of 4 analysed rows (75.0%)" in entry["metric"]
+    assert "high or critical reports (baseline: 2, target: 0)" in entry["metric"]
+    for text in (entry["title"], criteria, entry["metric"]):
+        assert "“" not in text and "”" not in text  # nothing that reads as a quotation
+
+
+def test_a_rising_theme_gets_a_trend_criterion() -> None:
+    summary = {
+        "analysed_rows": 100,
+        "pain_points": [
+            {
+                "key": "battery_·_charging",
+                "grouped_by": "theme",
+                "pain_point": "Battery · charging",
+                "keywords": ["battery", "charging", "overnight", "charger"],
+                "problem_rows": 12,
+                "priority": "P1",
+                "priority_reason": "severity +1 (1 high of 12), reach +1 (12.0% of analysed "
+                "rows), trend +1 (rising: 20.0% in 2024-06 vs 5.0% before) = 3 points",
+                "trend": {"direction": "rising", "period": "2024-06", "before_share": 0.05},
+                "sentiment": {"negative": 12},
+                "problem_severity": {"high": 1, "medium": 11},
+                "feedback_ids": ["b1", "b2"],
+                "examples": [],
+            }
+        ],
+    }
+    (entry,) = backlog_from_summary(summary)["items"]
+    assert entry["priority"] == "P1"
+    assert "trend +1 (rising" in entry["rationale"]
+    criteria = entry["acceptance_criteria"]
+    assert any("overnight, charger" in c for c in criteria)  # keywords, not the name's words
+    assert any("at most 5.0%, its share before 2024-06" in c for c in criteria)
 
 
 def test_rationale_carries_the_counts() -> None:

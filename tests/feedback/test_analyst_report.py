@@ -22,6 +22,7 @@ from runlens_feedback.analyst import (
     render_report,
     report_from_summary,
 )
+from runlens_feedback.analyst.report import report_language
 from runlens_feedback.contracts import REPORT, REPORT_CONTRACT
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
@@ -36,8 +37,11 @@ EXPECTED = [
 ]
 _QUOTE = re.compile(
     r"^> (?:… )?(?P<open>[“「\"])(?P<quote>.*)(?P<close>[”」\"])(?: …)? — (?P<id>\S+) "
-    r"\((?P<sentiment>\w+), (?P<severity>\w+)\)$"
+    r"[(（](?P<sentiment>\w+)[,，] ?(?P<severity>\w+)[)）]$"
 )
+#: How a Chinese report names sentiments and severities.
+ZH_NAMES = {"正面": "positive", "中性": "neutral", "负面": "negative", "混合": "mixed",
+            "低": "low", "中等": "medium", "高": "high", "严重": "critical"}  # fmt: skip
 
 
 def headings(markdown: str) -> list[str]:
@@ -50,8 +54,14 @@ def headings(markdown: str) -> list[str]:
 
 
 def sample_rows() -> list[dict[str, str]]:
+    """The shipped sample: 65 Chinese rows and 24 English ones, so its report is Chinese."""
     with SAMPLE.open(encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+def english_rows() -> list[dict[str, str]]:
+    """The sample's English rows: an English report."""
+    return [row for row in sample_rows() if not re.search(r"[\u4e00-\u9fff]", row["text"])]
 
 
 def render(rows: list[dict[str, str]], **kwargs) -> tuple[list[dict], str]:
@@ -89,17 +99,22 @@ def test_feedback_text_cannot_inject_headings() -> None:
 
 
 def test_sentiment_and_severity_counts_match_the_items() -> None:
-    items, report = render(sample_rows())
-    summary = section(report, "## Executive Summary")
-    total = len(items)
-    for key, values in (
-        ("sentiment", ("positive", "neutral", "negative", "mixed")),
-        ("severity", ("critical", "high", "medium", "low")),
-    ):
-        counts = Counter(item[key] for item in items)
-        for value in values:
-            share = f"{counts[value] / total:.1%}"
-            assert f"- {value.capitalize()}: {counts[value]} ({share})" in summary
+    names = {english: chinese for chinese, english in ZH_NAMES.items()}
+    for rows, zh in ((english_rows(), False), (sample_rows(), True)):
+        items, report = render(rows)
+        summary = section(report, "## Executive Summary")
+        total = len(items)
+        for key, values in (
+            ("sentiment", ("positive", "neutral", "negative", "mixed")),
+            ("severity", ("critical", "high", "medium", "low")),
+        ):
+            counts = Counter(item[key] for item in items)
+            for value in values:
+                share = f"{counts[value] / total:.1%}"
+                if zh:
+                    assert f"- {names[value]}：{counts[value]} 条（{share}）" in summary
+                else:
+                    assert f"- {value.capitalize()}: {counts[value]} ({share})" in summary
 
 
 def is_problem(item: dict) -> bool:
@@ -145,8 +160,7 @@ def test_pain_point_table_lists_problems_only_and_counts_the_rest() -> None:
     assert len(listed) == min(len(with_problems), TOP_GROUPS)
     other_rows = sum(1 for item in items if item["theme"] not in listed)
     other_groups = len({item["theme"] for item in items} - listed)
-    groups = "1 other group" if other_groups == 1 else f"{other_groups} other groups"
-    assert f"Not listed: {groups} ({other_rows} rows" in report
+    assert f"未列出：其他主题 {other_groups} 个（{other_rows} 条，" in report
 
 
 def test_quotes_are_verbatim_and_cited() -> None:
@@ -161,8 +175,8 @@ def test_quotes_are_verbatim_and_cited() -> None:
         quote = re.sub(r"\\(.)", r"\1", match["quote"])  # as the reader sees it
         assert quote.strip()
         assert quote in texts[feedback_id]
-        assert match["sentiment"] == by_id[feedback_id]["sentiment"]
-        assert match["severity"] == by_id[feedback_id]["severity"]
+        assert ZH_NAMES[match["sentiment"]] == by_id[feedback_id]["sentiment"]
+        assert ZH_NAMES[match["severity"]] == by_id[feedback_id]["severity"]
 
 
 def test_backlog_items_appear_with_priorities() -> None:
@@ -176,7 +190,7 @@ def test_backlog_items_appear_with_priorities() -> None:
 
 
 def test_risks_name_failed_batches_unanalysed_rows_and_small_samples() -> None:
-    rows = sample_rows()[:12]
+    rows = english_rows()[:12]
     failed = [{"reason": "provider timeout", "offset": 12, "limit": 100}]
     _, report = render(rows, total_rows=112, failed_batches=failed)
     risks = section(report, "## Risks And Unknowns")
@@ -189,6 +203,9 @@ def test_risks_name_failed_batches_unanalysed_rows_and_small_samples() -> None:
 
 def test_no_failed_batches_is_stated() -> None:
     _, report = render(sample_rows())
+    assert "- 失败批次：无。" in section(report, "## Risks And Unknowns")
+    assert "样本较小" not in report
+    _, report = render(english_rows() * 2)
     assert "- Failed batches: none." in section(report, "## Risks And Unknowns")
     assert "Small sample" not in report
 
@@ -197,7 +214,11 @@ def test_context_names_the_source_and_row_counts() -> None:
     rows = sample_rows()
     _, report = render(rows, source="sample_feedback.csv")
     context = section(report, "## Product Context")
-    assert f"`sample_feedback.csv`, {len(rows)} rows in the file, {len(rows)} analysed" in context
+    assert f"`sample_feedback.csv`，文件共 {len(rows)} 条，已分析 {len(rows)} 条。" in context
+    english = english_rows()
+    _, report = render(english, source="en.csv")
+    context = section(report, "## Product Context")
+    assert f"`en.csv`, {len(english)} rows in the file, {len(english)} analysed" in context
 
 
 def test_report_of_nothing_still_has_every_heading() -> None:
@@ -221,18 +242,18 @@ def test_report_from_a_summary_alone_is_the_same_report() -> None:
 
 
 def test_risks_group_failures_by_reason() -> None:
-    rows = sample_rows()[:40]
+    rows = english_rows()[:40]
     failed = [
         {"batch": 2, "offset": 40, "feedback_ids": ["x1", "x2"], "reason": "provider timeout"},
         {"batch": 3, "offset": 80, "feedback_ids": ["x3"], "reason": "row has no text to quote"},
         {"batch": 4, "offset": 120, "feedback_ids": ["x4"], "reason": "row has no text to quote"},
     ]
-    _, report = render(rows, total_rows=44, failed_batches=failed)
+    _, report = render(rows, total_rows=len(rows) + 4, failed_batches=failed)
     risks = section(report, "## Risks And Unknowns")
     assert "Failed batches: 3 could not be analysed in full (4 rows left unanalysed)" in risks
     assert "provider timeout: 2 rows in 1 batch" in risks
     assert "row has no text to quote: 2 rows in 2 batches" in risks
-    assert "Unanalysed rows: 4 of 44" in risks
+    assert f"Unanalysed rows: 4 of {len(rows) + 4}" in risks
 
 
 def test_model_items_without_themes_are_named_by_their_pain_point() -> None:
@@ -294,3 +315,86 @@ def test_every_quote_of_the_report_is_a_verified_citation(tmp_path: Path) -> Non
     # A cut is marked outside the quotation marks, on the side where it was made.
     assert "> … “The connector stopped syncing after the update” … — k3 " in report
     assert re.search(r"^> [“「\"]导出周报太慢了，.*[”」\"] … — k5 ", report, re.MULTILINE)
+
+
+# -- language, breakdowns, chart link -------------------------------------------------------
+
+CHINESE_TEXTS = [
+    "导出周报太慢了，每次都要等三分钟，很影响效率。",
+    "登录经常失败，提示验证码错误，换了浏览器也一样。",
+    "这个月为什么多扣了两个席位的钱？希望尽快退款。",
+    "仪表盘做得很漂亮，团队都很喜欢。",
+    "导出的报表经常超时失败，只能分几次导出。",
+    "Export to Excel takes forever, sometimes five minutes.",
+]
+CHINESE_ROWS = [
+    {"feedback_id": f"c{n}", "text": text} for n, text in enumerate(CHINESE_TEXTS, start=1)
+]
+
+
+def test_chinese_input_gets_a_chinese_body_under_the_contracted_headings(tmp_path: Path) -> None:
+    items = analyze_rows(CHINESE_ROWS)
+    metadata = {row["feedback_id"]: {"channel": "app" if n % 2 else "web"}
+                for n, row in enumerate(CHINESE_ROWS)}  # fmt: skip
+    summary = summarize_analysis(
+        items, total_rows=len(items), source="zh.csv", row_metadata=metadata
+    )
+    assert report_language(summary) == "zh"
+    report = report_from_summary(summary, backlog_from_summary(summary))
+    assert headings(report) == EXPECTED  # the headings stay English, as contracted
+    assert "文件共 6 条，已分析 6 条" in section(report, "## Product Context")
+    assert "已分析的 6 条反馈的情感分布：" in section(report, "## Executive Summary")
+    assert "严重程度：" in report and "Severity:" not in report
+    for english in ("rows in the file", "Sentiment of the", "Failed batches", "Method:"):
+        assert english not in report
+    verdict = validated_report(tmp_path, CHINESE_ROWS, report)  # quotes are still citations
+    assert verdict.passed, verdict.error_message
+    assert verdict.quotes
+
+
+def test_the_body_language_is_the_majority_of_the_analysed_items() -> None:
+    assert report_language({"languages": {"zh": 5, "en": 4}}) == "zh"
+    assert report_language({"languages": {"en": 5, "zh": 4}}) == "en"
+    assert report_language({"languages": {"en": 3, "zh": 3}}) == "en"  # a tie: English
+    assert report_language({"languages": {"ja": 9, "zh": 1}}) == "en"  # no Japanese body
+    assert report_language({"languages": {}}) == "en"
+
+
+def test_breakdowns_are_tables_under_product_context() -> None:
+    rows = english_rows()
+    with SAMPLE.open(encoding="utf-8", newline="") as handle:
+        columns = {row["feedback_id"]: row for row in csv.DictReader(handle)}
+    metadata = {
+        row["feedback_id"]: {k: v for k, v in columns[row["feedback_id"]].items()
+                             if k not in ("feedback_id", "text")}
+        for row in rows
+    }  # fmt: skip
+    items = analyze_rows(rows)
+    summary = summarize_analysis(items, total_rows=len(rows), row_metadata=metadata)
+    report = report_from_summary(summary, backlog_from_summary(summary))
+    context = section(report, "## Product Context")
+    for lead in ("By `channel`:", "By month of `created_at`:", "By `rating`:"):
+        assert lead in context
+    assert "| rating 5 |" in context
+    channels = Counter(metadata[i["feedback_id"]]["channel"] for i in items)
+    top, count = channels.most_common(1)[0]
+    assert f"| {top.replace('_', chr(92) + '_')} | {count} | {count / len(items):.1%} |" in context
+
+
+def test_the_chart_is_linked_only_when_written() -> None:
+    items = analyze_rows(english_rows())
+    summary = summarize_analysis(items, total_rows=len(items))
+    backlog = backlog_from_summary(summary)
+    assert "insight_chart.svg" not in report_from_summary(summary, backlog)
+    linked = report_from_summary(summary, backlog, chart="insight_chart.svg")
+    executive = section(linked, "## Executive Summary")
+    assert "![Pain points by rows and sentiment](insight_chart.svg)" in executive
+
+
+def test_leading_pain_points_show_several_quotes_of_distinct_rows() -> None:
+    _, report = render(sample_rows())
+    evidence = section(report, "## Evidence")
+    blocks = evidence.split("\n**")[1:4]  # the three leading pain points
+    for block in blocks:
+        ids = re.findall(r" — (fb_\d+) ", block)
+        assert len(ids) == len(set(ids)) >= 2

@@ -245,3 +245,51 @@ def test_generated_rows_hold_every_invariant(texts: list[str], ids: st.DataObjec
     for row, item in zip(rows, items, strict=True):
         assert_item_invariants(row, item)
     assert analyze_rows(rows) == items
+
+
+# -- discovered themes (theme_hint) and word sense -------------------------------------------
+
+
+def test_a_theme_hint_is_the_rows_theme_and_names_its_pain_point() -> None:
+    rows = [
+        {"feedback_id": "h1", "text": "The server was rude and the soup was cold.",
+         "theme_hint": "waiter_·_soup"},
+        {"feedback_id": "h2", "text": "这本书写得很好，内容丰富，值得一读。",
+         "theme_hint": "本书_·_内容"},
+        {"feedback_id": "h3", "text": "The page loads slowly.", "theme_hint": "other"},
+        {"feedback_id": "h4", "text": "The app crashes at start."},
+        {"feedback_id": "h5", "text": "Parking is impossible and the lot is filthy.",
+         "theme_hint": "other"},
+    ]  # fmt: skip
+    items = analyze_rows(rows)
+    for row, item in zip(rows, items, strict=True):
+        assert_item_invariants(row, item)
+    first, second, third, fourth, fifth = items
+    assert first["theme"] == "waiter_·_soup"
+    assert first["pain_point"].startswith("Waiter · soup: ")
+    assert "Waiter · soup" in first["suggested_action"]
+    assert "Billing" not in first["pain_point"]
+    # positive rows are praise of their theme, never a crash or error
+    assert second["sentiment"] == "positive" and second["severity"] == "low"
+    assert second["theme"] == "本书_·_内容"
+    assert second["pain_point"].startswith("正面评价（本书 · 内容）")
+    assert "崩溃" not in second["pain_point"] and "crash" not in second["suggested_action"]
+    # "other": the keyword table when the row names a table theme in its sense, else other
+    assert third["theme"] == "performance"
+    assert fourth["theme"] == "stability"  # no hint: the keyword table
+    assert fifth["theme"] == "other"
+    assert fifth["pain_point"].startswith("About “parking”: ")
+
+
+def test_keyword_fallback_takes_word_sense_from_the_row() -> None:
+    rows = [
+        {"feedback_id": "s1", "text": "The slow-motion fight scene dragged on and bored me."},
+        {"feedback_id": "s2", "text": "The server did a terrible job with our table."},
+        {"feedback_id": "s3", "text": "The website is so slow, every page takes a minute."},
+        {"feedback_id": "s4", "text": "The server keeps crashing after the update."},
+    ]
+    slow_motion, waiter, website, outage = (item["theme"] for item in analyze_rows(rows))
+    assert slow_motion not in ("performance", "stability")
+    assert waiter not in ("billing_pricing", "stability", "performance")
+    assert website == "performance"
+    assert outage == "stability"

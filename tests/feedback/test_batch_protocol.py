@@ -49,8 +49,19 @@ def test_batch_message_round_trips_any_text(texts: list[str]) -> None:
 def test_batch_message_is_one_json_document() -> None:
     message = batch_message([{"feedback_id": "a", "text": "x\x85y"}], "feedback_id", "text")
     document = json.loads(message)
-    assert set(document) == {"task", "rows"}
+    assert set(document) == {"task", "themes", "rows"}
     assert document["rows"] == [{"feedback_id": "a", "text": "x\x85y"}]
+    themes = [{"key": "battery", "name": "Battery", "keywords": ["battery"], "rows": 1}]
+    hinted = batch_message(
+        [{"feedback_id": "a", "text": "battery"}, {"feedback_id": "b", "text": "x"}],
+        "feedback_id",
+        "text",
+        themes=themes,
+        hints=["battery", None],
+    )
+    document = json.loads(hinted)
+    assert document["themes"] == themes
+    assert [row.get("theme_hint") for row in document["rows"]] == ["battery", None]
     with pytest.raises(ValueError, match="not a batch message"):
         parse_batch_message('{"task": "no rows"}')
 

@@ -104,8 +104,18 @@ def report_section(report: str, heading: str) -> str:
 def assert_report_matches_analysis(run: OfflineRun, total_rows: int) -> None:
     items = run.analysis["items"]
     report = run.report
+    # The body is in the analysed items' main language (Chinese or English).
+    languages = Counter(item.get("language") for item in items).most_common()
+    zh = (
+        bool(languages)
+        and languages[0][0] == "zh"
+        and (len(languages) == 1 or languages[1][1] < languages[0][1])
+    )
     context = report_section(report, "## Product Context")
-    assert f"{total_rows} rows in the file, {len(items)} analysed" in context
+    if zh:
+        assert f"文件共 {total_rows} 条，已分析 {len(items)} 条" in context
+    else:
+        assert f"{total_rows} rows in the file, {len(items)} analysed" in context
     summary = report_section(report, "## Executive Summary")
     for key, values in (
         ("sentiment", ("positive", "neutral", "negative", "mixed")),
@@ -114,7 +124,10 @@ def assert_report_matches_analysis(run: OfflineRun, total_rows: int) -> None:
         counts = Counter(item[key] for item in items)
         for value in values:
             share = f"{counts[value] / len(items):.1%}"
-            assert f"- {value.capitalize()}: {counts[value]} ({share})" in summary
+            if zh:
+                assert f"- {ZH_NAMES[value]}：{counts[value]} 条（{share}）" in summary
+            else:
+                assert f"- {value.capitalize()}: {counts[value]} ({share})" in summary
     themes = Counter(item["theme"] for item in items)
     table = report_section(report, "## Top Pain Points")
     for line in table.splitlines():
@@ -123,6 +136,11 @@ def assert_report_matches_analysis(run: OfflineRun, total_rows: int) -> None:
             assert int(cells[3]) == themes[cells[2].strip("`")]
     cited = {fid for entry in run.backlog["items"] for fid in entry["evidence_feedback_ids"]}
     assert cited <= {item["feedback_id"] for item in items}
+
+
+#: How a Chinese report names sentiments and severities.
+ZH_NAMES = {"positive": "正面", "neutral": "中性", "negative": "负面", "mixed": "混合",
+            "low": "低", "medium": "中等", "high": "高", "critical": "严重"}  # fmt: skip
 
 
 def run_rows(tmp_path: Path, rows: Rows, *, encoding: str = "utf-8") -> OfflineRun:

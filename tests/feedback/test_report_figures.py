@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +17,17 @@ from click.testing import CliRunner
 
 from runlens.cli import cli
 from runlens.errors import ToolError
-from runlens.evidence import EvidenceIndex
+from runlens.evidence import CsvTable, EvidenceIndex
 from runlens.plugins import load_plugin
 from runlens.runtime.prompt import build_system_prompt
 from runlens.runtime.repair import repair_message
 from runlens.tools.base import ToolContext
 from runlens.tools.workspace import Workspace
 from runlens.validation import validate_workspace
-from runlens.validation.figures import Statement, check_figures
+from runlens.validation.figures import SOURCE_ROWS, Statement, check_figures
+from runlens_feedback.aggregate import summarize_analysis
+from runlens_feedback.analyst.groups import group_label
+from runlens_feedback.breakdowns import table_metadata
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
 from runlens_feedback.figures import SECTIONS, report_figures
 from runlens_feedback.tools import report_figures as report_figures_tool
@@ -41,6 +46,10 @@ def statements(workspace: Path) -> list[Statement]:
         for name in (ANALYSIS, BACKLOG)
     }
     index = EvidenceIndex.load(workspace / "runtime" / "evidence_index.json")
+    # The input's own columns, as the figure check reads them, for the breakdown figures.
+    documents[SOURCE_ROWS] = table_metadata(
+        CsvTable.open(workspace / "input" / index.source, required_columns=()), index
+    )
     report = (workspace / REPORT).read_text(encoding="utf-8")
     return check_figures(report, SECTIONS, report_figures(documents, index))
 
@@ -72,13 +81,14 @@ def test_the_sample_report_states_only_figures_each_tied_to_its_own(sample_run) 
     stated = assert_every_number_is_a_tied_figure(sample_run.workspace)
     assert len(stated) > 80  # the whole table and summary are checked, not skipped
     tied = [(s.line, s.number.text, s.tied[0].key) for s in stated]
-    line = line_of(sample_run.report, "rows in the file")
+    line = line_of(sample_run.report, "文件共")
     assert [(n, key) for n, text, key in tied if n == line] == [
         (line, "rows.file"),
         (line, "rows.analysed"),
     ]
-    line = line_of(sample_run.report, "| Billing and pricing |")
-    assert (line, "11.2%", "theme.billing_pricing.share") in tied
+    label, key, _, share = leading_row(sample_run.report)
+    line = line_of(sample_run.report, f"| {label} |")
+    assert (line, share, f"theme.{key}.share") in tied
 
 
 @pytest.mark.parametrize(
@@ -96,22 +106,49 @@ def test_every_test_inputs_report_states_only_figures(tmp_path, rows, encoding) 
 
 
 def test_a_chinese_report_is_checked_too(workspace: Path) -> None:
+    """A report in a model's own Chinese phrasing, its figures taken from the analysis."""
+    items = json.loads((workspace / ANALYSIS).read_text(encoding="utf-8"))["items"]
+    backlog = json.loads((workspace / BACKLOG).read_text(encoding="utf-8"))["items"]
+    summary = summarize_analysis(items)
+    n, sentiment, severity = len(items), summary["sentiment"], summary["severity"]
+    languages = summary["languages"]
+    severe = severity["high"] + severity["critical"]
+    problems = summary["problem_rows"]
+    priorities = Counter(entry["priority"] for entry in backlog)
+    billing = summary["pain_points"][0]
+    name = group_label(billing)
+    billing_severe = billing["problem_severity"]["high"] + billing["problem_severity"]["critical"]
+    negative = billing["sentiment"]["negative"]
+
+    def pct(count: int) -> str:
+        return f"{count / n:.1%}"
+
     chinese = {
-        "## Product Context": "- 来源：文件共 89 条反馈，已分析 89 条，未分析 0 条。\n"
-        "- 语言：中文 65 条，英文 24 条。",
-        "## Executive Summary": "情感：正面 23 条（25.8%）、负面 58 条（65.2%）、中性 5 条、"
-        "混合 3 条。\n\n严重程度：严重 5 条、高 25 条、中等 31 条、低 28 条；高或严重 30 条"
-        "（33.7%）。\n\n反映问题的反馈 65 条（73.0%）。待办事项 8 条，其中 P0 1 条、P1 6 条。",
-        "## Top Pain Points": "1. 计费：10 条（11.2%），其中负面 10 条，4 条高或严重。\n"
-        "2. 性能问题：13 条，其中 9 条反映问题。",
+        "## Product Context": f"- 来源：文件共 {n} 条反馈，已分析 {n} 条，未分析 0 条。\n"
+        f"- 语言：中文 {languages['zh']} 条，英文 {languages['en']} 条。",
+        "## Executive Summary": f"情感：正面 {sentiment['positive']} 条"
+        f"（{pct(sentiment['positive'])}）、负面 {sentiment['negative']} 条"
+        f"（{pct(sentiment['negative'])}）、中性 {sentiment['neutral']} 条、混合 "
+        f"{sentiment['mixed']} 条。\n\n严重程度：严重 {severity['critical']} 条、高 "
+        f"{severity['high']} 条、中等 {severity['medium']} 条、低 {severity['low']} 条；高或严重 "
+        f"{severe} 条（{pct(severe)}）。\n\n反映问题的反馈 {problems} 条（{pct(problems)}）。"
+        f"待办事项 {len(backlog)} 条，其中 P0 {priorities['P0']} 条、P1 {priorities['P1']} 条。",
+        "## Top Pain Points": f"1. {name}：{billing['count']} 条（{pct(billing['count'])}），"
+        f"其中负面 {negative} 条，{billing_severe} 条高或严重。",
     }
     for heading, body in chinese.items():
         replace_section(workspace, heading, body)
-    assert len(assert_every_number_is_a_tied_figure(workspace)) == 28
-    replace_section(workspace, "## Top Pain Points", "1. 计费：10 条，其中负面 9 条。")
+    assert len(assert_every_number_is_a_tied_figure(workspace)) == 26
+    wrong = negative + 1
+    replace_section(
+        workspace, "## Top Pain Points", f"1. {name}：{billing['count']} 条，其中负面 {wrong} 条。"
+    )
     (finding,) = figure_findings(verdict(workspace))
-    assert (finding["details"]["stated"], finding["details"]["expected"]) == ("9", "10")
-    assert finding["details"]["figure"] == "theme.billing_pricing.negative"
+    assert (finding["details"]["stated"], finding["details"]["expected"]) == (
+        str(wrong),
+        str(negative),
+    )
+    assert finding["details"]["figure"] == f"theme.{billing['key']}.negative"
 
 
 # -- through runlens validate ---------------------------------------------------------------
@@ -156,7 +193,7 @@ def assert_only_the_report_is_rejected(payload: dict[str, Any]) -> None:
 
 
 def test_a_wrong_row_count_is_a_mismatch_at_its_line(workspace: Path) -> None:
-    line = edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    line = edit_report(workspace, "文件共 89 条", "文件共 88 条")
     payload = verdict(workspace)
     assert_only_the_report_is_rejected(payload)
     (finding,) = payload["findings"]
@@ -169,38 +206,55 @@ def test_a_wrong_row_count_is_a_mismatch_at_its_line(workspace: Path) -> None:
 
 
 def test_the_human_verdict_names_the_code_the_artifact_and_the_line(workspace: Path) -> None:
-    line = edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    line = edit_report(workspace, "文件共 89 条", "文件共 88 条")
     result = CliRunner(env={"COLUMNS": "200"}).invoke(cli, ["validate", str(workspace)])
     assert result.exit_code == 1
     for text in ("figure_mismatch", REPORT, f"line {line}", "which is 89", "validated"):
         assert text in result.stdout
 
 
+def leading_row(report: str) -> tuple[str, str, int, str]:
+    """The first pain point of the report's table: its label, key, rows and share."""
+    match = re.search(r"^\| 1 \| (.+?) \| `([^`]+)` \| (\d+) \| ([\d.]+%) \|", report, re.M)
+    assert match, "the report has a pain-point table"
+    return match[1], match[2], int(match[3]), match[4]
+
+
 def test_a_wrong_theme_row_count_in_the_table_is_a_mismatch(workspace: Path) -> None:
-    line = edit_report(workspace, "| `billing_pricing` | 10 |", "| `billing_pricing` | 11 |")
+    _, key, rows, _ = leading_row((workspace / REPORT).read_text(encoding="utf-8"))
+    line = edit_report(workspace, f"| `{key}` | {rows} |", f"| `{key}` | {rows + 1} |")
     payload = verdict(workspace)
     assert_only_the_report_is_rejected(payload)
     (finding,) = payload["findings"]
-    assert (finding["path"], finding["details"]["expected"]) == (f"line {line}", "10")
-    assert finding["details"]["figure"] == "theme.billing_pricing.rows"
+    assert (finding["path"], finding["details"]["expected"]) == (f"line {line}", str(rows))
+    assert finding["details"]["figure"] == f"theme.{key}.rows"
 
 
 @pytest.mark.parametrize(
-    ("share", "rejected"), [("11.3%", True), ("11%", False), ("11.24%", False)]
+    ("written", "rejected"), [("off", True), ("whole", False), ("finer", False)]
 )
-def test_a_theme_share_is_compared_at_the_precision_written(workspace, share, rejected) -> None:
-    line = edit_report(workspace, "10 rows (11.2%)", f"10 rows ({share})")
+def test_a_theme_share_is_compared_at_the_precision_written(workspace, written, rejected) -> None:
+    _, key, rows, share = leading_row((workspace / REPORT).read_text(encoding="utf-8"))
+    analysed = len(json.loads((workspace / ANALYSIS).read_text(encoding="utf-8"))["items"])
+    exact = Decimal(rows) / Decimal(analysed) * 100
+    shown = {
+        "off": f"{Decimal(share[:-1]) + Decimal('0.1')}%",  # a tenth off at the same precision
+        "whole": f"{exact.quantize(Decimal(1), ROUND_HALF_UP)}%",
+        "finer": f"{exact.quantize(Decimal('0.01'), ROUND_HALF_UP)}%",
+    }[written]
+    old = f"| `{key}` | {rows} | {share} |"
+    line = edit_report(workspace, old, f"| `{key}` | {rows} | {shown} |")
     findings = figure_findings(verdict(workspace))
     if not rejected:
         assert findings == []
         return
     (finding,) = findings
-    assert (finding["path"], finding["details"]["expected"]) == (f"line {line}", "11.2%")
-    assert finding["details"]["figure"] == "theme.billing_pricing.share"
+    assert (finding["path"], finding["details"]["expected"]) == (f"line {line}", share)
+    assert finding["details"]["figure"] == f"theme.{key}.share"
 
 
 def test_an_invented_statistic_is_unsupported(workspace: Path) -> None:
-    line = edit_report(workspace, "Severity:", "42% of users churned.\n\nSeverity:")
+    line = edit_report(workspace, "严重程度：", "42% of users churned.\n\n严重程度：")
     payload = verdict(workspace)
     assert_only_the_report_is_rejected(payload)
     (finding,) = payload["findings"]
@@ -214,7 +268,7 @@ def test_numbers_outside_the_checked_sections_are_not_figures(workspace: Path) -
 
 
 def test_an_unreadable_analysis_gets_no_figure_findings(workspace: Path) -> None:
-    edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    edit_report(workspace, "文件共 89 条", "文件共 88 条")
     (workspace / ANALYSIS).write_text("{not json", encoding="utf-8")
     payload = verdict(workspace)
     assert payload["artifacts"][ANALYSIS] == "rejected"
@@ -222,7 +276,7 @@ def test_an_unreadable_analysis_gets_no_figure_findings(workspace: Path) -> None
 
 
 def test_the_repair_message_names_the_right_value(workspace: Path) -> None:
-    edit_report(workspace, "89 rows in the file", "88 rows in the file")
+    edit_report(workspace, "文件共 89 条", "文件共 88 条")
     plugin = load_plugin("feedback-analysis")
     report = validate_workspace(workspace, CONTRACTS, plugin=plugin)
     message = repair_message(report, CONTRACTS, remaining=1)
@@ -243,9 +297,10 @@ def test_the_tool_returns_the_figures_the_check_recomputes(workspace: Path) -> N
     assert result["not_written_yet"] == []
     assert "## Executive Summary" in result["rule"]
     assert shown["rows.file"]["text"] == "89"
-    billing = shown["theme.billing_pricing.share"]
-    assert (billing["text"], billing["labels"][0]) == ("11.2%", "Billing and pricing")
-    assert shown["theme.billing_pricing.rows"]["labels"][0] == "Billing and pricing + row"
+    label, key, _, share = leading_row((workspace / REPORT).read_text(encoding="utf-8"))
+    leading = shown[f"theme.{key}.share"]
+    assert (leading["text"], leading["labels"][0]) == (share, label)
+    assert shown[f"theme.{key}.rows"]["labels"][0] == f"{label} + row"
     assert shown["backlog.P0"]["text"] == "1"
     checked = {s.tied[0].key: s.number.text for s in statements(workspace) if s.number.text != "0"}
     listed = {key: text for key, text in checked.items() if key in shown}
@@ -292,4 +347,28 @@ def test_a_theme_named_like_a_measure_does_not_claim_its_figures() -> None:
         ("3", "agrees", ["rows.analysed"]),
         ("3", "agrees", ["sentiment.negative"]),
         ("100.0%", "agrees", ["sentiment.negative.share"]),
+    ]
+
+
+def test_a_measure_word_inside_a_theme_name_is_part_of_the_name() -> None:
+    # A topic keyed `topic:mixed` names "mixed" in every cell of its table row: the row's
+    # "Rows" cell is still its rows, not its mixed rows.
+    items = [
+        {"feedback_id": f"x{n}", "sentiment": "negative", "severity": "medium",
+         "pain_point": "mixed up", "evidence_text": "mixed up", "theme": "topic:mixed"}
+        for n in range(2)
+    ]  # fmt: skip
+    index = EvidenceIndex.from_items({}, source="f.csv", source_hash="0" * 64)
+    documents = {ANALYSIS: {"items": items, "failed_batches": []}, BACKLOG: {"items": []}}
+    table = (
+        "| # | Pain point | Key | Rows | Mixed | High or critical |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| 1 | About “mixed” | `topic:mixed` | 2 | 0 | 0 |\n"
+    )
+    markdown = f"# R\n\n## Top Pain Points\n\n{table}"
+    stated = check_figures(markdown, SECTIONS, report_figures(documents, index))
+    assert [(s.number.text, s.verdict, [f.key for f in s.tied]) for s in stated] == [
+        ("2", "agrees", ["theme.topic:mixed.rows"]),
+        ("0", "agrees", ["theme.topic:mixed.mixed"]),
+        ("0", "agrees", ["theme.topic:mixed.high_or_critical"]),
     ]

@@ -31,7 +31,9 @@ context names. A percentage ties only to shares, any other number to counts and 
   it is under, the list items it is nested in, the sentence that introduces its list or
   table with a colon). A table cell: one scope, the cell with its column header, the row's
   text cells (those stating no number) and the lead.
-- A figure is named in a scope when every term of one of its labels occurs there. The
+- A figure is named in a scope when every term of one of its labels occurs there (a term
+  occurring only inside a longer term's occurrence, "high" in "high or critical", is part of
+  that term and occurs on its own nowhere). The
   narrowest scope that names a figure of the number's kind decides. When that is a clause,
   figures named by a label that extends a label named in the clause compete too, when the
   extra terms come before the clause: earlier in its part of the sentence, or in the lead.
@@ -47,6 +49,11 @@ written); a number tied to none agrees when it equals some figure of its kind, e
 `unsupported_figure`. A number equals a figure at the precision written: `11.2%` and `11%`
 state 0.11236, `11.3%` does not; both round-half-up and round-half-even are accepted.
 
+A rule may also name `SOURCE_ROWS` among its sources: its `compute` then finds, under that
+name, the source's rows as `{id: {column: value}}` (every column but the index's id and text
+columns), read from the very file the Evidence Index was checked against, so figures about
+the input's other columns (a channel, a date) are recomputed from the input itself.
+
 When a rule's sources are missing or unreadable, or the Evidence Index cannot be trusted, the
 rule computes nothing and reports nothing: the validators of those files report them. A rule
 that computes no figures checks nothing.
@@ -59,10 +66,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 from runlens.contracts.model import DEFAULT_QUOTE_MARKS
-from runlens.evidence import EvidenceIndex
+from runlens.errors import InputError, UserError
+from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.tools.workspace import INPUT
 from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
 from runlens.validation.numbers import (
     SPACED_LETTERS,
@@ -127,6 +137,11 @@ class Figure:
         return scaled.quantize(quantum, ROUND_HALF_UP), scaled.quantize(quantum, ROUND_HALF_EVEN)
 
 
+#: The source name under which a rule's `compute` finds the input's rows (module docstring).
+SOURCE_ROWS = "input:rows"
+#: The rows of the source by id: every column but the id and text columns.
+SourceRows = dict[str, dict[str, str]]
+
 #: `compute(documents, index)`: the figures, from the rule's sources (by name) and the index.
 Compute = Callable[[Mapping[str, Any], EvidenceIndex], Iterable[Figure]]
 
@@ -187,8 +202,10 @@ class _Names:
 
     def occurrences(self, text: str, ignored: SpanSet = _NOWHERE) -> dict[str, list[Span]]:
         """Where each term occurs in `text`, outside the `ignored` spans (terms that do not
-        occur are left out)."""
-        found = {}
+        occur are left out). An occurrence inside a longer term's occurrence is part of
+        that term, not a term of its own: "mixed" in a theme named `topic:mixed`, "high" in
+        "high or critical", 分析 in 未分析."""
+        found: dict[str, list[Span]] = {}
         for term in self.terms:
             spans = [
                 match.span()
@@ -197,7 +214,11 @@ class _Names:
             ]
             if spans:
                 found[term] = spans
-        return found
+        inner = _contained({span for spans in found.values() for span in spans})
+        if not inner:
+            return found
+        kept = {term: [s for s in spans if s not in inner] for term, spans in found.items()}
+        return {term: spans for term, spans in kept.items() if spans}
 
     def named(self, found: Mapping[str, list[Span]]) -> list[tuple[Figure, Label]]:
         """The labels whose every term occurs."""
@@ -213,6 +234,18 @@ class _Names:
         return [
             match.span() for term in self.digit_terms for match in _pattern(term).finditer(text)
         ]
+
+
+def _contained(spans: set[Span]) -> set[Span]:
+    """The spans that lie inside another, longer span (in O(n log n): sorted by start, the
+    longest first, a span ending no later than an earlier one is inside it)."""
+    inner = set()
+    reach = -1
+    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if end <= reach:
+            inner.add((start, end))
+        reach = max(reach, end)
+    return inner
 
 
 @lru_cache(maxsize=4096)
@@ -365,7 +398,7 @@ class FigureValidator:
     def validate(self, context: ValidationContext) -> ValidatorResult:
         collector = Collector(self.name)
         for rule in self.rules:
-            figures = _computed(rule, context)
+            figures = computed_figures(rule, context)
             path = context.artifact_file(rule.artifact) if figures else None
             if path is None:
                 continue  # nothing to check against, or nothing to check
@@ -376,18 +409,80 @@ class FigureValidator:
         return collector.result()
 
 
-def _computed(rule: FigureRule, context: ValidationContext) -> tuple[Figure, ...]:
-    """The rule's figures, or none when a source or the index cannot be read or trusted."""
+def computed_figures(rule: FigureRule, context: ValidationContext) -> tuple[Figure, ...]:
+    """The rule's figures, or none when a source or the index cannot be read or trusted
+    (for validators of other formats that check the same figures, e.g. a chart's)."""
     index = context.evidence_index()
     if isinstance(index, UntrustedIndex):
         return ()
-    documents = {}
+    documents: dict[str, Any] = {}
     for name in rule.sources:
+        if name == SOURCE_ROWS:
+            rows = source_rows(context, index)
+            if rows is None:
+                return ()
+            documents[name] = rows
+            continue
         readable, document = context.load_document(name)
         if not readable:
             return ()
         documents[name] = document
     return tuple(rule.compute(documents, index))
+
+
+def source_rows(context: ValidationContext, index: EvidenceIndex) -> SourceRows | None:
+    """The rows of the source the index was judged against (`SOURCE_ROWS`), read once per
+    validation round; None when the source cannot be found or read again."""
+    key = ("source_rows", "")
+    shared = context._shared
+    if key not in shared:
+        shared[key] = _read_source_rows(context, index)
+    rows: SourceRows | None = shared[key]
+    return rows
+
+
+def _read_source_rows(context: ValidationContext, index: EvidenceIndex) -> SourceRows | None:
+    """The source's rows, paired with the index's ids in source order (the index was built
+    from these very rows, so ids made from row numbers pair up too)."""
+    path = _source_path(context, index)
+    if path is None:
+        return None
+    try:
+        table = CsvTable.open(
+            path,
+            required_columns=(index.text_column,),
+            source_name=index.source,
+            encoding=index.encoding,
+            delimiter=index.delimiter,
+            sheet=getattr(index, "sheet", None),
+        )
+    except (InputError, UserError, OSError):
+        return None
+    if table.total_rows != len(index):
+        return None
+    skipped = (index.id_column, index.text_column)
+    kept = [(n, column) for n, column in enumerate(table.columns) if column not in skipped]
+    rows: SourceRows = {}
+    for position, (row_id, _, _) in enumerate(index.rows()):
+        values = table.row_values(position)
+        rows[row_id] = {column: values[n] for n, column in kept}
+    return rows
+
+
+def _source_path(context: ValidationContext, index: EvidenceIndex) -> Path | None:
+    """`context.source`, else the file of `input/` the index names, else its only file (as
+    the index was judged: `runlens.validation.trust`)."""
+    if context.source is not None:
+        return context.source
+    folder = context.workspace / INPUT
+    named = folder / index.source
+    if index.source and named.parent == folder and named.is_file():
+        return named
+    try:
+        files = [entry for entry in folder.iterdir() if entry.is_file()]
+    except OSError:
+        return None
+    return files[0] if len(files) == 1 else None
 
 
 def _quote_marks(context: ValidationContext, artifact: str) -> tuple[tuple[str, str], ...]:

@@ -4,16 +4,28 @@ One backlog item per pain point of the summary, that is per group with rows repo
 problem or a request (negative and mixed rows, neutral feature requests, neutral rows with a
 severity above low); praise, positive-only groups and empty rows produce no backlog item.
 
-Priority is the aggregate's documented rule (`runlens_feedback.aggregate.priority_for`:
-P0 for 2+ critical reports or a critical one raised by 10% of rows, down to P3 for a few
-low-severity reports), computed from each pain point's problem-row counts. Items are ordered
-by priority, then by problem rows (descending), then by group key, and cut to `max_items`.
-Each cites the pain point's ids (at most `EVIDENCE_IDS`, 6, most representative first: highest
-severity, then strongest sentiment, then input order).
+Priority is the summary's (`runlens_feedback.aggregate`: severity, reach and trend points,
+with `priority_reason` saying which), recomputed with `priority_for` only for a summary that
+lacks one. Items are ordered by priority, then by problem rows (descending), then by group
+key, and cut to `max_items`. Each cites the pain point's ids (at most `EVIDENCE_IDS`, 6, most
+representative first: highest severity, then strongest sentiment, then input order).
+
+Everything an item says comes from its theme's own evidence, never from a fixed template:
+
+- the title names the theme (its discovered name, or the theme table's title for a table
+  theme) and what its rows mostly are (complaints, mixed reviews, requests);
+- the acceptance criteria: the cited cases are reviewed and their cause recorded; the
+  theme's own terms (its discovered keywords, else the most frequent terms of its quotes)
+  are traced to causes; when it has high or critical reports, none recurs after the change
+  (with today's count); when it is rising, its share of the latest period falls back to its
+  earlier share; and the cited cases are re-checked;
+- the metric: the theme's share of the analysed rows, with its baseline (its problem rows)
+  and target (half), plus its high-or-critical count with target 0 when it has any.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,10 +33,12 @@ from runlens_feedback.aggregate import EVIDENCE_IDS, priority_for, summarize_ana
 from runlens_feedback.analyst.groups import group_keyword, theme_spec
 from runlens_feedback.analyst.labels import FEATURE_REQUEST, PRIORITIES
 from runlens_feedback.analyst.resources import ThemeSpec
+from runlens_feedback.discovery import terms
 
 MAX_EVIDENCE_IDS = EVIDENCE_IDS
 MAX_ITEMS = 8
 _LEVELS = ("critical", "high", "medium", "low")
+_TERMS = 5
 Group = Mapping[str, Any]
 
 
@@ -58,26 +72,37 @@ def build_backlog(
 def _entry(group: Group, total: int) -> dict[str, Any]:
     severity: Mapping[str, int] = group["problem_severity"]
     mentions = int(group["problem_rows"])
-    priority, reason = priority_for(severity, mentions, total)
+    priority, reason = _priority(group, severity, mentions, total)
     ids = [str(i) for i in group["feedback_ids"]][:MAX_EVIDENCE_IDS]
     share = f"{mentions / total:.1%}" if total else "0%"
     spec = theme_spec(group)
+    name = _theme_name(group, spec)
+    terms = _terms(group, name)
     return {
-        "title": _title(group, spec),
+        "title": _title(group, spec, name),
         "theme": str(group["key"]),
         "priority": priority,
         "evidence_feedback_ids": ids,
-        "acceptance_criteria": _criteria(group, spec, ids),
-        "metric": _metric(group, spec, mentions, total, share),
+        "acceptance_criteria": _criteria(group, name, terms, ids, severity, mentions),
+        "metric": _metric(name, severity, mentions, total, share),
         "rationale": (
             f"{mentions} of {total} analysed rows ({share}) raise this; severity: "
             + ", ".join(f"{severity.get(level, 0)} {level}" for level in _LEVELS)
             + "; sentiment: "
             + ", ".join(f"{count} {label}" for label, count in _problem_sentiment(group).items())
-            + f". {priority} because of {reason}."
+            + f". {priority}: {reason}."
         ),
         "mentions": mentions,
     }
+
+
+def _priority(
+    group: Group, severity: Mapping[str, int], mentions: int, total: int
+) -> tuple[str, str]:
+    given, reason = group.get("priority"), group.get("priority_reason")
+    if given in PRIORITIES and isinstance(reason, str) and reason:
+        return str(given), reason
+    return priority_for(severity, mentions, total)
 
 
 def _problem_sentiment(group: Group) -> dict[str, int]:
@@ -92,31 +117,87 @@ def _problem_sentiment(group: Group) -> dict[str, int]:
     }
 
 
-def _title(group: Group, spec: ThemeSpec | None) -> str:
+def _theme_name(group: Group, spec: ThemeSpec | None) -> str:
+    name = group.get("pain_point")
+    if group.get("grouped_by", "theme") == "theme" and isinstance(name, str) and name.strip():
+        return " ".join(name.split())
+    return group_keyword(group) if spec is None else spec.label_en
+
+
+def _terms(group: Group, name: str) -> list[str]:
+    """The theme's own words: its discovered keywords, else the commonest terms of its
+    quotes; never the words of its name."""
+    named = set(name.casefold().replace("·", " ").split())
+    given = [str(k) for k in group.get("keywords") or () if isinstance(k, str)]
+    if not given:
+        counted: Counter[str] = Counter()
+        for example in group.get("examples") or ():
+            counted.update(set(terms(str(example.get("evidence_text") or ""))))
+        given = [term for term, _ in sorted(counted.items(), key=lambda p: (-p[1], p[0]))]
+    kept = [t for t in given if t.casefold() not in named]
+    return kept[:_TERMS]
+
+
+def _title(group: Group, spec: ThemeSpec | None, name: str) -> str:
     if spec is not None and spec.title:
         return spec.title
-    return f"Resolve the problems reported about “{group_keyword(group)}”"
+    if str(group.get("key")) == FEATURE_REQUEST:
+        return f"{name}: answer the requests"
+    sentiment = _problem_sentiment(group)
+    if sentiment["neutral"] > sentiment["negative"] + sentiment["mixed"]:
+        return f"{name}: look into the reports"
+    if sentiment["mixed"] > sentiment["negative"]:
+        return f"{name}: fix the weak points customers mention"
+    return f"{name}: fix the complaints"
 
 
-def _criteria(group: Group, spec: ThemeSpec | None, ids: list[str]) -> list[str]:
+def _criteria(
+    group: Group,
+    name: str,
+    words: list[str],
+    ids: list[str],
+    severity: Mapping[str, int],
+    mentions: int,
+) -> list[str]:
     cited = ", ".join(ids[:3])
-    retest = f"Each cited case ({cited}) is re-tested after the change and no longer reproduces"
-    if spec is not None and spec.acceptance_criteria:
-        return [*spec.acceptance_criteria, *([retest] if spec.key != FEATURE_REQUEST else [])]
-    keyword = group_keyword(group)
-    return [
-        f"The problem reported about “{keyword}” in the cited feedback is reproduced and its "
-        "cause recorded",
-        retest,
-        f"New negative feedback about “{keyword}” falls by at least half within 30 days of release",
-    ]
+    criteria = [f"The cited reports about {name} ({cited}) are reviewed and each cause recorded"]
+    if words:
+        listed = ", ".join(words)
+        criteria.append(
+            f"Each complaint that names one of {listed} is traced to a cause, with an owner "
+            "and a fix"
+        )
+    severe = int(severity.get("high", 0)) + int(severity.get("critical", 0))
+    if severe:
+        criteria.append(
+            f"No new high or critical report about {name} in the 30 days after the change "
+            f"({severe} of its {mentions} problem rows today)"
+        )
+    trend = group.get("trend")
+    if isinstance(trend, Mapping) and trend.get("direction") == "rising":
+        before = float(trend.get("before_share") or 0.0)
+        recent = float(trend.get("recent_share") or 0.0)
+        period = trend.get("period")
+        if before > 0:
+            criteria.append(
+                f"Its share of each period's feedback falls back to at most {before:.1%}, its "
+                f"share before {period}"
+            )
+        else:
+            criteria.append(
+                f"New in {period} ({recent:.1%} of that period's feedback): its share of each "
+                f"later period is at most half of that"
+            )
+    criteria.append(f"The cited cases ({cited}) are re-checked after the change and resolved")
+    return criteria
 
 
-def _metric(group: Group, spec: ThemeSpec | None, mentions: int, total: int, share: str) -> str:
-    baseline = f"baseline: {mentions} of {total} analysed rows ({share})"
-    if spec is not None and spec.metric:
-        return f"{spec.metric}; share of feedback raising it ({baseline}, target: half)"
-    return (
-        f"Share of feedback reporting problems about “{group_keyword(group)}” ({baseline}, "
-        "target: half)"
+def _metric(name: str, severity: Mapping[str, int], mentions: int, total: int, share: str) -> str:
+    metric = (
+        f"Share of analysed feedback reporting problems about {name} (baseline: {mentions} "
+        f"of {total} analysed rows ({share}), target: half)"
     )
+    severe = int(severity.get("high", 0)) + int(severity.get("critical", 0))
+    if severe:
+        metric += f"; its high or critical reports (baseline: {severe}, target: 0)"
+    return metric

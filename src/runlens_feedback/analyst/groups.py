@@ -1,6 +1,7 @@
 """Names for the pain-point groups of the aggregated analysis (`runlens_feedback.aggregate`).
 
-A group is keyed by a theme (from the analyst's theme table, a `topic:<keyword>` of its own,
+A group is keyed by a theme (a discovered theme, `runlens_feedback.discovery`, whose key is
+its name in lower case; the analyst's theme table; a `topic:<keyword>` of its own; "other";
 or any key a model chose) or, for items without a theme, by its normalised pain point.
 """
 
@@ -11,6 +12,8 @@ from typing import Any
 
 from runlens_feedback.analyst.labels import EMPTY_THEME, TOPIC_PREFIX
 from runlens_feedback.analyst.resources import ThemeSpec, theme_by_key
+from runlens_feedback.discovery import OTHER as OTHER_THEME
+from runlens_feedback.discovery import theme_name
 
 Group = Mapping[str, Any]
 
@@ -24,7 +27,8 @@ def theme_spec(group: Group) -> ThemeSpec | None:
 
 def group_label(group: Group) -> str:
     """A one-line display label: the theme table's English label, the pain point's own
-    wording for groups without a theme, else a label made from the key."""
+    wording for groups without a theme, else the name read from the key (a discovered
+    theme's name, `discovery.theme_name`)."""
     key = str(group.get("key"))
     spec = theme_spec(group)
     if spec is not None:
@@ -32,10 +36,12 @@ def group_label(group: Group) -> str:
     if group.get("grouped_by") == "pain_point":
         return " ".join(str(group.get("pain_point") or key).split())
     if key.startswith(TOPIC_PREFIX):
-        return f"Other: “{key[len(TOPIC_PREFIX) :]}”"
+        return f"About “{key[len(TOPIC_PREFIX) :]}”"
     if key == EMPTY_THEME:
         return "Empty feedback"
-    return key.replace("_", " ").capitalize()
+    if key == OTHER_THEME:
+        return "Other (no common theme)"
+    return theme_name(key)
 
 
 def group_keyword(group: Group) -> str:

@@ -2,10 +2,19 @@
 analysis (`runlens_feedback.aggregate`), never from raw rows.
 
 The seven headings of the Feedback Analysis contract appear exactly once each, in order, and
-are the only headings. Every count is the summary's (exact counts of the analysis); every quote
-is a summary example's `evidence_text` (or one line of it), cited with its feedback id in the
-contract's citation form, so the validator verifies each one. Quotes and labels never start a
+are the only headings; they stay in English, as contracted. The body is written in the input's
+main language (`report_language`: the language most analysed items declare, Chinese or English;
+English for anything else), from the templates of `runlens_feedback.analyst.report_words`.
+Every count is the summary's (exact counts of the analysis); every quote is a summary
+example's `evidence_text` (or one line of it), cited with its feedback id in the contract's
+citation form, so the validator verifies each one. Quotes and labels never start a
 line, so feedback text cannot add headings or lists to the report.
+
+Breakdowns by metadata columns (`summary["breakdowns"]`) are tables under Product Context,
+whose numbers the figure check recomputes from the input's columns; a chart
+(`runlens_feedback.chart`, written by the `write_insight_chart` tool) is linked when the writer
+says it exists; the summary's `warnings` (input that does not look like product feedback)
+appear in Executive Summary and in Risks And Unknowns.
 """
 
 from __future__ import annotations
@@ -18,6 +27,15 @@ from runlens.validation.citations import BRACKETS
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX
+from runlens_feedback.analyst.report_words import (
+    LANGUAGE_NAMES,
+    SENTIMENT_NAMES,
+    SEVERITY_NAMES,
+    SKIP_REASONS_ZH,
+    WORDS,
+    ReportLanguage,
+)
+from runlens_feedback.breakdowns import SPECIAL_LABELS
 from runlens_feedback.contracts import REPORT_CONTRACT
 from runlens_feedback.contracts import REPORT_HEADINGS as HEADINGS  # one list, the contract's
 
@@ -25,7 +43,6 @@ _LEADING = 3
 _EVIDENCE_GROUPS = 5
 _SMALL_SAMPLE = 30
 _HIGH_UNCERTAIN_SHARE = 0.3
-_LANGUAGES = {"zh": "Chinese", "en": "English"}
 _QUOTE_MARKS = (REPORT_CONTRACT.citations or MarkdownCitations()).quote_marks
 #: ASCII punctuation that could start Markdown markup inside a quoted line.
 _MARKUP = frozenset("\\`*_[]<>&~|")
@@ -36,22 +53,35 @@ _SINGLE_MARKS = str.maketrans({"“": "‘", "”": "’", '"': "'", "「": "『
 Summary = Mapping[str, Any]
 
 
-def report_from_summary(summary: Summary, backlog: Mapping[str, Any]) -> str:
+def report_from_summary(
+    summary: Summary, backlog: Mapping[str, Any], *, chart: str | None = None
+) -> str:
     """The report for `summary` (from `summarize_analysis`) and `backlog` (from
-    `backlog_from_summary`). English prose; quotes stay in their original language."""
+    `backlog_from_summary`), its body in `report_language(summary)`; quotes stay in their
+    original language. `chart`: the chart's path relative to the report (e.g.
+    `insight_chart.svg`), linked from Executive Summary; None when no chart was written."""
+    words = _Words(report_language(summary))
     bodies = (
-        _title(summary),
-        _context(summary),
-        _executive_summary(summary, backlog),
-        _pain_points(summary),
-        _evidence(summary),
-        _actions(backlog),
-        _risks(summary),
+        _title(summary, words),
+        _context(summary, words),
+        _executive_summary(summary, backlog, words, chart),
+        _pain_points(summary, words),
+        _evidence(summary, words),
+        _actions(backlog, words),
+        _risks(summary, words),
     )
     blocks = [
         f"{heading}\n\n" + "\n".join(body) for heading, body in zip(HEADINGS, bodies, strict=True)
     ]
     return "\n\n".join(blocks) + "\n"
+
+
+def report_language(summary: Summary) -> ReportLanguage:
+    """The language most analysed items declare (`summary["languages"]`, most first; a tie
+    goes to the code first in alphabetical order), when it is Chinese; else English."""
+    languages = summary.get("languages") or {}
+    ranked = sorted(languages.items(), key=lambda pair: (-pair[1], pair[0]))
+    return "zh" if ranked and ranked[0][0] == "zh" else "en"
 
 
 def render_report(
@@ -61,16 +91,59 @@ def render_report(
     source: str,
     total_rows: int,
     failed_batches: Sequence[Mapping[str, Any]] = (),
+    row_metadata: Mapping[str, Mapping[str, Any]] | None = None,
+    chart: str | None = None,
 ) -> str:
     """The report of analysis `items`: `report_from_summary(summarize_analysis(...), backlog)`
-    with the input file name `source`, its row count and the batches that failed."""
+    with the input file name `source`, its row count, the batches that failed and the rows'
+    metadata columns (for the breakdowns)."""
     summary = summarize_analysis(
-        items, total_rows=total_rows, failed_batches=failed_batches, source=source
+        items,
+        total_rows=total_rows,
+        failed_batches=failed_batches,
+        source=source,
+        row_metadata=row_metadata,
     )
-    return report_from_summary(summary, backlog)
+    return report_from_summary(summary, backlog, chart=chart)
 
 
 # -- formatting -----------------------------------------------------------------------------
+
+
+class _Words:
+    """The report's sentences in one language, and its ways of writing counts."""
+
+    def __init__(self, language: ReportLanguage) -> None:
+        self.language = language
+        self.text = WORDS[language]
+
+    def __call__(self, template: str, /, **values: object) -> str:
+        return self.text[template].format(**values)
+
+    def rows(self, count: int) -> str:
+        if self.language == "zh":
+            return f"{count} 条"
+        return f"{count} {_noun(count)}"
+
+    def sentiment(self, label: object) -> str:
+        return SENTIMENT_NAMES[self.language].get(str(label), _plain(label))
+
+    def severity(self, level: object) -> str:
+        return SEVERITY_NAMES[self.language].get(str(level), _plain(level))
+
+    def language_name(self, code: str) -> str:
+        return LANGUAGE_NAMES[self.language].get(code, _plain(code))
+
+    def level(self, name: str) -> str:
+        """A sentiment or severity as a list item starts: `Positive`, `正面`."""
+        return name.capitalize() if self.language == "en" else name
+
+    def skip_reason(self, reason: str) -> str:
+        return SKIP_REASONS_ZH.get(reason, reason) if self.language == "zh" else reason
+
+    def special(self, special: str) -> str:
+        english, chinese = SPECIAL_LABELS[special]
+        return chinese if self.language == "zh" else english
 
 
 def _pct(count: int, total: int) -> str:
@@ -79,10 +152,6 @@ def _pct(count: int, total: int) -> str:
 
 def _noun(count: int) -> str:
     return "row" if count == 1 else "rows"
-
-
-def _rows(count: int) -> str:
-    return f"{count} {_noun(count)}"
 
 
 def _plain(text: object) -> str:
@@ -98,7 +167,7 @@ def _label(group: Mapping[str, Any]) -> str:
     return _plain(group_label(group))
 
 
-def _quote_line(example: Mapping[str, Any]) -> str:
+def _quote_line(example: Mapping[str, Any], words: _Words) -> str:
     """The example as a citation of the contract's form, `> “quote” — id (sentiment,
     severity)`: verbatim, with Markdown characters escaped so the reader sees the row's
     words, in quotation marks the quote does not close early. Where the quote was cut (by the
@@ -116,10 +185,14 @@ def _quote_line(example: Mapping[str, Any]) -> str:
     opening, closing = _quote_marks(quote)
     if closing in quote:  # every closing mark occurs in it: quote up to the first one
         quote, cut_end = quote[: quote.index(closing)].rstrip(), True
+    tail = words(
+        "quote_tail",
+        sentiment=words.sentiment(example.get("sentiment")),
+        severity=words.severity(example.get("severity")),
+    )
     return (
         f"> {'… ' if cut_start else ''}{opening}{_escaped(quote)}{closing}"
-        f"{' …' if cut_end else ''} {_attribution(str(example.get('feedback_id')))} "
-        f"({example.get('sentiment')}, {example.get('severity')})"
+        f"{' …' if cut_end else ''} {_attribution(str(example.get('feedback_id')))} {tail}"
     )
 
 
@@ -161,75 +234,127 @@ def _unquoted(text: str) -> str:
 # -- sections -------------------------------------------------------------------------------
 
 
-def _title(summary: Summary) -> list[str]:
-    return [f"Insight report on the product feedback in `{_plain(summary.get('source', ''))}`."]
+def _title(summary: Summary, words: _Words) -> list[str]:
+    return [words("title", source=_plain(summary.get("source", "")))]
 
 
-def _context(summary: Summary) -> list[str]:
+def _context(summary: Summary, words: _Words) -> list[str]:
     analysed = summary["analysed_rows"]
     pains = summary["pain_points"]
-    top = ", ".join(
-        f"{_label(g)} ({g['problem_rows']} reporting a problem)" for g in pains[:_LEADING]
+    top = words("list_sep").join(
+        words("top", label=_label(g), problems=g["problem_rows"]) for g in pains[:_LEADING]
     )
     lines = [
-        f"- Source: `{_plain(summary.get('source', ''))}`, {summary['total_rows']} rows in the "
-        f"file, {analysed} analysed.",
+        words(
+            "source",
+            source=_plain(summary.get("source", "")),
+            total=summary["total_rows"],
+            analysed=analysed,
+        )
     ]
     if summary["languages"]:
-        languages = ", ".join(
-            f"{count} {_LANGUAGES.get(lang, _plain(lang))}"
+        languages = words("list_sep").join(
+            words("language", count=count, name=words.language_name(lang))
             for lang, count in summary["languages"].items()
         )
-        lines.append(f"- Languages: {languages}.")
+        lines.append(words("languages", languages=languages))
     lines += [
-        f"- Themes: {summary['groups']} distinct; highest-priority pain points: {top or 'none'}.",
-        "- Method: deterministic offline analysis (sentiment lexicons and rules, keyword themes);"
-        " every quote below is verbatim from the cited row.",
+        words("themes", groups=summary["groups"], top=top or words("none")),
+        words("method"),
     ]
+    for column in (summary.get("breakdowns") or {}).get("columns", []):
+        lines += ["", *_breakdown_table(column, analysed, words)]
     return lines
 
 
-def _executive_summary(summary: Summary, backlog: Mapping[str, Any]) -> list[str]:
+def _breakdown_table(column: Mapping[str, Any], analysed: int, words: _Words) -> list[str]:
+    """One metadata column as a table: rows, share of the analysed rows, positive and
+    negative rows, and the negative share of the value's rows. Its lead names the column, so
+    the figure check ties each cell to its column and value (`runlens_feedback.figures`)."""
+    name = _plain(column["column"])
+    if column["kind"] == "trend":
+        lead = words("by_period", period=words(str(column["period"])), column=name)
+    else:
+        lead = words("by_column", column=name)
+    lines = [
+        lead,
+        "",
+        f"| {_escaped(name)} | {words('breakdown_header')} |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for entry in column["values"]:
+        special = entry.get("special")
+        shown = words.special(special) if special else str(entry["label"])
+        rows, sentiment = entry["rows"], entry["sentiment"]
+        negative = sentiment.get("negative", 0)
+        lines.append(
+            f"| {_escaped(shown)} | {rows} | {_pct(rows, analysed)} | "
+            f"{sentiment.get('positive', 0)} | {negative} | {_pct(negative, rows)} |"
+        )
+    return lines
+
+
+def _executive_summary(
+    summary: Summary, backlog: Mapping[str, Any], words: _Words, chart: str | None
+) -> list[str]:
     total = summary["analysed_rows"]
-    lines = [f"Sentiment of the {total} analysed rows:", ""]
+    lines = [words("warning"), ""] if summary.get("warnings") else []
+    lines += [words("sentiment_lead", total=total), ""]
     for label in SENTIMENTS:
         count = summary["sentiment"].get(label, 0)
-        lines.append(f"- {label.capitalize()}: {count} ({_pct(count, total)})")
-    lines += ["", "Severity:", ""]
+        name = words.level(words.sentiment(label))
+        lines.append(words("level", name=name, count=count, share=_pct(count, total)))
+    lines += ["", words("severity_lead"), ""]
     for level in reversed(SEVERITIES):
         count = summary["severity"].get(level, 0)
-        lines.append(f"- {level.capitalize()}: {count} ({_pct(count, total)})")
+        name = words.level(words.severity(level))
+        lines.append(words("level", name=name, count=count, share=_pct(count, total)))
     problems = summary["problem_rows"]
-    lines += [
-        "",
-        f"Rows reporting a problem or request: {_rows(problems)} ({_pct(problems, total)}).",
-    ]
-    leading = "; ".join(
-        f"{_label(g)} ({g['priority']}): {_rows(g['count'])} ({_pct(g['count'], total)}), "
-        f"{g['problem_rows']} reporting a problem"
+    lines += ["", words("problems", rows=words.rows(problems), share=_pct(problems, total))]
+    leading = words("leading_sep").join(
+        words(
+            "leading_part",
+            label=_label(g),
+            priority=g["priority"],
+            rows=words.rows(g["count"]),
+            share=_pct(g["count"], total),
+            problems=g["problem_rows"],
+        )
         for g in summary["pain_points"][:_LEADING]
     )
     if leading:
-        lines.append(f"Highest-priority pain points: {leading}.")
+        lines.append(words("leading", parts=leading))
     entries = list(backlog.get("items", []))
     by_priority = {p: sum(1 for b in entries if b.get("priority") == p) for p in PRIORITIES}
-    counts = ", ".join(f"{count} {p}" for p, count in by_priority.items() if count)
-    lines.append(f"Backlog: {len(entries)} items" + (f" ({counts})." if counts else "."))
+    parts = words("list_sep").join(
+        words("backlog_part", count=count, priority=p) for p, count in by_priority.items() if count
+    )
+    priorities = words("backlog_priorities", parts=parts) if parts else ""
+    lines.append(words("backlog", count=len(entries), priorities=priorities))
+    if chart is not None:
+        trend = next(
+            (
+                c
+                for c in (summary.get("breakdowns") or {}).get("columns", [])
+                if c["kind"] == "trend"
+            ),
+            None,
+        )
+        trend_words = words("chart_trend", period=words(str(trend["period"]))) if trend else ""
+        link = words("chart", trend=trend_words).replace("insight_chart.svg", chart)
+        lines += ["", link]
     return lines
 
 
-def _pain_points(summary: Summary) -> list[str]:
+def _pain_points(summary: Summary, words: _Words) -> list[str]:
     total = summary["analysed_rows"]
     pains = summary["pain_points"]
     if not pains:
-        return ["No analysed row reports a problem or a request."]
+        return [words("no_pains")]
     lines = [
-        "Pain points by priority, then by rows reporting a problem or request. Rows, share, "
-        "negative and mixed count every row of the group; high or critical counts its problem "
-        "rows.",
+        words("pains_intro"),
         "",
-        "| # | Pain point | Key | Rows | Share | Problem rows | Negative | Mixed "
-        "| High or critical | Priority |",
+        words("pains_header"),
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for rank, group in enumerate(pains, start=1):
@@ -243,116 +368,148 @@ def _pain_points(summary: Summary) -> list[str]:
         )
     other = summary["other_groups"]
     if other["groups"]:
-        groups = "1 other group" if other["groups"] == 1 else f"{other['groups']} other groups"
-        lines += [
-            "",
-            f"Not listed: {groups} ({_rows(other['rows'])}, {other['problem_rows']} of them "
-            "reporting a problem or request).",
-        ]
+        lines += ["", _not_listed(other, words)]
     return lines
 
 
-def _evidence(summary: Summary) -> list[str]:
+def _not_listed(other: Mapping[str, Any], words: _Words) -> str:
+    if words.language == "zh":
+        return (
+            f"未列出：其他主题 {other['groups']} 个（{words.rows(other['rows'])}，"
+            f"其中 {other['problem_rows']} 条反映问题或需求）。"
+        )
+    groups = "1 other group" if other["groups"] == 1 else f"{other['groups']} other groups"
+    return (
+        f"Not listed: {groups} ({words.rows(other['rows'])}, {other['problem_rows']} of them "
+        "reporting a problem or request)."
+    )
+
+
+def _evidence(summary: Summary, words: _Words) -> list[str]:
     lines: list[str] = []
     for group in summary["pain_points"][:_EVIDENCE_GROUPS]:
         if not group["examples"]:
             continue
-        lines += [
-            _unquoted(
-                f"**{_label(group)}** (`{_plain(group['key'])}`, "
-                f"{_rows(group['problem_rows'])} reporting a problem):"
-            ),
-            "",
-        ]
+        lead = words(
+            "evidence_group",
+            label=_label(group),
+            key=_plain(group["key"]),
+            rows=words.rows(group["problem_rows"]),
+        )
+        lines += [_unquoted(lead), ""]
         for example in group["examples"]:
-            lines += [_quote_line(example), ""]
+            lines += [_quote_line(example, words), ""]
     positive = summary["positive"]
     if positive["examples"]:
-        lines += [f"**What users value** ({positive['rows']} positive {_noun(positive['rows'])}):"]
-        lines.append("")
+        count = positive["rows"]
+        lines += [words("evidence_positive", count=count, noun=_noun(count)), ""]
         for example in positive["examples"]:
-            lines += [_quote_line(example), ""]
-    return lines[:-1] if lines else ["No quotable feedback was analysed."]
+            lines += [_quote_line(example, words), ""]
+    return lines[:-1] if lines else [words("no_quotes")]
 
 
-def _actions(backlog: Mapping[str, Any]) -> list[str]:
+def _actions(backlog: Mapping[str, Any], words: _Words) -> list[str]:
+    """The backlog, its text with quotation marks made single: a backlog's words (“Billing”
+    (fb_005)) are no citation of a row."""
     entries = list(backlog.get("items", []))
     if not entries:
-        return [
-            "No actionable problems were found; keep collecting feedback and re-run the analysis."
-        ]
+        return [words("no_actions")]
     lines = []
     for rank, entry in enumerate(entries, start=1):
         ids = ", ".join(_plain(i) for i in entry.get("evidence_feedback_ids", []))
-        criteria = "; ".join(_plain(c) for c in entry.get("acceptance_criteria", []))
+        criteria = words("criteria_sep").join(
+            _plain(c).rstrip(".。") for c in entry.get("acceptance_criteria", [])
+        )
         lines += [
-            f"{rank}. **{entry.get('priority')} — {_plain(entry.get('title'))}** "
-            f"(`{_plain(entry.get('theme', ''))}`). {_plain(entry.get('rationale', ''))}",
-            f"   - Acceptance criteria: {criteria}.",
-            f"   - Metric: {_plain(entry.get('metric'))}.",
-            f"   - Evidence: {ids}.",
+            words(
+                "action",
+                rank=rank,
+                priority=entry.get("priority"),
+                title=_plain(entry.get("title")),
+                theme=_plain(entry.get("theme", "")),
+                rationale=_plain(entry.get("rationale", "")),
+            ).rstrip(),
+            words("criteria", criteria=criteria),
+            words("metric", metric=_plain(entry.get("metric")).rstrip(".。")),
+            words("evidence_ids", ids=ids),
         ]
-    return lines
+    return [_unquoted(line) for line in lines]
 
 
-def _risks(summary: Summary) -> list[str]:
+def _risks(summary: Summary, words: _Words) -> list[str]:
     total = summary["analysed_rows"]
-    lines = _failure_lines(summary["failed_batches"])
+    lines = _warning_lines(summary, words)
+    lines += _failure_lines(summary["failed_batches"], words)
     unanalysed, total_rows = summary["unanalysed_rows"], summary["total_rows"]
     if unanalysed > 0:
-        lines.append(
-            f"- Unanalysed rows: {unanalysed} of {total_rows} ({_pct(unanalysed, total_rows)}) "
-            "are not in these figures."
-        )
+        share = _pct(unanalysed, total_rows)
+        lines.append(words("unanalysed", unanalysed=unanalysed, total=total_rows, share=share))
     if total < _SMALL_SAMPLE:
-        lines.append(f"- Small sample: only {_rows(total)} analysed; shares are indicative only.")
+        lines.append(words("small", rows=words.rows(total)))
     uncertain = summary["sentiment"].get("neutral", 0) + summary["sentiment"].get("mixed", 0)
     high = bool(total) and uncertain / total >= _HIGH_UNCERTAIN_SHARE
     lines.append(
-        f"- Neutral or mixed rows: {uncertain} ({_pct(uncertain, total)})"
-        + (" — a large share; read those rows before acting." if high else ".")
+        words("uncertain", count=uncertain, share=_pct(uncertain, total))
+        + words("uncertain_high" if high else "uncertain_low")
     )
-    lines += _grouping_lines(summary)
-    lines.append(
-        "- Method limits: lexicon-based sentiment misses sarcasm and domain slang; ratings, "
-        "channels and segments were not weighed."
-    )
+    lines += _grouping_lines(summary, words)
+    skipped = (summary.get("breakdowns") or {}).get("skipped", [])
+    if skipped:
+        columns = words("list_sep").join(
+            words("skipped_part", column=_plain(s["column"]), reason=words.skip_reason(s["reason"]))
+            for s in skipped
+        )
+        lines.append(words("skipped", columns=columns))
+    lines.append(words("limits"))
     return lines
 
 
-def _failure_lines(failures: Mapping[str, Any]) -> list[str]:
+def _warning_lines(summary: Summary, words: _Words) -> list[str]:
+    lines = []
+    for warning in summary.get("warnings") or []:
+        details = warning.get("details") or {}
+        if warning.get("code") == "not_product_feedback":
+            lines.append(
+                words(
+                    "not_feedback",
+                    rows=details.get("rows"),
+                    cues=details.get("cue_rows"),
+                    narrative=details.get("narrative_rows"),
+                    polar=details.get("polar_rows"),
+                )
+            )
+        else:
+            lines.append(f"- {_plain(warning.get('message', warning.get('code', '')))}")
+    return lines
+
+
+def _failure_lines(failures: Mapping[str, Any], words: _Words) -> list[str]:
     if not failures["batches"]:
-        return ["- Failed batches: none."]
-    lines = [
-        f"- Failed batches: {failures['batches']} could not be analysed in full "
-        f"({_rows(failures['rows'])} left unanalysed). Reasons:"
-    ]
-    lines += [
-        f"  - {_plain(r['reason'])}: {_rows(r['rows'])} in {r['batches']} "
-        f"{'batch' if r['batches'] == 1 else 'batches'}"
-        for r in failures["reasons"]
-    ]
+        return [words("failed_none")]
+    lines = [words("failed", batches=failures["batches"], rows=words.rows(failures["rows"]))]
+    for reason in failures["reasons"]:
+        rows, batches = words.rows(reason["rows"]), reason["batches"]
+        if words.language == "zh":
+            lines.append(f"  - {_plain(reason['reason'])}：{batches} 个批次，共 {rows}")
+        else:
+            noun = "batch" if batches == 1 else "batches"
+            lines.append(f"  - {_plain(reason['reason'])}: {rows} in {batches} {noun}")
     details = [
         ", ".join(f"{k}={_plain(v)}" for k, v in entry.items() if k != "reason")
         for entry in failures["entries"]
     ]
     if any(details):
-        lines.append("  - First failures: " + "; ".join(f"({d})" for d in details if d) + ".")
+        shown = "; ".join(f"({d})" for d in details if d)
+        lines.append(words("first_failures", details=shown))
     return lines
 
 
-def _grouping_lines(summary: Summary) -> list[str]:
+def _grouping_lines(summary: Summary, words: _Words) -> list[str]:
     lines = []
     by_wording = summary["grouped_by"].get("pain_point", 0)
     if by_wording:
-        lines.append(
-            f"- Grouping: {_rows(by_wording)} carried no theme and are grouped by the wording "
-            "of their pain point, which can split one problem across groups."
-        )
+        lines.append(words("grouping", rows=words.rows(by_wording)))
     topics = [g for g in summary["pain_points"] if str(g["key"]).startswith(TOPIC_PREFIX)]
     if topics:
-        lines.append(
-            f"- Uncategorised: {len(topics)} of the listed pain points matched no known theme "
-            "and are named by their own keyword."
-        )
+        lines.append(words("topics", count=len(topics)))
     return lines

@@ -12,6 +12,7 @@ from runlens_feedback.analyst.resources import theme_by_key
 from runlens_feedback.analyst.severity import assess_severity
 from runlens_feedback.analyst.text import detect_language
 from runlens_feedback.analyst.themes import ThemeChoice, choose_theme
+from runlens_feedback.discovery import OTHER, theme_name
 
 _SNIPPET = {"zh": 30, "en": 80}
 EMPTY_TEXT_FLAG = "empty_text"
@@ -25,27 +26,46 @@ def analyze_rows(
 ) -> list[dict[str, Any]]:
     """One analysis item per row, in input order; each row is analysed on its own.
 
+    A row's `theme_hint` (a theme key of the run's discovered catalogue,
+    `runlens_feedback.discovery`) is its theme when present: the keyword table is then not
+    used, so a word's sense comes from the themes the whole input formed ("the server was
+    rude" stays with the restaurant's service rows). The pain point is the theme's name and
+    the row's own words ("Server · waiter: the server was rude"); praise is labelled as
+    praise, never as a problem. A row hinted "other" (no discovered theme fits it) takes a
+    theme of the keyword table when it names one in its sense (`analyst.themes`), praise
+    when it is positive, else stays "other", labelled with its most salient word; so the
+    groups stay few (discovered themes, table themes, other) on any input size.
+
     Item keys: `feedback_id` (the row's id, unchanged), `sentiment` (positive, neutral,
-    negative, mixed), `severity` (low, medium, high, critical), `theme` (a key of the theme
-    table, `praise`, `topic:<keyword>` or `empty`), `pain_point` (a short summary in the row's
-    language), `evidence_text` (a verbatim fragment of the text: `evidence_text in text`),
-    `suggested_action`, `language` (zh or en), `sentiment_score` (the signed lexicon score) and
-    `flags` (`["empty_text"]` for a whitespace-only text, whose evidence is the text itself).
+    negative, mixed), `severity` (low, medium, high, critical), `theme` (the row's
+    `theme_hint`, else a key of the theme table, `praise`, `topic:<keyword>` or `empty`),
+    `pain_point` (a short summary in the row's language), `evidence_text` (a verbatim
+    fragment of the text: `evidence_text in text`), `suggested_action`, `language` (zh or
+    en), `sentiment_score` (the signed lexicon score) and `flags` (`["empty_text"]` for a
+    whitespace-only text, whose evidence is the text itself).
 
     Raises `KeyError` when a row lacks the id column. A missing or None text counts as empty.
     """
     return [
-        analyze_text(_feedback_id(row, id_column, position), _text(row, text_column))
+        analyze_text(
+            _feedback_id(row, id_column, position),
+            _text(row, text_column),
+            theme_hint=_hint(row.get("theme_hint")),
+        )
         for position, row in enumerate(rows)
     ]
 
 
-def analyze_text(feedback_id: str, text: str) -> dict[str, Any]:
+def _hint(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def analyze_text(feedback_id: str, text: str, *, theme_hint: str | None = None) -> dict[str, Any]:
     """The analysis item of one feedback text (see `analyze_rows`)."""
     if not text.strip():
         return _empty_item(feedback_id, text)
     doc = parse(text)
-    choice = choose_theme(doc)
+    choice = _hinted(doc, theme_hint) if theme_hint else choose_theme(doc)
     evidence = pick_evidence(doc, choice.key)
     return {
         "feedback_id": feedback_id,
@@ -88,7 +108,17 @@ def _empty_item(feedback_id: str, text: str) -> dict[str, Any]:
     }
 
 
+def _hinted(doc: Document, hint: str) -> ThemeChoice:
+    """The theme a hint gives: the discovered theme; for "other", a theme of the keyword
+    table the row names in its sense (or praise), else "other" with the row's own word."""
+    if hint.casefold() == OTHER:
+        return choose_theme(doc, unmatched=OTHER)
+    return ThemeChoice(hint, discovered=True)
+
+
 def _label(choice: ThemeChoice, lang: Lang) -> str:
+    if choice.discovered:
+        return theme_name(choice.key)
     spec = theme_by_key().get(choice.key)
     if spec is not None:
         return spec.label(lang)
@@ -116,6 +146,11 @@ def _action(doc: Document, choice: ThemeChoice) -> str:
         if zh:
             return "保持这方面的优势，并把好评同步给团队。"
         return "Keep this strength and share the praise with the team."
+    if choice.discovered:
+        name = theme_name(choice.key)
+        if zh:
+            return f"跟进“{name}”方面的反馈：核实所述问题，找出原因并评估改进方案。"
+        return f"Follow up on the “{name}” feedback: confirm what this row reports and size a fix."
     spec = theme_by_key().get(choice.key)
     if spec is not None:
         return spec.action(doc.lang)

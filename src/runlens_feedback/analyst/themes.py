@@ -9,6 +9,19 @@ are not positive; a neutral row with a request cue (希望, 建议, would like) 
 A row that matches no theme gets `praise` when it is positive, else `topic:<keyword>` from its
 most salient noun-like word (stopwords and sentiment words removed), so feedback on unknown
 domains still groups; `topic:general` when there is no such word.
+
+Word sense: the table is written for software products, and many of its keywords have an
+everyday sense too ("slow-motion", "the server", "the bill", 卡 in 银行卡). Those keywords
+(`AMBIGUOUS_KEYWORDS`) count for a software theme only when the row is about software: it
+has a software context word (`SOFTWARE_CONTEXT`: app, website, page, 软件, 页面 ...) or an
+unambiguous keyword of a software theme (export, login, dashboard, 闪退 ...). Otherwise
+they are ignored, so "The waiter was slow and the bill was wrong" is service, not
+performance or billing accuracy; money words (price, refund, 价格) are billing in any
+domain. The themes of everyday goods and services (`support_service`,
+`delivery`, `product_quality`, `feature_request`) take every keyword.
+
+This table is the fallback: a row that carries a `theme_hint` (the run's discovered themes,
+`runlens_feedback.discovery`) takes the hint instead (`rows.analyze_rows`).
 """
 
 from __future__ import annotations
@@ -49,10 +62,120 @@ _GENERAL = "general"
 
 @dataclass(frozen=True)
 class ThemeChoice:
-    """The theme of one row; `keyword` is set for `topic:` themes."""
+    """The theme of one row; `keyword` is set for `topic:` themes and "other";
+    `discovered` marks a theme of the run's discovered catalogue (a `theme_hint`)."""
 
     key: str
     keyword: str | None = None
+    discovered: bool = False
+
+
+#: Themes that take every keyword whatever the row is about (not software-specific).
+EVERYDAY_THEMES = frozenset(
+    ["support_service", "delivery", "product_quality", "feature_request", PRAISE_THEME]
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Keywords of software themes with an everyday sense: they need a software context.
+AMBIGUOUS_KEYWORDS = _words(
+    """
+    slow* lag* speed waiting wait minutes forever loading performance crash* freez* froze
+    broken down 500 error* hangs bug* glitch* unstable charg* plan plans seat* tier* wrong
+    incorrect inaccurate
+    accurate accuracy totals figures duplicate* report reports reporting chart* graph*
+    filter* drill* pivot* access share sharing shared role* admin* editor* viewer* push
+    alert* email* reminder* spam* digest* mobile phone tablet iphone ipad android ios design
+    layout menu* button* font* interface navigation navigate workflow intuitive confusing
+    clunky cluttered security secure leak* breach* import* sync* database warehouse print*
+    download* session* guide* training examples notify
+    慢 卡 等了 等待 半天 分钟 要等 速度 效率 性能 延迟 错误 出错 异常 故障 挂了 不稳定
+    丢失 准确 计算 合计 误差 报告 指标 分享 共享 访问 可见 消息 提醒
+    手机 苹果 平板 设计 复杂 布局 菜单 字体 步骤 繁琐 上手 安全 打印 下载 同步 导入 说明 培训
+    """
+)
+#: Themes whose unambiguous keywords (refund, price, 价格) are about money in any domain:
+#: they do not make a row about software.
+_MONEY_THEMES = frozenset(["billing_pricing"])
+#: Words that make a row about software.
+SOFTWARE_CONTEXT = (
+    "app",
+    "apps",
+    "software",
+    "website",
+    "site",
+    "web",
+    "page*",
+    "browser",
+    "account*",
+    "update*",
+    "version*",
+    "feature*",
+    "settings",
+    "click*",
+    "screen*",
+    "user*",
+    "data",
+    "tool",
+    "platform",
+    "server*",
+    "upload*",
+    "install*",
+    "软件",
+    "应用",
+    "系统",
+    "网站",
+    "网页",
+    "页面",
+    "版本",
+    "更新",
+    "功能",
+    "界面",
+    "数据",
+    "后台",
+    "平台",
+    "服务器",
+    "客户端",
+    "APP",
+    "App",
+)
+
+
+@cache
+def _sense_patterns() -> tuple[tuple[str, KeywordSet, KeywordSet | None], ...]:
+    """(theme, keywords that always count, keywords that need a software context)."""
+    result: list[tuple[str, KeywordSet, KeywordSet | None]] = []
+    for spec in themes():
+        keywords = (*spec.keywords_en, *spec.keywords_zh)
+        if spec.key in EVERYDAY_THEMES:
+            result.append((spec.key, compile_keywords(keywords), None))
+            continue
+        strong = [k for k in keywords if k not in AMBIGUOUS_KEYWORDS]
+        weak = [k for k in keywords if k in AMBIGUOUS_KEYWORDS]
+        result.append((spec.key, compile_keywords(strong), compile_keywords(weak)))
+    return tuple(result)
+
+
+@cache
+def _software_context() -> KeywordSet:
+    strong = [
+        k
+        for spec in themes()
+        if spec.key not in EVERYDAY_THEMES and spec.key not in _MONEY_THEMES
+        for k in (*spec.keywords_en, *spec.keywords_zh)
+        if k not in AMBIGUOUS_KEYWORDS
+    ]
+    return compile_keywords((*SOFTWARE_CONTEXT, *strong))
+
+
+def about_software(doc: Document) -> bool:
+    """Whether the row names software (see the module docstring)."""
+    context = _software_context()
+    clauses = range(len(doc.clauses))
+    return any(context.count(doc.clause_text(i), doc.tokens[i]) for i in clauses)
 
 
 @cache
@@ -75,8 +198,10 @@ def theme_hits(doc: Document, clause_index: int, theme_key: str) -> int:
     return keywords.count(doc.clause_text(clause_index), doc.tokens[clause_index])
 
 
-def choose_theme(doc: Document) -> ThemeChoice:
-    """The theme of a parsed row (see the module docstring)."""
+def choose_theme(doc: Document, *, unmatched: str | None = None) -> ThemeChoice:
+    """The theme of a parsed row (see the module docstring). `unmatched`: the theme of a
+    non-positive row that matches no table theme, instead of `topic:<keyword>` (the row's
+    keyword is still given)."""
     label = doc.sentiment.label
     positive = label == "positive"
     excluded = {FEATURE_REQUEST, PRAISE_THEME} if positive else {PRAISE_THEME}
@@ -90,6 +215,8 @@ def choose_theme(doc: Document) -> ThemeChoice:
     if positive:
         return ThemeChoice(PRAISE_THEME)
     keyword = salient_keyword(doc)
+    if unmatched is not None:
+        return ThemeChoice(unmatched, keyword)
     return ThemeChoice(TOPIC_PREFIX + (keyword or _GENERAL), keyword)
 
 
@@ -102,10 +229,16 @@ def _focus_clauses(doc: Document) -> list[int]:
 
 def _best_table_theme(doc: Document, clauses: list[int], excluded: set[str]) -> str | None:
     ranked = []
+    software = about_software(doc)
+    senses = {key: (strong, weak) for key, strong, weak in _sense_patterns()}
     for order, spec in enumerate(themes()):
         if spec.key in excluded:
             continue
-        count, first = _matches(doc, spec.key, clauses)
+        strong, weak = senses[spec.key]
+        count, first = _scan(doc, strong, clauses)
+        if weak is not None and software:
+            more, at = _scan(doc, weak, clauses)
+            count, first = count + more, min(first, at)
         if count:
             ranked.append((-count, spec.kind != "problem", first, order, spec.key))
     return min(ranked)[-1] if ranked else None
@@ -114,9 +247,13 @@ def _best_table_theme(doc: Document, clauses: list[int], excluded: set[str]) -> 
 def _matches(doc: Document, theme_key: str, clauses: list[int]) -> tuple[int, int]:
     """(matches of a theme in the clauses, text offset of the first one or len(text))."""
     keywords = _keywords(theme_key)
-    count, first = 0, len(doc.text)
     if keywords is None:
-        return count, first
+        return 0, len(doc.text)
+    return _scan(doc, keywords, clauses)
+
+
+def _scan(doc: Document, keywords: KeywordSet, clauses: list[int]) -> tuple[int, int]:
+    count, first = 0, len(doc.text)
     for index in clauses:
         found, offset = keywords.scan(doc.clause_text(index), doc.tokens[index])
         if found:

@@ -1,0 +1,236 @@
+"""Breakdowns of the analysed rows by the input's metadata columns (channel, segment, rating,
+a date as a trend), bounded whatever the input.
+
+`breakdowns(items, row_metadata)`: `row_metadata` maps each feedback id to its row's other
+columns (`{column: value}`, the id and text columns left out); only analysed rows count, each
+row once. A column is broken down when:
+
+- it is a *date* column: at least 90% of its non-blank values read as dates
+  (`YYYY-MM-DD`, `YYYY/MM/DD` or `YYYY.MM.DD`, a time after it allowed, or `YYYY-MM`): a
+  trend by month when the rows span at least `MIN_MONTHS` months, else by ISO week
+  (`2026-W07`) when they span at least two weeks; the latest `MAX_PERIODS` periods are listed
+  and the rows before them are counted as one `earlier` entry;
+- else it is a *category* column: at most `MAX_VALUES` distinct non-blank values, at least
+  two, no more than half as many values as non-blank rows (an id or a comment is not a
+  category), and values of at most `FREE_TEXT_CHARS` characters on average (free text is not
+  a category). Values are listed by rows (most first), numbers in numeric order.
+
+Other columns are listed under `skipped` with the reason. At most `MAX_COLUMNS` columns are
+broken down, in input order. Rows without a value are one `blank` entry. Shape:
+
+    {columns: [{column, kind: category|trend, period: month|week|None, rows,
+                values: [{value, label, special: None|blank|earlier, rows,
+                          sentiment: {positive, neutral, negative, mixed}}]}],
+     skipped: [{column, reason}]}
+
+`label` is how the report writes a value and how the figure check finds it
+(`runlens_feedback.figures`): the value on one line; a value with a digit in it is written
+after its column name (`rating 5`), so its digits are part of the name, not a stated number.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from runlens_feedback.contracts import SENTIMENTS
+
+if TYPE_CHECKING:
+    from runlens.evidence import CsvTable, EvidenceIndex
+
+Item = Mapping[str, Any]
+RowMetadata = Mapping[str, Mapping[str, Any]]
+
+MAX_COLUMNS = 4
+MAX_VALUES = 12
+MAX_PERIODS = 12
+MIN_MONTHS = 3
+FREE_TEXT_CHARS = 40
+LABEL_CHARS = 40
+#: Share of non-blank values that must read as dates for a column to be a trend.
+DATE_SHARE = 0.9
+#: How the report writes (and the figure check finds) the entries that are no value of the
+#: column, in English and in Chinese.
+SPECIAL_LABELS = {
+    "blank": ("no value", "未填写"),
+    "earlier": ("earlier", "更早"),
+    "undated": ("no date", "无日期"),
+}
+_DATE = re.compile(r"\s*(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?:[T ][\d:.]+.*)?\s*$")
+_NUMBER = re.compile(r"\s*[-+]?\d+(?:\.\d+)?\s*$")
+
+
+def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[str, Any]:
+    """The breakdowns of `items` by the columns of `row_metadata` (module docstring)."""
+    result: dict[str, Any] = {"columns": [], "skipped": []}
+    if not row_metadata:
+        return result
+    analysed = _analysed(items, row_metadata)
+    for column in _columns(row_metadata):
+        values = [(str(meta.get(column) or "").strip(), sentiment) for meta, sentiment in analysed]
+        entry = _trend(column, values)
+        if isinstance(entry, str):
+            entry = _category(column, values, reason=entry)
+        if isinstance(entry, str):
+            result["skipped"].append({"column": column, "reason": entry})
+        elif len(result["columns"]) < MAX_COLUMNS:
+            result["columns"].append(entry)
+        else:
+            result["skipped"].append({"column": column, "reason": "too many columns"})
+    return result
+
+
+def _analysed(items: Sequence[Item], row_metadata: RowMetadata) -> list[tuple[Mapping, str]]:
+    """(metadata, sentiment) of each analysed row, each row once, in item order."""
+    seen: set[str] = set()
+    rows = []
+    for item in items:
+        row_id = str(item.get("feedback_id"))
+        meta = row_metadata.get(row_id)
+        if meta is None or row_id in seen:
+            continue
+        seen.add(row_id)
+        sentiment = item.get("sentiment")
+        rows.append((meta, sentiment if sentiment in SENTIMENTS else "neutral"))
+    return rows
+
+
+def _columns(row_metadata: RowMetadata) -> list[str]:
+    columns: dict[str, None] = {}
+    for meta in row_metadata.values():
+        columns.update(dict.fromkeys(map(str, meta)))
+    return list(columns)
+
+
+#: Double quotation marks made single in labels: a value is no quotation of a row.
+_SINGLE_MARKS = str.maketrans({"“": "‘", "”": "’", '"': "'", "「": "『", "」": "』", "`": "'"})
+
+
+def label_of(column: str, value: str) -> str:
+    """How a value is written and found (module docstring): on one line, at most
+    `LABEL_CHARS` characters, its double quotation marks made single (a report's quotations
+    are citations of rows, and a value cites none)."""
+    shown = " ".join(value.split()).translate(_SINGLE_MARKS)[:LABEL_CHARS].strip()
+    if any(char.isdigit() for char in shown):
+        return f"{column} {shown}"
+    return shown
+
+
+def _entry(
+    value: str, label: str, sentiments: Iterable[str], special: str | None = None
+) -> dict[str, Any]:
+    counted = Counter(sentiments)
+    return {
+        "value": value,
+        "label": label,
+        "special": special,
+        "rows": sum(counted.values()),
+        "sentiment": {s: counted.get(s, 0) for s in SENTIMENTS},
+    }
+
+
+def _blank(values: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    blank = [sentiment for value, sentiment in values if not value]
+    return [_entry("", "", blank, "blank")] if blank else []
+
+
+def _category(column: str, values: list[tuple[str, str]], *, reason: str) -> dict | str:
+    given = [value for value, _ in values if value]
+    distinct = Counter(given)
+    if len(distinct) < 2:
+        return "one value" if distinct else "no values"
+    if len(distinct) > MAX_VALUES or len(distinct) > len(given) // 2:
+        return "too many distinct values"
+    if sum(map(len, given)) / len(given) > FREE_TEXT_CHARS:
+        return "free text"
+    numeric = all(_NUMBER.match(value) for value in distinct)
+    order = (
+        sorted(distinct, key=lambda v: (float(v), v))
+        if numeric
+        else sorted(distinct, key=lambda v: (-distinct[v], v))
+    )
+    by_value: dict[str, list[str]] = {value: [] for value in order}
+    for value, sentiment in values:
+        if value:
+            by_value[value].append(sentiment)
+    entries = [_entry(v, label_of(column, v), s) for v, s in by_value.items()]
+    return {
+        "column": column,
+        "kind": "category",
+        "period": None,
+        "rows": len(values),
+        "values": entries + _blank(values),
+    }
+
+
+def _date(value: str) -> dt.date | None:
+    match = _DATE.match(value)
+    if match is None:
+        return None
+    year, month, day = int(match[1]), int(match[2]), int(match[3] or 1)
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _trend(column: str, values: list[tuple[str, str]]) -> dict | str:
+    """The column as a trend, or why it is none (then it may still be a category)."""
+    dated = [(_date(value), sentiment) for value, sentiment in values if value]
+    if not dated or sum(1 for day, _ in dated if day) < DATE_SHARE * len(dated):
+        return "not dates"
+    days = [day for day, _ in dated if day is not None]
+    months = {(day.year, day.month) for day in days}
+    weeks = {day.isocalendar()[:2] for day in days}
+    if len(months) >= MIN_MONTHS:
+        period, name = "month", lambda day: f"{day.year:04d}-{day.month:02d}"
+    elif len(weeks) >= 2:
+        period = "week"
+
+        def name(day: dt.date) -> str:
+            year, week, _ = day.isocalendar()
+            return f"{year:04d}-W{week:02d}"
+    else:
+        return "dates within one week"
+    by_period: dict[str, list[str]] = {}
+    undated = []
+    for day, sentiment in dated:
+        if day is None:
+            undated.append(sentiment)
+        else:
+            by_period.setdefault(name(day), []).append(sentiment)
+    periods = sorted(by_period)
+    shown, earlier = periods[-MAX_PERIODS:], periods[:-MAX_PERIODS]
+    entries = []
+    if earlier:
+        older = [s for p in earlier for s in by_period[p]]
+        entries.append(_entry(earlier[-1], "", older, "earlier"))
+    entries += [_entry(p, p, by_period[p]) for p in shown]
+    if undated:
+        entries.append(_entry("", "", undated, "undated"))
+    return {
+        "column": column,
+        "kind": "trend",
+        "period": period,
+        "rows": len(values),
+        "values": entries + _blank(values),
+    }
+
+
+def table_metadata(table: CsvTable, index: EvidenceIndex) -> dict[str, dict[str, str]]:
+    """Each row's other columns by its id (`{feedback_id: {column: value}}`, the index's id
+    and text columns left out): the `row_metadata` to break down, read as the figure check
+    reads the source (`runlens.validation.figures.SOURCE_ROWS`: the index's ids in source
+    order, so ids made from row numbers pair up too)."""
+    skipped = (index.id_column, index.text_column)
+    kept = [(n, column) for n, column in enumerate(table.columns) if column not in skipped]
+    ids = (row_id for row_id, _, _ in index.rows())
+    return {
+        row_id: {column: values[n] for n, column in kept}
+        for row_id, values in zip(
+            ids, (table.row_values(at) for at in range(table.total_rows)), strict=True
+        )
+    }

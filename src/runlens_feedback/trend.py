@@ -1,0 +1,185 @@
+"""The trend of each theme, from a date column of the input's metadata.
+
+`row_metadata` maps a feedback id to its other columns. The date column is the first column
+whose name is `created_at`, else one that names a date (`date`, `time`, `timestamp`,
+`created`, `submitted`, `日期`, `时间`, case-insensitive, in that order of preference).
+Values are parsed leniently: ISO 8601 dates and datetimes (`2024-05-03`,
+`2024-05-03T10:00:00Z`), `2024/05/03`, `2024.05.03`, `2024年5月3日`, `05/03/2024`
+(month first) and Unix timestamps in seconds or milliseconds; anything else is ignored.
+
+The *recent period* is the latest calendar month among the parsed dates when they span at
+least two months, else the latest ISO week when they span two weeks; with one week or
+fewer there is no trend. A theme's share in a period is its problem rows dated in the period
+over all analysed rows dated in it. A theme is
+
+- `rising` when its recent share is at least 1.5 times its earlier share (or it is new) and
+  at least 3 of its problem rows are recent;
+- `falling` when its recent share is at most half its earlier share and it had at least 3
+  earlier problem rows;
+- `steady` otherwise.
+
+Cost: one pass over the items; each distinct date string is parsed once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any, Literal
+
+Direction = Literal["rising", "falling", "steady"]
+
+_PREFERRED = ("created_at",)
+_DATE_WORDS = ("date", "time", "timestamp", "created", "submitted", "日期", "时间")
+_FORMATS = ("%Y/%m/%d", "%Y.%m.%d", "%m/%d/%Y", "%Y/%m/%d %H:%M", "%Y/%m/%d %H:%M:%S")
+_CHINESE = re.compile(r"^\s*(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
+RISE = 1.5
+FALL = 0.5
+MIN_ROWS = 3
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A theme's share in the recent period and before it."""
+
+    period: str
+    recent_share: float
+    before_share: float
+    recent_rows: int
+    before_rows: int
+    direction: Direction
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "period": self.period,
+            "direction": self.direction,
+            "recent_share": round(self.recent_share, 4),
+            "before_share": round(self.before_share, 4),
+        }
+
+
+def date_column(row_metadata: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The metadata column that holds the rows' dates (module docstring), or None."""
+    columns: dict[str, None] = {}
+    for values in row_metadata.values():
+        columns.update(dict.fromkeys(values))
+        if len(columns) > 200:
+            break
+    by_fold = {str(name).casefold().strip(): str(name) for name in columns}
+    for name in _PREFERRED:
+        if name in by_fold:
+            return by_fold[name]
+    for word in _DATE_WORDS:
+        for folded, name in by_fold.items():
+            if word in folded:
+                return name
+    return None
+
+
+def parse_date(value: Any) -> date | None:
+    """A date from a metadata value (module docstring), None when it is not one."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _from_timestamp(float(value))
+    text = str(value or "").strip()
+    if not text:
+        return None
+    if re.fullmatch(r"\d{9,13}(\.\d+)?", text):
+        return _from_timestamp(float(text))
+    iso = text.replace("Z", "+00:00") if text.endswith("Z") else text
+    try:
+        return datetime.fromisoformat(iso).date()
+    except ValueError:
+        pass
+    match = _CHINESE.match(text)
+    if match:
+        try:
+            return date(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            return None
+    for form in _FORMATS:
+        try:
+            return datetime.strptime(text, form).date()
+        except ValueError:
+            continue
+    return None
+
+
+def _from_timestamp(seconds: float) -> date | None:
+    if seconds > 1e11:  # milliseconds
+        seconds /= 1000
+    if not 1e8 <= seconds <= 4e9:
+        return None
+    return datetime.fromtimestamp(seconds, tz=UTC).date()
+
+
+def _month(day: date) -> str:
+    return f"{day.year:04d}-{day.month:02d}"
+
+
+def _week(day: date) -> str:
+    year, week, _ = day.isocalendar()
+    return f"{year:04d}-W{week:02d}"
+
+
+@dataclass(frozen=True)
+class Periods:
+    """Each dated feedback id's period flag (True: recent) and the recent period's name."""
+
+    recent: str
+    flags: Mapping[str, bool]
+    recent_total: int
+    before_total: int
+
+
+def periods(
+    ids: Iterable[str], row_metadata: Mapping[str, Mapping[str, Any]] | None
+) -> Periods | None:
+    """The split of the dated rows into the recent period and before (module docstring)."""
+    if not row_metadata:
+        return None
+    column = date_column(row_metadata)
+    if column is None:
+        return None
+    parsed: dict[str, date | None] = {}
+    days: dict[str, date] = {}
+    for feedback_id in ids:
+        raw = (row_metadata.get(feedback_id) or {}).get(column)
+        key = str(raw)
+        if key not in parsed:
+            parsed[key] = parse_date(raw)
+        day = parsed[key]
+        if day is not None:
+            days[feedback_id] = day
+    if not days:
+        return None
+    for bucket in (_month, _week):
+        names = {feedback_id: bucket(day) for feedback_id, day in days.items()}
+        distinct = set(names.values())
+        if len(distinct) >= 2:
+            recent = max(distinct)
+            flags = {feedback_id: name == recent for feedback_id, name in names.items()}
+            recent_total = sum(flags.values())
+            return Periods(recent, flags, recent_total, len(flags) - recent_total)
+    return None
+
+
+def theme_trend(problem_ids: Sequence[str], split: Periods | None) -> Trend | None:
+    """The trend of a theme from its problem rows' ids, None without dated periods."""
+    if split is None or not split.recent_total or not split.before_total:
+        return None
+    counted = Counter(split.flags[i] for i in problem_ids if i in split.flags)
+    recent, before = counted[True], counted[False]
+    recent_share, before_share = recent / split.recent_total, before / split.before_total
+    direction: Direction = "steady"
+    if recent >= MIN_ROWS and (before_share == 0 or recent_share >= RISE * before_share):
+        direction = "rising"
+    elif before >= MIN_ROWS and recent_share <= FALL * before_share:
+        direction = "falling"
+    return Trend(split.recent, recent_share, before_share, recent, before, direction)

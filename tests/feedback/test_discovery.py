@@ -1,0 +1,193 @@
+"""Theme discovery: themes from the data, named in words, few, deterministic, bounded."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from runlens_feedback.discovery import (
+    GENERIC_SENTIMENT,
+    MAX_THEMES,
+    OTHER,
+    ThemeCatalogue,
+    discover_themes,
+    terms,
+    theme_name,
+)
+
+from .corpus import mixed_corpus
+
+
+@pytest.fixture(scope="module")
+def mixed() -> tuple[list[str], list[str], ThemeCatalogue]:
+    texts, domains = mixed_corpus()
+    return texts, domains, discover_themes(texts)
+
+
+def _domains(catalogue: ThemeCatalogue, domains: list[str]) -> dict[str, Counter[str]]:
+    found: dict[str, Counter[str]] = {}
+    for key, domain in zip(catalogue.assignments, domains, strict=True):
+        found.setdefault(key, Counter())[domain] += 1
+    return found
+
+
+def test_each_domain_gets_themes_of_its_own(mixed) -> None:
+    texts, domains, catalogue = mixed
+    assert len(catalogue.assignments) == len(texts)
+    by_theme = _domains(catalogue, domains)
+    for theme in catalogue.themes:
+        rows = by_theme[theme.key].most_common(1)[0][1]
+        assert rows / theme.rows >= 0.9, (theme.name, by_theme[theme.key])
+    covered = {by_theme[t.key].most_common(1)[0][0] for t in catalogue.themes}
+    assert covered == set(domains)
+    assert catalogue.other_rows <= 0.1 * len(texts)
+
+
+def test_names_are_words_a_pm_reads(mixed) -> None:
+    _, domains, catalogue = mixed
+    by_theme = _domains(catalogue, domains)
+    names = {by_theme[t.key].most_common(1)[0][0]: [] for t in catalogue.themes}
+    for theme in catalogue.themes:
+        names[by_theme[theme.key].most_common(1)[0][0]].append(theme.name.casefold())
+    vocabulary = {
+        "restaurant": ("waiter", "menu", "server", "hostess", "dish", "food", "reservation"),
+        "phone": ("battery", "charging", "camera", "phone", "screen"),
+        "book": ("character", "author", "plot", "chapter", "book", "novel"),
+        "software": ("server", "dashboard", "upload", "page", "workspace"),
+        "hotel": ("前台", "房间", "早餐", "酒店"),
+        "delivery": ("快递", "物流", "包装", "送货", "客服"),
+    }
+    for domain, words in vocabulary.items():
+        assert any(word in name for name in names[domain] for word in words), names[domain]
+    for theme in catalogue.themes:
+        assert " · " in theme.name or len(theme.keywords) == 1
+        assert 1 <= len(theme.keywords) <= 8
+        assert not set(theme.keywords) & GENERIC_SENTIMENT
+
+
+def test_word_sense_comes_from_the_rest_of_the_row(mixed) -> None:
+    """A waiter "server" and a web "server" land in different themes."""
+    texts, domains, catalogue = mixed
+    by_domain: dict[str, set[str]] = {}
+    for text, domain, key in zip(texts, domains, catalogue.assignments, strict=True):
+        if "server" in text.lower() and key != OTHER:
+            by_domain.setdefault(domain, set()).add(key)
+    assert by_domain["restaurant"] and by_domain["software"]
+    assert not by_domain["restaurant"] & by_domain["software"]
+
+
+def test_at_most_fifteen_themes_and_other_is_never_a_theme(mixed) -> None:
+    texts, _, catalogue = mixed
+    assert 1 <= len(catalogue.themes) <= MAX_THEMES
+    keys = [t.key for t in catalogue.themes]
+    assert OTHER not in keys and len(set(keys)) == len(keys)
+    rows = [t.rows for t in catalogue.themes]
+    assert rows == sorted(rows, reverse=True)
+    assert sum(rows) + catalogue.other_rows == len(texts)
+    assert Counter(catalogue.assignments) == {
+        **{t.key: t.rows for t in catalogue.themes},
+        **({OTHER: catalogue.other_rows} if catalogue.other_rows else {}),
+    }
+    for theme in catalogue.themes:
+        assert theme.key == "_".join(theme.name.casefold().split())
+        assert theme_name(theme.key) == theme.name
+
+
+def test_generic_praise_and_complaints_do_not_make_a_theme() -> None:
+    """Rows that say only "great" or "terrible" share no topic: they are "other", and the
+    biggest theme is a real topic even when they are the majority."""
+    generic = ["Great, love it!", "Terrible. Just terrible.", "Awesome!!", "Bad, very bad."]
+    topical = [
+        "The battery drains overnight and charging the phone takes hours.",
+        "The phone battery dies by noon even after charging overnight.",
+        "The waiter forgot our order and the pasta arrived cold.",
+        "Our waiter never came back and the soup was cold.",
+    ]
+    texts = generic * 60 + topical * 20
+    catalogue = discover_themes(texts)
+    assert catalogue.themes
+    for key, text in zip(catalogue.assignments, texts, strict=True):
+        if text in generic:
+            assert key == OTHER
+    biggest = catalogue.themes[0]
+    assert biggest.rows > 0 and not set(biggest.keywords) & GENERIC_SENTIMENT
+    assert catalogue.other_rows > biggest.rows  # "other" is big, yet never a named theme
+
+
+def test_terms_drop_stopwords_and_sentiment_but_keep_topics() -> None:
+    found = terms("The food was great but the waiter was rude, 服务态度很好，菜品不错")
+    assert "food" in found and "waiter" in found
+    assert not {"great", "the", "was", "rude", "不错", "很好"} & set(found)
+    assert any("服务" in term for term in found)
+    assert "crash" in terms("The app crashes on start")  # a concrete problem word stays
+
+
+def test_discovery_is_deterministic(mixed) -> None:
+    texts, _, catalogue = mixed
+    again = discover_themes(list(texts))
+    assert again == catalogue
+    assert json.dumps(again.describe(), ensure_ascii=False) == json.dumps(
+        catalogue.describe(), ensure_ascii=False
+    )
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 5, 12, 20])
+def test_tiny_inputs_still_work(count: int) -> None:
+    texts = mixed_corpus(10)[0][:count]
+    catalogue = discover_themes(texts)
+    assert len(catalogue.assignments) == count
+    assert len(catalogue.themes) <= max(1, count // 4)
+    known = {t.key for t in catalogue.themes} | {OTHER}
+    assert set(catalogue.assignments) <= known
+    if count == 1:
+        assert catalogue.themes == [] and catalogue.assignments == [OTHER]
+        assert catalogue.describe() == [
+            {"key": OTHER, "name": "Other (no common theme)", "keywords": [], "rows": 1}
+        ]
+
+
+def test_empty_and_blank_texts_are_other() -> None:
+    texts, _ = mixed_corpus(30)
+    catalogue = discover_themes(["", "   ", *texts, "!!!"])
+    assert catalogue.assignments[0] == catalogue.assignments[1] == OTHER
+    assert catalogue.assignments[-1] == OTHER
+
+
+def test_chinese_only_input() -> None:
+    rows = (
+        ["快递送货太慢了，包装破损，物流信息不更新。", "物流三天才到，快递包装压坏了。"] * 15
+        + ["客服态度很差，退款一直不处理。", "客服不回复，退款申请被拒绝。"] * 15
+        + ["屏幕亮度太低，电池续航只有半天。", "电池不耐用，屏幕有亮点。"] * 15
+    )
+    catalogue = discover_themes(rows)
+    assert 2 <= len(catalogue.themes) <= MAX_THEMES
+    names = " ".join(t.name for t in catalogue.themes)
+    for word in ("快递", "客服", "电池"):
+        assert word in names or any(word in k for t in catalogue.themes for k in t.keywords)
+    for theme in catalogue.themes:
+        assert all("\u4e00" <= ch <= "\u9fff" or ch in " ·" for ch in theme.name)
+
+
+def test_describe_is_compact_json(mixed) -> None:
+    _, _, catalogue = mixed
+    described = catalogue.describe()
+    assert [d["key"] for d in described[: len(catalogue.themes)]] == [
+        t.key for t in catalogue.themes
+    ]
+    for entry in described:
+        assert set(entry) == {"key", "name", "keywords", "rows"}
+        assert len(entry["keywords"]) <= 8
+    assert len(json.dumps(described, ensure_ascii=False)) < 4000
+
+
+def test_a_hundred_thousand_rows_are_assigned() -> None:
+    """Fitted on a bounded sample, every row assigned in chunks (not timed here)."""
+    texts, _ = mixed_corpus(200)
+    many = [f"{text} #{n % 89}" for n, text in enumerate(texts * (100_000 // len(texts) + 1))]
+    many = many[:100_000]
+    catalogue = discover_themes(many)
+    assert len(catalogue.assignments) == 100_000
+    assert 1 <= len(catalogue.themes) <= MAX_THEMES
+    assert sum(t.rows for t in catalogue.themes) + catalogue.other_rows == 100_000

@@ -1,0 +1,106 @@
+"""Input that does not look like product feedback is flagged, in the summary and the report.
+
+The plot synopses below were written for this test (no corpus): stories about third
+persons, with no first person, no request and no judgement."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from runlens_feedback.aggregate import summarize_analysis
+from runlens_feedback.analyst import analyze_rows, backlog_from_summary, report_from_summary
+from runlens_feedback.genre import MIN_ROWS, NOT_FEEDBACK, feedback_warnings
+
+from .helpers import run_offline, write_csv
+from .test_offline_runs import RESTAURANT_AND_GAMES
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
+
+SYNOPSES_EN = [
+    "After his brother disappears at sea, a lighthouse keeper starts receiving letters that "
+    "seem to come from him, and he follows them to a village that is not on any map.",
+    "A retired detective is pulled back into a case she never solved when her granddaughter "
+    "finds a photograph hidden in the attic of their old house.",
+    "Two rival chefs are forced to share a kitchen for one summer, and their feud slowly "
+    "turns into an unlikely partnership as the restaurant nears bankruptcy.",
+    "In a city where it never stops raining, a young courier discovers that the parcels he "
+    "delivers are changing the lives of the people who open them.",
+    "A family of farmers fights to keep their land after a mining company arrives, while the "
+    "eldest daughter falls for the son of the company's owner.",
+    "When the last train of the night stops between two stations, the passengers realise "
+    "that none of them remembers how they got on board.",
+    "A composer who has lost his hearing hires a street musician to play his final symphony, "
+    "and the two men learn to trust each other.",
+    "She leaves her job in the capital to run her late father's bookshop, where she uncovers "
+    "the letters he wrote to a woman she has never heard of.",
+    "During a long winter, a boy and his grandfather build a boat in their barn, hoping to "
+    "sail it to the island where his mother was born.",
+    "A con artist poses as a priest in a small mountain town and finds that the villagers' "
+    "faith in him begins to change his own life.",
+    "The crew of a research station in Antarctica loses contact with the outside world, and "
+    "their commander must decide whom she can trust.",
+    "An ageing boxer agrees to one last fight to pay his daughter's debts, while his former "
+    "trainer tries to talk him out of it.",
+]
+SYNOPSES_ZH = [
+    "他在一次海难中失去了哥哥，多年后回到故乡的小岛，却发现哥哥留下的信件指向一个从未出现在地图上的村庄。",
+    "她是一名退休的女警，孙女在阁楼里找到的一张旧照片，把她重新拉回了那桩多年未破的案子。",
+    "两位互相看不顺眼的厨师被迫共用一间厨房，他们在餐馆濒临倒闭的夏天里渐渐成了搭档。",
+    "在一座终年下雨的城市里，年轻的快递员发现，他送出的包裹正在改变收件人的命运。",
+    "一家农民为了保住祖传的土地与矿业公司周旋，而他们的大女儿却爱上了公司老板的儿子。",
+    "末班列车停在两站之间，乘客们发现他们谁都想不起自己是怎么上的车，他们开始互相猜疑。",
+    "失聪的作曲家请来一位街头乐手演奏他最后的交响曲，他和他之间慢慢建立起信任。",
+    "她辞去了首都的工作，回到父亲留下的旧书店，在那里她找到了父亲写给另一个女人的信。",
+    "漫长的冬天里，男孩和他的祖父在谷仓里造了一条船，他们希望驾船去他母亲出生的小岛。",
+    "一个骗子在山城里冒充神父，他渐渐发现村民对他的信任正在改变他自己的人生。",
+    "南极科考站与外界失去联系，站长必须决定她还能相信谁，她的队员们各怀心事。",
+    "年迈的拳击手为了替女儿还债答应再打最后一场，他的老教练劝他放弃，他却不肯。",
+]
+
+
+def rows(texts: list[str]) -> list[dict[str, str]]:
+    return [{"feedback_id": f"s{n}", "text": text} for n, text in enumerate(texts)]
+
+
+@pytest.mark.parametrize("texts", [SYNOPSES_EN, SYNOPSES_ZH], ids=["english", "chinese"])
+def test_plot_synopses_are_flagged_in_summary_and_report(texts: list[str]) -> None:
+    items = analyze_rows(rows(texts))
+    summary = summarize_analysis(items, total_rows=len(items), source="films.csv")
+    (warning,) = summary["warnings"]
+    assert warning["code"] == NOT_FEEDBACK
+    assert warning["details"]["rows"] == len(texts)
+    assert warning["details"]["cue_rows"] < 0.3 * len(texts)
+    report = report_from_summary(summary, backlog_from_summary(summary))
+    risks = report[report.index("## Risks And Unknowns") :]
+    executive = report[report.index("## Executive Summary") : report.index("## Top Pain Points")]
+    if texts is SYNOPSES_ZH:
+        assert "这看起来不是产品反馈" in risks and "不像产品反馈" in executive
+    else:
+        assert "Not product feedback?" in risks and "does not look like product" in executive
+
+
+def test_product_feedback_is_not_flagged() -> None:
+    with SAMPLE.open(encoding="utf-8", newline="") as handle:
+        sample = list(csv.DictReader(handle))
+    for feedback in (sample, RESTAURANT_AND_GAMES * 2):
+        assert feedback_warnings(analyze_rows(feedback)) == []
+
+
+def test_too_few_rows_are_not_judged() -> None:
+    assert feedback_warnings(analyze_rows(rows(SYNOPSES_EN[: MIN_ROWS - 1]))) == []
+
+
+def test_first_person_opinion_is_feedback_even_when_it_tells_a_story() -> None:
+    story = [text + " I loved it!" for text in SYNOPSES_EN]
+    assert feedback_warnings(analyze_rows(rows(story))) == []
+
+
+def test_a_run_on_synopses_completes_with_the_warning_in_its_report(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "films.csv", rows(SYNOPSES_EN))
+    run = run_offline(path, tmp_path / "workspace")
+    assert run.result["status"] == "completed", run.result["error_message"]
+    assert "**Not product feedback?**" in run.report
+    assert "**Warning:** the input does not look like product feedback" in run.report
