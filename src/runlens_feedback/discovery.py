@@ -25,8 +25,8 @@ The algorithm (scikit-learn, deterministic):
    Inputs with fewer than 5 usable rows get no themes: everything is "other".
 4. *Assignment.* Every row (in chunks of `CHUNK_ROWS`, so memory stays bounded) gets the
    topic whose L2-normalised term weights have the highest cosine with its TF-IDF vector,
-   when that cosine is at least `MIN_SIMILARITY`; otherwise, and for rows with no kept term,
-   "other".
+   when that cosine is at least `MIN_SIMILARITY`; otherwise it is left for step 4c, and a
+   row with no term of the vocabulary is "other".
 4b. *Splits: word sense.* A topic of at least 4 x `max(3, 1%)` sample rows is re-vectorised
    over its own rows (a word they all share, like the "server" of a waiter and of a web
    service, then stops counting; so do words of one row) and cut in two: where its rows
@@ -36,14 +36,26 @@ The algorithm (scikit-learn, deterministic):
    first (fewest shared terms, then the biggest topic), halves included, while the themes
    number under `min(15, max(k, floor(sqrt(n / 2))))`. A row of a cut topic goes to the
    half its own words are nearest to (the first half when the cut knows none of them).
-5. *Names.* Class-based TF-IDF over the assigned rows (term row-count in the theme over the
-   theme's term total, times `log(1 + A / f)`, A the mean terms per theme and f the term's
-   count over all themes) ranks each theme's distinctive terms: the name is its top two
-   (a word already inside a chosen bigram is skipped), joined by " · " ("Battery · charging",
+4c. *Second chance: anchor terms.* A short row often shares one topical word with a theme
+   and nothing else, so its cosine stays under the floor. Each theme (leaf) gets anchors
+   from the sample rows steps 4-4b placed: of its top `ANCHOR_TERMS` (40) terms by the
+   class-based TF-IDF of step 5 over those rows, the ones found in at least
+   `ANCHOR_MIN_ROWS` (2) of its placed sample rows and holding at least `ANCHOR_SHARE`
+   (25 %) of the term's placed sample rows (a word spread over many themes anchors none),
+   each weighted by its score. A row steps 4-4b left out that holds an anchor joins the
+   theme whose anchors it holds with the highest summed weight (the lower theme id on a
+   tie); a row that holds none stays "other". So a row without a topical word (pure
+   sentiment: "Great!", "太差了") is still "other".
+5. *Names.* Class-based TF-IDF over the rows steps 4-4b placed (not 4c's: a name says what
+   a theme's core rows share; term row-count in the theme over the theme's term total,
+   times `log(1 + A / f)`, A the mean terms per theme and f the term's count over all
+   themes) ranks each theme's distinctive terms: the name is its top two (a word already
+   inside a chosen bigram is skipped), joined by " · " ("Battery · charging",
    "服务态度 · 上菜"); `keywords` are the top 8.
 6. *Catch-alls go to "other".* A theme is dissolved into "other" when fewer than
-   `max(2, 1%)` of the rows land in it, or when its top three terms together occur in less
-   than `MIN_COHESION` of its rows (a topic nobody's words agree on). Themes with the same
+   `max(2, 1%)` of the rows land in it (4c included), or when its top three terms together
+   occur in less than `MIN_COHESION` of the rows steps 4-4b placed in it (a topic nobody's
+   words agree on); its rows, 4c's included, go to "other". Themes with the same
    name are merged. At most 15 themes remain, ordered by rows (descending), then name.
 
 The key of a theme is its name case-folded with spaces as `_` (what the aggregate's
@@ -52,7 +64,8 @@ still reads the name from the key. A one-word name that is a key with a meaning 
 (a theme-table key such as "delivery", "praise", "other") gets " · theme" appended.
 
 Cost: tokenising is linear in the rows (each sample row is tokenised once); fitting is
-bounded by the sample; assignment is one sparse product per chunk and per split it passes.
+bounded by the sample (so are the anchors); assignment is one sparse product per chunk and
+per split it passes, plus one for the chunk's rows left to step 4c.
 100,000 rows take about 4 s and about 250 MB of resident memory on one core.
 """
 
@@ -75,14 +88,12 @@ CHUNK_ROWS = 10_000
 MIN_USABLE_ROWS = 5
 MIN_SIMILARITY = 0.05
 MIN_COHESION = 0.4
-#: Step 4c: a leaf's most distinctive terms that let a row the topics left out join it.
+#: Step 4c (tuned on training corpora only, docs/quality.md): of a leaf's top ANCHOR_TERMS
+#: terms by class-based TF-IDF, the anchors are those in at least ANCHOR_MIN_ROWS of its
+#: placed sample rows and with at least ANCHOR_SHARE of the term's placed sample rows.
 ANCHOR_TERMS = 40
-#: ... each seen in at least this many of the leaf's placed sample rows.
 ANCHOR_MIN_ROWS = 2
-#: ... and holding at least this share of the term's placed sample rows.
-ANCHOR_SHARE = 0.0
-#: ... and the row's best leaf needs this many times the summed weight of the runner-up.
-ANCHOR_MARGIN = 1.0
+ANCHOR_SHARE = 0.25
 MAX_FEATURES = 20_000
 NAME_TERMS = 2
 
@@ -324,11 +335,12 @@ def discover_themes(texts: Sequence[str]) -> ThemeCatalogue:
     import numpy as np
 
     root = _Node(top, list(range(top.k)))
-    leaf_count, fit_labels = _grow(root, fit_terms)
+    leaf_count, fit_labels, fit_matrix = _grow(root, fit_terms)
     vocabulary = top.vectorizer.get_feature_names_out()
-    anchors = _anchors(top.vectorizer.transform(fit_terms), fit_labels, leaf_count)
+    anchors = _anchors(fit_matrix, fit_labels, leaf_count)
+    del fit_matrix
     labels = np.full(count, -1, dtype=np.int32)
-    # term counts per theme (binary per row) over the rows the topics placed (step 4, not
+    # term counts per theme (binary per row) over the rows the topics placed (steps 4-4b, not
     # 4c): the class-based TF-IDF's input for names and cohesion
     class_counts = np.zeros((leaf_count, len(vocabulary)), dtype=np.float64)
     core_sizes = np.zeros(leaf_count, dtype=np.int64)
@@ -401,15 +413,16 @@ class _Node:
         return leaves
 
 
-def _grow(root: _Node, rows: list[list[str]]) -> tuple[int, Any]:
-    """Split leaves (step 4b) while the themes number under the budget; the leaf count and
-    each row's leaf (-1: "other")."""
+def _grow(root: _Node, rows: list[list[str]]) -> tuple[int, Any, Any]:
+    """Split leaves (step 4b) while the themes number under the budget; the leaf count,
+    each row's leaf (-1: left for step 4c) and the rows' TF-IDF matrix."""
     import numpy as np
 
     usable = sum(1 for row in rows if row)
     budget = min(MAX_THEMES, max(len(root.children), int(math.sqrt(usable / 2))))
     minimum = max(3, math.ceil(0.01 * len(rows)))
-    labels = root.assign(rows, root.model.vectorizer.transform(rows))
+    matrix = root.model.vectorizer.transform(rows)
+    labels = root.assign(rows, matrix)
     leaf_count = len(root.children)
     parents: dict[int, tuple[_Node, int]] = {
         leaf: (root, index) for index, leaf in enumerate(root.children) if isinstance(leaf, int)
@@ -441,7 +454,7 @@ def _grow(root: _Node, rows: list[list[str]]) -> tuple[int, Any]:
         labels[members] = node.assign(sub_rows, model.vectorizer.transform(sub_rows), top=False)
         del tried[leaf]
         leaf_count += 1
-    return leaf_count, labels
+    return leaf_count, labels, matrix
 
 
 def _fit(
@@ -593,13 +606,8 @@ def _second_chance(labels: Any, present: Any, anchors: Any) -> Any:
     if not len(unplaced) or not anchors.shape[0]:
         return labels
     scores = np.asarray(present[unplaced] @ anchors.T)
-    best = scores.argmax(axis=1)
-    top = scores[np.arange(len(unplaced)), best]
-    if scores.shape[1] > 1:
-        runner_up = np.partition(scores, -2, axis=1)[:, -2]
-    else:
-        runner_up = np.zeros_like(top)
-    held = (top > 0) & (top >= ANCHOR_MARGIN * runner_up)
+    best = scores.argmax(axis=1)  # the first maximum: the lowest leaf on a tie
+    held = scores[np.arange(len(unplaced)), best] > 0
     labels[unplaced[held]] = best[held]
     return labels
 

@@ -116,6 +116,37 @@ def test_generic_praise_and_complaints_do_not_make_a_theme() -> None:
     assert catalogue.other_rows > biggest.rows  # "other" is big, yet never a named theme
 
 
+def test_a_short_row_with_one_rare_topical_word_joins_its_theme(monkeypatch) -> None:
+    """Step 4c: "The sommelier." shares one word, rare in the restaurant rows, with them: its
+    cosine stays under the floor, its anchor term places it. Rows without a topical word,
+    or whose only word no theme anchors, stay "other"."""
+    from runlens_feedback import discovery
+
+    texts, domains = mixed_corpus()
+    sommelier = [
+        "The sommelier was rude and our waiter forgot the pasta.",
+        "Our waiter was slow and the sommelier brought the wrong wine with the steak.",
+        "The sommelier and the waiter ignored us, the soup came cold.",
+    ]
+    probes = ["The sommelier.", "Great!", "太差了", "Terrible, just terrible!!", "The zeppelin."]
+    rows = texts + sommelier + probes
+    catalogue = discover_themes(rows)
+    found = dict(zip(rows[len(texts) :], catalogue.assignments[len(texts) :], strict=True))
+    restaurant = {
+        key
+        for key, counts in _domains(catalogue, domains + ["?"] * 8).items()
+        if key != OTHER and counts.most_common(1)[0][0] == "restaurant"
+    }
+    assert found["The sommelier."] in restaurant
+    assert found["The sommelier."] == found[sommelier[0]]
+    for probe in probes[1:]:
+        assert found[probe] == OTHER, probe
+
+    monkeypatch.setattr(discovery, "ANCHOR_TERMS", 0)  # the topics alone miss it
+    without = discover_themes(rows)
+    assert without.assignments[len(texts) + len(sommelier)] == OTHER
+
+
 def test_terms_drop_stopwords_and_sentiment_but_keep_topics() -> None:
     found = terms("The food was great but the waiter was rude, 服务态度很好，菜品不错")
     assert "food" in found and "waiter" in found
