@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, REPORT
 from runlens_feedback.figures import FIGURE_RULES
 from runlens_feedback.validators import BacklogThemeValidator, ChartValidator
 
@@ -94,7 +94,8 @@ def _build() -> Plugin:
         input_tool="read_feedback_csv",
         task_prompt=(
             "Analyse the product feedback in the input CSV and write the three deliverables: "
-            f"{ANALYSIS}, {BACKLOG} and {REPORT}."
+            f"{ANALYSIS}, {BACKLOG} and {REPORT}; draw {CHART} with write_insight_chart and "
+            "link it from the report."
         ),
         offline_model=_offline_model,
         extra_validators=(BacklogThemeValidator(), ChartValidator()),

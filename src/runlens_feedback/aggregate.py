@@ -164,34 +164,48 @@ def representative_order(items: Sequence[Item]) -> list[Item]:
     return [item for _, item in ranked]
 
 
+def priority_parts(
+    severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
+) -> dict[str, int]:
+    """The points of a pain point by kind (module docstring): `severity`, `reach` and, with a
+    trend, `trend`. `priority_points` words them; the backlog words them in its language."""
+    share = mentions / total if total else 0.0
+    critical, high = severity.get("critical", 0), severity.get("high", 0)
+    if critical >= 2:
+        points = 5
+    elif critical == 1:
+        points = 3
+    elif high >= 3 or (high >= 1 and high >= 0.3 * mentions):
+        points = 2
+    else:
+        points = 1 if high >= 1 else 0
+    parts = {"severity": points, "reach": 2 if share >= 0.15 else 1 if share >= 0.05 else 0}
+    if trend is not None:
+        parts["trend"] = {"rising": 1, "falling": -1}.get(trend.direction, 0)
+    return parts
+
+
 def priority_points(
     severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
 ) -> tuple[int, list[str]]:
     """The points of a pain point (module docstring) and a phrase for each kind."""
+    parts = priority_parts(severity, mentions, total, trend)
     share = mentions / total if total else 0.0
     critical, high = severity.get("critical", 0), severity.get("high", 0)
-    if critical >= 2:
-        points, why = 5, f"severity +5 ({critical} critical)"
-    elif critical == 1:
-        points, why = 3, "severity +3 (1 critical)"
-    elif high >= 3 or (high >= 1 and high >= 0.3 * mentions):
-        points, why = 2, f"severity +2 ({high} high of {mentions})"
-    elif high >= 1:
-        points, why = 1, f"severity +1 ({high} high of {mentions})"
+    step = parts["severity"]
+    if step >= 3:
+        why = f"severity +{step} ({critical} critical)"
+    elif step:
+        why = f"severity +{step} ({high} high of {mentions})"
     else:
-        points, why = 0, "severity +0 (none high or critical)"
-    reasons = [why]
-    reach = 2 if share >= 0.15 else 1 if share >= 0.05 else 0
-    points += reach
-    reasons.append(f"reach +{reach} ({share:.1%} of rows)")
+        why = "severity +0 (none high or critical)"
+    reasons = [why, f"reach +{parts['reach']} ({share:.1%} of rows)"]
     if trend is not None:
-        step = {"rising": 1, "falling": -1}.get(trend.direction, 0)
-        points += step
         reasons.append(
-            f"trend {step:+d} ({trend.direction}: {trend.recent_share:.1%} in {trend.period} "
-            f"vs {trend.before_share:.1%} before)"
+            f"trend {parts['trend']:+d} ({trend.direction}: {trend.recent_share:.1%} in "
+            f"{trend.period} vs {trend.before_share:.1%} before)"
         )
-    return points, reasons
+    return sum(parts.values()), reasons
 
 
 def priority_for(

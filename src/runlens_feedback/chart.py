@@ -41,6 +41,7 @@ from xml.sax.saxutils import escape, quoteattr
 from runlens.validation.figures import Figure
 from runlens.validation.numbers import stated_numbers
 from runlens_feedback.analyst.groups import group_label
+from runlens_feedback.analyst.labels import Lang
 from runlens_feedback.breakdowns import SPECIAL_LABELS
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -131,7 +132,7 @@ def chart_svg(summary: Mapping[str, Any], language: str = "en") -> str:
     y = _TOP
     top = max((int(g["count"]) for g in pains), default=0)
     for group in pains:
-        parts += _pain_bar(group, y, top)
+        parts += _pain_bar(group, y, top, "zh" if language == "zh" else "en")
         y += _ROW_HEIGHT
     if not pains:
         parts.append(_text(16, y + 18, "—", fill="#666"))
@@ -152,14 +153,14 @@ def chart_svg(summary: Mapping[str, Any], language: str = "en") -> str:
     )
 
 
-def _pain_bar(group: Mapping[str, Any], y: float, top: int) -> list[str]:
+def _pain_bar(group: Mapping[str, Any], y: float, top: int, language: Lang) -> list[str]:
     key = f"theme.{group['key']}"
     count = int(group["count"])
     parts = [
         _text(
             _LABEL_WIDTH - 8,
             y + 17,
-            _clean(group_label(group)),
+            _clean(group_label(group, language)),
             text_anchor="end",
             data_label=f"{key}.rows",
         )

@@ -157,18 +157,18 @@ CHART_CONTRACT = ArtifactContract(
     name=CHART,
     label="Insight Chart",
     description=(
-        "An SVG chart of the pain points by rows and sentiment (and the rows over time when the "
-        "input has a date column), linked from the report. Write it with the "
-        "write_insight_chart tool. Optional, unless the report links it; every number in it is "
-        "checked against the figures recomputed from the data."
+        "An SVG chart of the pain points by rows and sentiment (and rows over time when the "
+        "input has a date column), linked from the report. Draw it with write_insight_chart; "
+        "a report may link it only once drawn. Every number in it is checked against the data."
     ),
     audience="user",
     sensitivity="internal",
     required=False,
 )
 
-#: The deliverables every run is judged on. The chart is checked by the plugin's own
-#: `ChartValidator` (linked but missing, unsafe, or stating a wrong figure); adding
-#: `CHART_CONTRACT` here also lists it (as `missing` when not drawn) in every verdict and
-#: manifest.
-CONTRACTS = (ANALYSIS_CONTRACT, BACKLOG_CONTRACT, REPORT_CONTRACT)
+#: The deliverables every run is judged on, in the order verdicts and manifests list them.
+#: The chart is optional (`required=False`): a run that does not draw it completes, with the
+#: chart listed as `missing` and no finding. It has no built-in rules; the plugin's own
+#: `ChartValidator` checks it (linked but missing, unsafe, or stating a wrong figure) and
+#: attributes its findings to it, so a bad chart rejects the chart, not the report.
+CONTRACTS = (ANALYSIS_CONTRACT, BACKLOG_CONTRACT, REPORT_CONTRACT, CHART_CONTRACT)

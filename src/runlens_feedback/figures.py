@@ -26,9 +26,9 @@ each cell to its own column and value; its share is over the analysed rows, its 
 share over the value's rows.
 
 Labels are English and Chinese. A theme's labels are each of its names (its key, the key in
-words, its English label and the parts of its Chinese label) with each label of the measure:
-`("Billing and pricing", "negative")`, `("账单/价格", "负面")`; so a theme named anywhere in
-the sentence makes a clause's "9 negative" Billing's, not the whole file's.
+words, its English and Chinese labels and the parts of its Chinese label) with each label of
+the measure: `("Billing and pricing", "negative")`, `("计费/价格", "负面")`; so a theme named
+anywhere in the sentence makes a clause's "9 negative" Billing's, not the whole file's.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from runlens.evidence import EvidenceIndex
 from runlens.validation.figures import SOURCE_ROWS, Figure, FigureRule, Label
 from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
+from runlens_feedback.analyst.labels import Lang
+from runlens_feedback.analyst.report import report_language
 from runlens_feedback.breakdowns import SPECIAL_LABELS, RowMetadata, breakdowns
 from runlens_feedback.contracts import (
     ANALYSIS,
@@ -207,9 +209,10 @@ def analysis_figures(
     severe = summary["severity"]["high"] + summary["severity"]["critical"]
     figures += _counted("severity.high_or_critical", severe, analysed, _HIGH_OR_CRITICAL)
     listed = {(p["key"], p["grouped_by"]) for p in summary["pain_points"]}
+    language = report_language(summary)
     for (key, grouped_by), members in group_items(items).items():
         if all_themes or (key, grouped_by) in listed:
-            figures += _theme_figures(key, grouped_by, members, analysed)
+            figures += _theme_figures(key, grouped_by, members, analysed, language)
     figures += _other_groups(summary["other_groups"])
     figures += _failures(summary["failed_batches"])
     for language, count in summary["languages"].items():
@@ -258,11 +261,11 @@ def _entry_figures(
 
 
 def _theme_figures(
-    key: str, grouped_by: str, members: Sequence[Item], analysed: int
+    key: str, grouped_by: str, members: Sequence[Item], analysed: int, language: Lang = "en"
 ) -> list[Figure]:
     """A group's figures: its rows and share, its problem rows and share, its rows by
     sentiment, its problem rows by severity (as the pain-point table counts them)."""
-    names = theme_names(key, grouped_by)
+    names = theme_names(key, grouped_by, language)
     problems = [m for m in members if is_actionable(m)]
     sentiment = Counter(str(m.get("sentiment")) for m in members)
     severity = Counter(str(m.get("severity")) for m in problems)
@@ -283,17 +286,20 @@ def _theme_figures(
     return figures
 
 
-def theme_names(key: str, grouped_by: str) -> tuple[str, ...]:
-    """The words that name a group, the display label first: for a theme of the analyst's
-    table its English label and each part of its Chinese label (`账单/价格`), then its
-    keyword, the key in words and the key.
+def theme_names(key: str, grouped_by: str, language: Lang = "en") -> tuple[str, ...]:
+    """The words that name a group, its display labels first (the one in the report's
+    `language`, then the other: a report names the group in its own language): for a theme
+    of the analyst's table its English label, its Chinese label and each part of it
+    (`计费/价格`, `计费`, `价格`), then its keyword, the key in words and the key.
 
     A name that is also a word of the other figures' labels is left out: themes come from
     the data, and a topic named "file" or "negative" would otherwise claim "89 rows in the
     file" or "58 negative" for itself."""
     group = {"key": key, "grouped_by": grouped_by}
     spec = theme_spec(group)
-    names = [group_label(group), *(spec.label_zh.split("/") if spec else ())]
+    other: Lang = "en" if language == "zh" else "zh"
+    names = [group_label(group, language), group_label(group, other)]
+    names += spec.label_zh.split("/") if spec else ()
     names += [group_keyword(group), key.replace("_", " "), key]
     kept = (name.strip() for name in names if name.strip())
     return tuple(dict.fromkeys(name for name in kept if name.casefold() not in _GENERIC_TERMS))

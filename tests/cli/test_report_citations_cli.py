@@ -12,7 +12,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from runlens.cli import cli
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MISATTRIBUTED = "> “Exports are instant and we love them” — fb_001"  # not fb_001's words
@@ -63,7 +63,8 @@ def test_validate_rejects_bad_citations_added_to_a_real_runs_report(
     payload = json.loads(result.stdout)
 
     assert result.exit_code == 1
-    assert payload["artifacts"] == EXPECTED
+    # The offline run drew the chart; bad citations in the report leave it validated.
+    assert payload["artifacts"] == {**EXPECTED, CHART: "validated"}
     assert citation_findings(payload) == expected_findings(misattributed, fabricated)
     assert {f["artifact"] for f in payload["findings"]} == {REPORT}
     assert (
@@ -112,5 +113,6 @@ def test_a_scripted_run_whose_report_cites_badly_fails_on_the_report_alone(
 
     assert result.exit_code == 1
     assert payload["status"] == "failed"
-    assert payload["artifacts"] == EXPECTED
+    # The script writes no chart: the optional chart is missing, with no finding.
+    assert payload["artifacts"] == {**EXPECTED, CHART: "missing"}
     assert citation_findings(payload) == expected_findings(misattributed, fabricated)

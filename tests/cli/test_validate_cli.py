@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from runlens.cli import cli
 from runlens.evidence import build_evidence_index
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
 PARAPHRASE = "每周导出报告需要等待很长时间，影响团队协作效率。"
@@ -95,7 +95,13 @@ def test_each_article_failure_fails_validation(feedback_workspace, breaks, code,
     assert payload["status"] == "failed"
     assert {f["code"] for f in payload["findings"]} == {code}
     assert payload["error_message"].startswith(phrase)
-    expected = {ANALYSIS: "validated", BACKLOG: "validated", REPORT: "validated", **statuses}
+    expected = {
+        ANALYSIS: "validated",
+        BACKLOG: "validated",
+        REPORT: "validated",
+        CHART: "missing",  # optional, not drawn in this workspace: listed, never a finding
+        **statuses,
+    }
     assert payload["artifacts"] == expected
 
 
@@ -106,6 +112,10 @@ def test_a_passing_workspace(feedback_workspace):
     assert "3 evidence quote(s) traced" in result.stdout
     for label in ("Feedback Analysis JSON", "Product Backlog JSON", "Insight Report"):
         assert label in result.stdout
+    # The optional chart is listed, as not drawn, and does not fail the verdict.
+    (chart_row,) = [line for line in result.stdout.splitlines() if CHART in line]
+    assert "Insight Chart" in chart_row
+    assert "missing (optional)" in chart_row
 
 
 def test_the_human_verdict_lists_each_finding_with_its_location(feedback_workspace):
@@ -140,7 +150,12 @@ def test_json_is_exactly_one_object_with_the_spec_keys(feedback_workspace):
 def test_a_fabricated_id_in_the_backlog_only_rejects_only_the_backlog(feedback_workspace):
     feedback_workspace.backlog["items"][0]["evidence_feedback_ids"] = ["fb_999"]
     _, payload = verdict(feedback_workspace.write().root)
-    assert payload["artifacts"] == {ANALYSIS: "validated", BACKLOG: "rejected", REPORT: "validated"}
+    assert payload["artifacts"] == {
+        ANALYSIS: "validated",
+        BACKLOG: "rejected",
+        REPORT: "validated",
+        CHART: "missing",
+    }
 
 
 def test_a_tampered_index_fails(feedback_workspace):

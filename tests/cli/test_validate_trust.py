@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from runlens.cli import cli
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 KEY = "sk-live-0123456789abcdefABCDEF"
 
@@ -119,7 +119,12 @@ def test_a_row_neither_analysed_nor_failed_is_not_covered(feedback_workspace):
     finding = payload["findings"][0]
     assert finding["details"] == {"count": 1, "row_ids": ["fb_003"]}
     assert "1 of 3 source rows with text" in finding["message"]
-    assert payload["artifacts"] == {ANALYSIS: "rejected", BACKLOG: "validated", REPORT: "validated"}
+    assert payload["artifacts"] == {
+        ANALYSIS: "rejected",
+        BACKLOG: "validated",
+        REPORT: "validated",
+        CHART: "missing",
+    }
 
 
 def test_a_row_listed_in_failed_batches_is_covered(feedback_workspace):

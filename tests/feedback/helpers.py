@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from runlens.cli import cli
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 _ZH_AREAS = ("导出报表", "登录", "仪表盘", "账单", "手机应用", "搜索", "通知", "权限设置")
 _EN_AREAS = ("the export", "login", "the dashboard", "billing", "the mobile app", "search")
@@ -102,7 +102,8 @@ class OfflineRun:
         return (self.workspace / REPORT).read_text(encoding="utf-8")
 
     def artifact_bytes(self) -> dict[str, bytes]:
-        return {name: (self.workspace / name).read_bytes() for name in (ANALYSIS, BACKLOG, REPORT)}
+        names = (ANALYSIS, BACKLOG, REPORT, CHART)
+        return {name: (self.workspace / name).read_bytes() for name in names}
 
     def _json(self, name: str) -> dict[str, Any]:
         return json.loads((self.workspace / name).read_text(encoding="utf-8"))

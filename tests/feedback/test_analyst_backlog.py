@@ -263,3 +263,128 @@ def test_generated_items_give_a_valid_backlog(rows: list[tuple[str, str, str, st
     assert_backlog_shape(backlog, items)
     assert all(entry["theme"] != "praise" for entry in backlog["items"])
     assert build_backlog(items) == backlog
+
+
+# -- the backlog's language -----------------------------------------------------------------
+
+#: Words of the English templates that a Chinese backlog must not contain.
+ENGLISH_TEMPLATE_WORDS = (
+    "fix the complaints",
+    "answer the requests",
+    "look into the reports",
+    "weak points",
+    "reviewed",
+    "baseline",
+    "target",
+    "analysed rows",
+    "raise this",
+    "severity",
+    "points",
+    "Billing and pricing",
+    "Make billing clear",
+)
+
+
+def language_items(language: str) -> list[dict]:
+    """Rows of a discovered theme and of a table theme, all declaring `language`."""
+    rows = [item(f"d{n}", "导出_·_周报", severity="high" if n < 2 else "medium") for n in range(3)]
+    rows += [item(f"b{n}", "billing_pricing", severity="critical") for n in range(2)]
+    rows += [item("ok", "praise", "positive", "low")]
+    return [{**row, "language": language} for row in rows]
+
+
+def test_a_chinese_summary_gives_a_chinese_backlog() -> None:
+    backlog = build_backlog(language_items("zh"))
+    by_theme = {entry["theme"]: entry for entry in backlog["items"]}
+    discovered, table = by_theme["导出_·_周报"], by_theme["billing_pricing"]
+    assert discovered["title"] == "导出 · 周报：解决用户反映的问题"
+    assert table["title"] == "让计费清晰准确"  # the table theme's title, translated
+    assert "逐条查看关于计费/价格的引用反馈（b0, b1）" in table["acceptance_criteria"][0]
+    assert any(
+        "高或严重反馈（目前其 3 条反映问题的反馈中有 2 条）" in c
+        for c in discovered["acceptance_criteria"]
+    )
+    assert "基线：已分析的 6 条中有 3 条，占 50.0%；目标：减半" in discovered["metric"]
+    assert "其中高或严重的反馈（基线：2 条；目标：0 条）" in discovered["metric"]
+    assert discovered["rationale"].startswith("已分析的 6 条中有 3 条（50.0%）反映这一问题；")
+    assert "严重程度：严重 0、高 2、中等 1、低 0" in discovered["rationale"]
+    assert discovered["rationale"].endswith(
+        "P1：严重程度 +2（3 条中有 2 条为高），覆盖面 +2（占已分析反馈的 50.0%），合计 4 分。"
+    )
+    assert "严重程度 +5（严重 2 条）" in table["rationale"]
+    for entry in backlog["items"]:
+        text = " ".join(
+            [entry["title"], entry["metric"], entry["rationale"], *entry["acceptance_criteria"]]
+        )
+        for english in ENGLISH_TEMPLATE_WORDS:
+            assert english not in text
+        assert "“" not in text and "”" not in text  # nothing that reads as a quotation
+
+
+def test_an_english_summary_keeps_an_english_backlog() -> None:
+    backlog = build_backlog(language_items("en"))
+    by_theme = {entry["theme"]: entry for entry in backlog["items"]}
+    discovered, table = by_theme["导出_·_周报"], by_theme["billing_pricing"]
+    assert discovered["title"] == "导出 · 周报: fix the complaints"
+    assert table["title"] == "Make billing clear and correct"
+    assert (
+        "The cited reports about Billing and pricing (b0, b1) are reviewed"
+        in (table["acceptance_criteria"][0])
+    )
+    assert "baseline: 3 of 6 analysed rows (50.0%), target: half" in discovered["metric"]
+    assert discovered["rationale"].startswith("3 of 6 analysed rows (50.0%) raise this;")
+    assert "= 4 points" in discovered["rationale"]
+    for entry in backlog["items"]:
+        text = " ".join([entry["title"], entry["metric"], *entry["acceptance_criteria"]])
+        for chinese in ("解决", "基线", "验收", "计费"):
+            assert chinese not in text
+
+
+def test_the_backlog_language_is_the_reports() -> None:
+    """The same rule as the report body (`report_language`): the analysed items' main
+    language, English on a tie."""
+
+    def titles(items: list[dict]) -> dict[str, str]:
+        return {entry["theme"]: entry["title"] for entry in build_backlog(items)["items"]}
+
+    zh, en = language_items("zh"), language_items("en")
+    assert titles(zh[:3] + en[3:])["billing_pricing"] == "Make billing clear and correct"  # a tie
+    assert titles(zh[:4] + en[4:])["billing_pricing"] == "让计费清晰准确"
+
+
+def test_a_rising_theme_gets_a_chinese_trend_criterion_and_reason() -> None:
+    summary = {
+        "analysed_rows": 100,
+        "languages": {"zh": 90, "en": 10},
+        "pain_points": [
+            {
+                "key": "电池_·_充电",
+                "grouped_by": "theme",
+                "pain_point": "电池 · 充电",
+                "keywords": ["电池", "充电", "过夜", "充电器"],
+                "problem_rows": 12,
+                "priority": "P1",
+                "priority_reason": "severity +1 (1 high of 12), reach +1 (12.0% of rows), "
+                "trend +1 (rising: 20.0% in 2024-06 vs 5.0% before) = 3 points",
+                "trend": {
+                    "direction": "rising",
+                    "period": "2024-06",
+                    "recent_share": 0.2,
+                    "before_share": 0.05,
+                },
+                "sentiment": {"negative": 12},
+                "problem_severity": {"high": 1, "medium": 11},
+                "feedback_ids": ["b1", "b2"],
+                "examples": [],
+            }
+        ],
+    }
+    (entry,) = backlog_from_summary(summary)["items"]
+    assert entry["priority"] == "P1"
+    assert entry["rationale"].endswith(
+        "P1：严重程度 +1（12 条中有 1 条为高），覆盖面 +1（占已分析反馈的 12.0%），"
+        "趋势 +1（上升：2024-06 为 20.0%，此前为 5.0%），合计 3 分。"
+    )
+    criteria = entry["acceptance_criteria"]
+    assert any("凡提到过夜、充电器之一的投诉" in c for c in criteria)  # not the name's words
+    assert any("回落到不超过 5.0%，即 2024-06 之前的占比" in c for c in criteria)

@@ -25,6 +25,8 @@ from runlens_feedback.analyst import (
 from runlens_feedback.analyst.report import report_language
 from runlens_feedback.contracts import REPORT, REPORT_CONTRACT
 
+from .helpers import generated_rows, run_offline, write_csv
+
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
 EXPECTED = [
     "# FeedbackLens Insight Report",
@@ -350,6 +352,68 @@ def test_chinese_input_gets_a_chinese_body_under_the_contracted_headings(tmp_pat
     verdict = validated_report(tmp_path, CHINESE_ROWS, report)  # quotes are still citations
     assert verdict.passed, verdict.error_message
     assert verdict.quotes
+
+
+#: Words of the English backlog templates, which a Chinese report must not contain.
+ENGLISH_ACTION_WORDS = (
+    "fix the complaints",
+    "reviewed",
+    "baseline",
+    "target",
+    "analysed rows",
+    "raise this",
+    "points",
+    "Acceptance criteria",
+    "Metric:",
+)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_a_chinese_report_recommends_actions_in_chinese(tmp_path: Path) -> None:
+    items = analyze_rows(CHINESE_ROWS)
+    summary = summarize_analysis(items, total_rows=len(items), source="zh.csv")
+    backlog = backlog_from_summary(summary)
+    report = report_from_summary(summary, backlog)
+    actions = section(report, "## Recommended Actions")
+    for english in ENGLISH_ACTION_WORDS:
+        assert english not in actions
+    assert "验收标准：逐条查看关于" in actions and "基线：已分析的 6 条中有" in actions
+    assert "**P0 — 让计费清晰准确**（`billing_pricing`）。已分析的 6 条中有 1 条" in actions
+    # Table themes are named in Chinese everywhere in the body, the table included.
+    assert "| 计费/价格 | `billing_pricing` |" in section(report, "## Top Pain Points")
+    for english_label in ("Billing and pricing", "Login and authentication", "Slow performance"):
+        assert english_label not in report
+    verdict = validated_report(tmp_path, CHINESE_ROWS, report)
+    assert verdict.passed, verdict.error_message
+
+
+def test_an_english_report_recommends_actions_in_english() -> None:
+    _, report = render(english_rows())
+    actions = section(report, "## Recommended Actions")
+    assert "   - Acceptance criteria: The cited reports about " in actions
+    assert "baseline: " in actions and "target: half" in actions
+    assert not _CJK.search(actions)
+
+
+def test_an_offline_run_on_chinese_input_completes_in_chinese(tmp_path: Path) -> None:
+    """End to end: a Chinese file gives a Chinese backlog and report, and every artifact
+    passes validation (figures, quotes, evidence) with no finding."""
+    rows = [row for row in generated_rows(120) if _CJK.search(row["text"])] + CHINESE_ROWS
+    run = run_offline(write_csv(tmp_path / "zh.csv", rows), tmp_path / "workspace")
+    result = run.result
+    assert run.exit_code == 0, result.get("error_message")
+    assert result["status"] == "completed"
+    assert result["findings"] == []
+    assert set(result["artifacts"].values()) == {"validated"}
+    entries = run.backlog["items"]
+    assert entries
+    for entry in entries:
+        text = " ".join([entry["title"], entry["metric"], *entry["acceptance_criteria"]])
+        assert _CJK.search(entry["title"])
+        for english in ("fix the complaints", "reviewed", "baseline", "target"):
+            assert english not in text
+    actions = section(run.report, "## Recommended Actions")
+    assert "验收标准：" in actions and "指标：" in actions
 
 
 def test_the_body_language_is_the_majority_of_the_analysed_items() -> None:

@@ -53,6 +53,7 @@ def test_the_chart_is_written_linked_and_validated(workspace: Path) -> None:
         ANALYSIS: "validated",
         BACKLOG: "validated",
         REPORT: "validated",
+        CHART: "validated",
     }
     assert chart_findings(payload) == []
     report = (workspace / REPORT).read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ import pytest
 
 from runlens.validation import QuoteLocation, validate_workspace
 from runlens_feedback.batches import NO_TEXT_REASON
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, REPORT
 
 from .helpers import OfflineRun, generated_rows, run_offline, write_csv
 
@@ -79,7 +79,12 @@ def assert_completed(run: OfflineRun) -> None:
     assert run.exit_code == 0, result.get("error_message")
     assert result["status"] == "completed"
     assert result["findings"] == []
-    assert result["artifacts"] == {ANALYSIS: "validated", BACKLOG: "validated", REPORT: "validated"}
+    assert result["artifacts"] == {
+        ANALYSIS: "validated",
+        BACKLOG: "validated",
+        REPORT: "validated",
+        CHART: "validated",  # the offline analyst draws the chart and the report links it
+    }
 
 
 def assert_rows_accounted(run: OfflineRun, rows: Rows) -> None:

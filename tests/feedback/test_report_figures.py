@@ -28,7 +28,7 @@ from runlens.validation.figures import SOURCE_ROWS, Statement, check_figures
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.breakdowns import table_metadata
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, REPORT
 from runlens_feedback.figures import SECTIONS, report_figures
 from runlens_feedback.tools import report_figures as report_figures_tool
 
@@ -188,7 +188,12 @@ def line_of(text: str, fragment: str) -> int:
 def assert_only_the_report_is_rejected(payload: dict[str, Any]) -> None:
     assert payload["exit_code"] == 1
     assert payload["status"] == "failed"
-    assert payload["artifacts"] == {ANALYSIS: "validated", BACKLOG: "validated", REPORT: "rejected"}
+    assert payload["artifacts"] == {
+        ANALYSIS: "validated",
+        BACKLOG: "validated",
+        REPORT: "rejected",
+        CHART: "validated",  # a wrong figure in the report is the report's alone
+    }
     assert {f["code"] for f in payload["findings"]} <= FIGURE_CODES
 
 

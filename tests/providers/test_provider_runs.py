@@ -18,7 +18,7 @@ import pytest
 from fault_server import FaultServer, Reply, WireCall, hang
 from provider_kit import TEST_KEY, ProviderKit
 
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 RunCli = Callable[..., Any]  # the `run_cli` fixture; it returns conftest's `RunRecords`
 RunRecords = Any
@@ -136,7 +136,15 @@ def assert_completed(run: RunRecords) -> None:
     assert run.exit_code == 0, run.stdout
     assert run.verdict["status"] == "completed", run.verdict["error_message"]
     assert run.record["status"] == "completed"
-    assert set(run.verdict["artifacts"].values()) == {"validated"}
+    # The scripted model writes the three required deliverables and draws no chart: the
+    # optional chart is listed as missing, with no finding.
+    assert run.verdict["artifacts"] == {
+        ANALYSIS: "validated",
+        BACKLOG: "validated",
+        REPORT: "validated",
+        CHART: "missing",
+    }
+    assert not [f for f in run.verdict["findings"] if f["artifact"] == CHART]
     assert set(run.plan.values()) == {"completed"}
 
 
@@ -444,6 +452,7 @@ def test_a_paraphrased_quote_fails_validation_not_the_provider(
         ANALYSIS: "rejected",
         BACKLOG: "validated",
         REPORT: "validated",
+        CHART: "missing",
     }
     assert run.metrics["findings_by_code"] == {"evidence_text_mismatch": 1}
     assert run.data("run.failed")[-1]["phase"] == "validating"

@@ -10,7 +10,7 @@ from runlens.models.messages import UserMessage
 from runlens.plugins import load_plugin
 from runlens.runtime.run import RunSettings, run_plugin
 from runlens.testing import ScriptedModel
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT, REPORT_HEADINGS
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT, REPORT_HEADINGS
 
 from .conftest import turns_for, write_call
 
@@ -38,6 +38,7 @@ def test_a_wrong_figure_fails_the_run_and_rejects_only_the_report(run_script, go
         ANALYSIS: "validated",
         BACKLOG: "validated",
         REPORT: "rejected",
+        CHART: "missing",
     }
     assert outcome.record["error_message"].startswith(
         f"figure mismatch: 4 should be 3 (rows.analysed, line {SUMMARY_LINE}) in {REPORT}"

@@ -28,7 +28,7 @@ from runlens.records.events import read_events
 from runlens.runtime.run import RunSettings, run_plugin
 from runlens.testing import ScriptedModel
 from runlens.validation.base import ValidationContext
-from runlens_feedback.contracts import ANALYSIS, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 from .conftest import turns_for
 
@@ -551,6 +551,7 @@ with open(sys.argv[1], "a", encoding="utf-8") as out:
         "payload_cwd": payload["cwd"],
         "workspace": os.environ["RUNLENS_WORKSPACE"],
         "hooks_dir": os.environ["RUNLENS_HOOKS_DIR"],
+        "artifact": payload.get("artifact"),
     }) + "\\n")
 """
 
@@ -583,13 +584,22 @@ def test_relative_commands_resolve_against_the_settings_folder(
         "--hooks", "../project/config/hooks.json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    for name, runs in (("seen-by-check.jsonl", 1), ("seen-by-python.jsonl", 3)):
+    # The Stop hook runs once per contract, the optional chart (not drawn here) included.
+    for name, runs in (("seen-by-check.jsonl", 1), ("seen-by-python.jsonl", 4)):
         lines = (config / name).read_text(encoding="utf-8").splitlines()
         assert len(lines) == runs
         for seen in map(json.loads, lines):
             assert Path(seen["cwd"]) == config
             assert Path(seen["hooks_dir"]) == config
             assert Path(seen["workspace"]) == Path(seen["payload_cwd"]) == workspace.resolve()
+    stop_lines = (config / "seen-by-python.jsonl").read_text(encoding="utf-8").splitlines()
+    described = [json.loads(line)["artifact"] for line in stop_lines]
+    assert [(a["name"], a["required"], a["exists"]) for a in described] == [
+        (ANALYSIS, True, True),
+        (BACKLOG, True, True),
+        (REPORT, True, True),
+        (CHART, False, False),
+    ]
     events = list(read_events(workspace / "runtime" / "events.jsonl"))
     assert "hook.blocked" not in [e["type"] for e in events]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 from .conftest import turns_for
 
@@ -24,15 +24,28 @@ def test_passing_run_completes(run_script, good_documents):
     assert outcome.exit_code == 0, outcome.output
     assert outcome.json["status"] == "completed"
     assert outcome.json["error_message"] is None
+    # The script draws no chart: the optional chart is listed as missing, without a finding.
     assert outcome.json["artifacts"] == {
         ANALYSIS: "validated",
         BACKLOG: "validated",
         REPORT: "validated",
+        CHART: "missing",
     }
+    assert outcome.json["findings"] == []
     assert set(outcome.plan.values()) == {"completed"}
     assert outcome.types[-1] == "run.completed"
     assert "hook.blocked" not in outcome.types
-    assert [a["status"] for a in outcome.manifest["artifacts"]] == ["validated"] * 3
+    entries = outcome.manifest["artifacts"]
+    assert [(a["name"], a["status"], a["required"]) for a in entries] == [
+        (ANALYSIS, "validated", True),
+        (BACKLOG, "validated", True),
+        (REPORT, "validated", True),
+        (CHART, "missing", False),
+    ]
+    assert (entries[3]["size"], entries[3]["sha256"], entries[3]["findings"]) == (None, None, [])
+    # Neither validated nor rejected: no artifact event for a chart that was not drawn.
+    judged = [e["data"]["artifact"] for e in outcome.events if e["type"].startswith("artifact.")]
+    assert judged == [ANALYSIS, BACKLOG, REPORT]
     assert outcome.record["evidence_index_sha256"]
 
 
@@ -49,7 +62,12 @@ def test_missing_report(run_script, good_documents):
     assert outcome.plan["validate_deliverables"] == "failed"
     assert outcome.plan["analyze_feedback"] == "completed"
     statuses = {a["name"]: a["status"] for a in outcome.manifest["artifacts"]}
-    assert statuses == {ANALYSIS: "validated", BACKLOG: "validated", REPORT: "missing"}
+    assert statuses == {
+        ANALYSIS: "validated",
+        BACKLOG: "validated",
+        REPORT: "missing",
+        CHART: "missing",
+    }
     assert (outcome.workspace / ANALYSIS).is_file(), "files of a failed run stay"
 
 

@@ -17,7 +17,7 @@ from runlens.validation import (
     load_validator_plugins,
 )
 from runlens.validation.findings import Finding
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, CONTRACTS, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, REPORT
 
 APPENDIX = ArtifactContract(name="artifacts/appendix.md", required=True)
 
@@ -76,6 +76,7 @@ def test_every_failure_shows_up_in_one_verdict(feedback_workspace, validate):
         ANALYSIS: "rejected",
         BACKLOG: "rejected",
         REPORT: "rejected",
+        CHART: "missing",  # optional, not drawn: no finding names it
         "artifacts/appendix.md": "missing",
     }
 
@@ -96,6 +97,7 @@ def test_status_comes_from_the_findings_that_name_the_artifact(feedback_workspac
         ANALYSIS: "validated",
         BACKLOG: "rejected",
         REPORT: "validated",
+        CHART: "missing",
         APPENDIX.name: "missing",  # missing wins over rejected
     }
     assert report.error_message == "B says no"
@@ -105,7 +107,12 @@ def test_status_comes_from_the_findings_that_name_the_artifact(feedback_workspac
 def test_a_run_level_finding_fails_the_report_without_rejecting_artifacts(feedback_workspace):
     report = aggregate([_result("Run", _finding(""))], CONTRACTS, feedback_workspace.root)
     assert not report.passed
-    assert set(report.artifacts.values()) == {"validated"}
+    assert report.artifacts == {
+        ANALYSIS: "validated",
+        BACKLOG: "validated",
+        REPORT: "validated",
+        CHART: "missing",
+    }
 
 
 @dataclass

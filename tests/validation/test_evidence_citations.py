@@ -14,7 +14,7 @@ from runlens.validation import (
     ValidationContext,
     validate_workspace,
 )
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 FB_001_TEXT = "导出周报太慢了，我们团队每周五都要导出，等三分钟很影响效率。"
 PARAPHRASE = "每周导出报告需要等待很长时间，影响团队协作效率。"
@@ -34,7 +34,12 @@ def test_a_fabricated_id_cited_by_analysis_and_backlog_rejects_both(feedback_wor
         ("unknown_evidence_id", BACKLOG, "items[1].evidence_feedback_ids[1]"),
     ]
     assert report.error_message == "missing evidence ids: fb_999"
-    assert report.artifacts == {ANALYSIS: "rejected", BACKLOG: "rejected", REPORT: "validated"}
+    assert report.artifacts == {
+        ANALYSIS: "rejected",
+        BACKLOG: "rejected",
+        REPORT: "validated",
+        CHART: "missing",
+    }
 
 
 def test_a_fabricated_id_only_in_the_backlog_rejects_only_the_backlog(feedback_workspace, validate):
@@ -42,7 +47,12 @@ def test_a_fabricated_id_only_in_the_backlog_rejects_only_the_backlog(feedback_w
     report = validate(feedback_workspace.write())
     assert {f.artifact for f in report.findings} == {BACKLOG}
     assert report.error_message == "missing evidence ids: fb_999, fb_998"
-    assert report.artifacts == {ANALYSIS: "validated", BACKLOG: "rejected", REPORT: "validated"}
+    assert report.artifacts == {
+        ANALYSIS: "validated",
+        BACKLOG: "rejected",
+        REPORT: "validated",
+        CHART: "missing",
+    }
 
 
 def test_the_summary_stays_on_one_line(feedback_workspace, validate):
@@ -164,7 +174,12 @@ def test_a_missing_index_rejects_every_citing_artifact_with_one_summary(
     assert report.error_message == (
         "evidence index missing: runtime/evidence_index.json does not exist"
     )
-    assert report.artifacts == {ANALYSIS: "rejected", BACKLOG: "rejected", REPORT: "validated"}
+    assert report.artifacts == {
+        ANALYSIS: "rejected",
+        BACKLOG: "rejected",
+        REPORT: "validated",
+        CHART: "missing",
+    }
 
 
 def test_an_unreadable_index_is_reported_not_raised(feedback_workspace, validate):

@@ -8,7 +8,7 @@ from runlens.contracts import ArtifactContract, JsonRules
 from runlens.errors import ContractError
 from runlens.validation import JsonOutputValidator, ValidationContext, validate_workspace
 from runlens.validation.json_rules import format_error_path, missing_locations
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
 
 def codes(report):
@@ -77,7 +77,12 @@ def test_priority_high_is_an_invalid_priority(feedback_workspace, validate):
     assert report.error_message == (
         f'invalid priority: "high" at {BACKLOG} items[0].priority (allowed: P0, P1, P2, P3)'
     )
-    assert report.artifacts == {ANALYSIS: "validated", BACKLOG: "rejected", REPORT: "validated"}
+    assert report.artifacts == {
+        ANALYSIS: "validated",
+        BACKLOG: "rejected",
+        REPORT: "validated",
+        CHART: "missing",
+    }
 
 
 def test_enum_summary_names_the_field_and_groups_values(feedback_workspace, validate):

@@ -17,7 +17,7 @@ from runlens.validation import (
     validate_workspace,
 )
 from runlens.validation.id_shapes import IdShape, named_id
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT, REPORT_HEADINGS
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT, REPORT_HEADINGS
 
 FB_001 = "导出周报太慢了，我们团队每周五都要导出，等三分钟很影响效率。"
 
@@ -137,7 +137,12 @@ def test_a_fabricated_id_is_an_unknown_evidence_id_at_the_quotation_mark(check) 
     line = line_of(markdown, "fb_999")
     assert report_findings(report) == [("unknown_evidence_id", f"line {line}", line, 7)]
     assert report.error_message == "missing evidence ids: fb_999"
-    assert report.artifacts == {ANALYSIS: "validated", BACKLOG: "validated", REPORT: "rejected"}
+    assert report.artifacts == {
+        ANALYSIS: "validated",
+        BACKLOG: "validated",
+        REPORT: "rejected",
+        CHART: "missing",
+    }
 
 
 def test_a_paraphrase_is_a_text_mismatch(check) -> None:

@@ -80,8 +80,14 @@ def artifact_table(
     findings: Iterable[Finding],
     contracts: Iterable[ArtifactContract] = (),
 ) -> Table:
-    """One row per artifact: label, name, status, number of findings."""
+    """One row per artifact: label, name, status, number of findings.
+
+    An optional artifact the run did not write, and nothing asked for, reads
+    `missing (optional)`: listed, so the reader knows it was looked for, but not a problem.
+    """
+    contracts = tuple(contracts)
     labels = {contract.name: contract.display_name for contract in contracts}
+    optional = {contract.name for contract in contracts if not contract.required}
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding.artifact] = counts.get(finding.artifact, 0) + 1
@@ -91,10 +97,13 @@ def artifact_table(
     table.add_column("Status", no_wrap=True)
     table.add_column("Findings", justify="right", no_wrap=True)
     for name, status in artifacts.items():
+        shown = Text(status, style=_STATUS_STYLE.get(status, ""))
+        if status == "missing" and name in optional and not counts.get(name):
+            shown = Text(f"{status} (optional)", style="dim")
         table.add_row(
             Text(terminal_safe(labels.get(name, name))),
             Text(terminal_safe(name)),
-            Text(status, style=_STATUS_STYLE.get(status, "")),
+            shown,
             str(counts.get(name, 0)),
         )
     return table

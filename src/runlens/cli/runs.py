@@ -243,6 +243,8 @@ def _print_artifacts(console: Any, manifest: dict[str, Any]) -> None:
         status = str(artifact.get("status"))
         style = {"validated": "green", "rejected": "red", "missing": "red"}.get(status, "yellow")
         findings = artifact.get("findings")
+        if status == "missing" and artifact.get("required") is False and not findings:
+            status, style = "missing (optional)", "dim"  # not written, and nothing asked for it
         lines = [
             _safe(f"{f.get('path') or '(file)'} [{f.get('code')}] {f.get('message')}")
             for f in (findings if isinstance(findings, list) else [])

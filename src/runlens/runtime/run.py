@@ -371,6 +371,12 @@ class Run:
     def _publish_artifacts(self, report: ValidationReport, validation_round: int) -> None:
         for name, status in report.artifacts.items():
             findings = [f for f in report.findings if f.artifact == name]
+            contract = self.plugin.contract(name)
+            if status == "missing" and not findings and contract and not contract.required:
+                # An optional artifact the run did not write: neither validated nor rejected
+                # (SPEC section 6: `artifact.rejected` is for artifacts with findings). The
+                # verdict and the manifest list it as `missing`.
+                continue
             event_type = "artifact.validated" if status == "validated" else "artifact.rejected"
             self.events.publish(
                 event_type,

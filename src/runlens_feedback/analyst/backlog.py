@@ -10,10 +10,15 @@ lacks one. Items are ordered by priority, then by problem rows (descending), the
 key, and cut to `max_items`. Each cites the pain point's ids (at most `EVIDENCE_IDS`, 6, most
 representative first: highest severity, then strongest sentiment, then input order).
 
-Everything an item says comes from its theme's own evidence, never from a fixed template:
+The backlog is written in the report's language (`report.report_language`: the summary's main
+language, Chinese or English), from the templates of `backlog_words`; a table theme is named
+by its label in that language (`lexicon/themes.json`), the priority points are worded in it
+(`aggregate.priority_parts`). Everything an item says comes from its theme's own evidence,
+never from a fixed template:
 
-- the title names the theme (its discovered name, or the theme table's title for a table
-  theme) and what its rows mostly are (complaints, mixed reviews, requests);
+- the title names the theme (its discovered name, or the theme table's title in the language
+  for a table theme) and the action its rows call for (fix the complaints, the weak points,
+  look into the reports, answer the requests);
 - the acceptance criteria: the cited cases are reviewed and their cause recorded; the
   theme's own terms (its discovered keywords, else the most frequent terms of its quotes)
   are traced to causes; when it has high or critical reports, none recurs after the change
@@ -29,11 +34,20 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runlens_feedback.aggregate import EVIDENCE_IDS, priority_for, summarize_analysis
+from runlens_feedback.aggregate import (
+    EVIDENCE_IDS,
+    priority_for,
+    priority_parts,
+    summarize_analysis,
+)
+from runlens_feedback.analyst.backlog_words import DIRECTIONS_ZH, REASON_ZH, WORDS
 from runlens_feedback.analyst.groups import group_keyword, theme_spec
 from runlens_feedback.analyst.labels import FEATURE_REQUEST, PRIORITIES
+from runlens_feedback.analyst.report import report_language
+from runlens_feedback.analyst.report_words import SENTIMENT_NAMES, SEVERITY_NAMES, ReportLanguage
 from runlens_feedback.analyst.resources import ThemeSpec
 from runlens_feedback.discovery import terms
+from runlens_feedback.trend import Trend
 
 MAX_EVIDENCE_IDS = EVIDENCE_IDS
 MAX_ITEMS = 8
@@ -45,7 +59,8 @@ Group = Mapping[str, Any]
 def backlog_from_summary(
     summary: Mapping[str, Any], *, max_items: int = MAX_ITEMS
 ) -> dict[str, Any]:
-    """`{"items": [...]}`: one prioritised backlog item per pain point of `summary`.
+    """`{"items": [...]}`: one prioritised backlog item per pain point of `summary`, written
+    in `report_language(summary)`.
 
     Each item: `title`, `theme` (the group key), `priority` (P0-P3), `evidence_feedback_ids`
     (non-empty, real ids), `acceptance_criteria` (non-empty list of testable statements),
@@ -54,8 +69,9 @@ def backlog_from_summary(
     than the summary lists.
     """
     total = int(summary.get("analysed_rows", 0))
+    words = _Words(report_language(summary))
     groups = [g for g in summary.get("pain_points", ()) if g.get("feedback_ids")]
-    entries = [_entry(group, total) for group in groups]
+    entries = [_entry(group, total, words) for group in groups]
     entries.sort(
         key=lambda entry: (PRIORITIES.index(entry["priority"]), -entry["mentions"], entry["theme"])
     )
@@ -69,40 +85,123 @@ def build_backlog(
     return backlog_from_summary(summarize_analysis(items), max_items=max_items)
 
 
-def _entry(group: Group, total: int) -> dict[str, Any]:
+class _Words:
+    """The backlog's sentences in one language."""
+
+    def __init__(self, language: ReportLanguage) -> None:
+        self.language = language
+        self.text = WORDS[language]
+
+    def __call__(self, template: str, /, **values: object) -> str:
+        return self.text[template].format(**values)
+
+    def listed(self, parts: Sequence[str]) -> str:
+        return self.spaced(self.text["sep"].join(parts))
+
+    def spaced(self, name: str) -> str:
+        """A name as a Chinese sentence holds it: a space between it and the Chinese words
+        next to it when it starts or ends with a Latin letter or a digit."""
+        if self.language != "zh" or not name:
+            return name
+        before = " " if name[0].isascii() and name[0].isalnum() else ""
+        after = " " if name[-1].isascii() and name[-1].isalnum() else ""
+        return f"{before}{name}{after}"
+
+    def counts(self, counts: Mapping[str, int], names: Mapping[str, str]) -> str:
+        return self.text["sep"].join(
+            self("count", count=count, name=names.get(label, label))
+            for label, count in counts.items()
+        )
+
+
+def _entry(group: Group, total: int, words: _Words) -> dict[str, Any]:
     severity: Mapping[str, int] = group["problem_severity"]
     mentions = int(group["problem_rows"])
-    priority, reason = _priority(group, severity, mentions, total)
+    priority, reason = _priority(group, severity, mentions, total, words)
     ids = [str(i) for i in group["feedback_ids"]][:MAX_EVIDENCE_IDS]
     share = f"{mentions / total:.1%}" if total else "0%"
     spec = theme_spec(group)
-    name = _theme_name(group, spec)
-    terms = _terms(group, name)
+    name = _theme_name(group, spec, words.language)
+    own_terms = _terms(group, name, _theme_name(group, spec, "en"))
+    language = words.language
+    by_level = {level: int(severity.get(level, 0)) for level in _LEVELS}
     return {
-        "title": _title(group, spec, name),
+        "title": _title(group, spec, name, words),
         "theme": str(group["key"]),
         "priority": priority,
         "evidence_feedback_ids": ids,
-        "acceptance_criteria": _criteria(group, name, terms, ids, severity, mentions),
-        "metric": _metric(name, severity, mentions, total, share),
-        "rationale": (
-            f"{mentions} of {total} analysed rows ({share}) raise this; severity: "
-            + ", ".join(f"{severity.get(level, 0)} {level}" for level in _LEVELS)
-            + "; sentiment: "
-            + ", ".join(f"{count} {label}" for label, count in _problem_sentiment(group).items())
-            + f". {priority}: {reason}."
+        "acceptance_criteria": _criteria(group, name, own_terms, ids, severity, mentions, words),
+        "metric": _metric(name, severity, mentions, total, share, words),
+        "rationale": words(
+            "rationale",
+            mentions=mentions,
+            total=total,
+            share=share,
+            severity=words.counts(by_level, SEVERITY_NAMES[language]),
+            sentiment=words.counts(_problem_sentiment(group), SENTIMENT_NAMES[language]),
+            priority=priority,
+            reason=reason,
         ),
         "mentions": mentions,
     }
 
 
 def _priority(
-    group: Group, severity: Mapping[str, int], mentions: int, total: int
+    group: Group, severity: Mapping[str, int], mentions: int, total: int, words: _Words
 ) -> tuple[str, str]:
+    """The summary's priority and its reason (recomputed when the summary has none), the
+    reason in the backlog's language when the points give that priority."""
     given, reason = group.get("priority"), group.get("priority_reason")
+    trend = _trend(group.get("trend"))
     if given in PRIORITIES and isinstance(reason, str) and reason:
-        return str(given), reason
-    return priority_for(severity, mentions, total)
+        priority = str(given)
+    else:
+        priority, reason = priority_for(severity, mentions, total, trend)
+    if words.language == "zh" and priority_for(severity, mentions, total, trend)[0] == priority:
+        reason = _reason_zh(severity, mentions, total, trend)
+    return priority, reason
+
+
+def _trend(trend: object) -> Trend | None:
+    """A summary's trend (`Trend.as_dict`) as the priority rule reads it, None without one."""
+    if not isinstance(trend, Mapping) or not trend.get("direction"):
+        return None
+    return Trend(
+        str(trend.get("period") or ""),
+        float(trend.get("recent_share") or 0.0),
+        float(trend.get("before_share") or 0.0),
+        0,
+        0,
+        trend["direction"],
+    )
+
+
+def _reason_zh(severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None) -> str:
+    """The priority points (`aggregate.priority_parts`) in Chinese, as `priority_points`
+    words them in English."""
+    parts = priority_parts(severity, mentions, total, trend)
+    step, critical, high = parts["severity"], severity.get("critical", 0), severity.get("high", 0)
+    if step >= 3:
+        why = REASON_ZH["severity_critical"].format(points=step, critical=critical)
+    elif step:
+        why = REASON_ZH["severity_high"].format(points=step, high=high, mentions=mentions)
+    else:
+        why = REASON_ZH["severity_none"]
+    share = f"{mentions / total:.1%}" if total else "0.0%"
+    reasons = [why, REASON_ZH["reach"].format(points=parts["reach"], share=share)]
+    if trend is not None:
+        reasons.append(
+            REASON_ZH["trend"].format(
+                points=parts["trend"],
+                direction=DIRECTIONS_ZH.get(trend.direction, trend.direction),
+                period=trend.period,
+                recent=f"{trend.recent_share:.1%}",
+                before=f"{trend.before_share:.1%}",
+            )
+        )
+    return REASON_ZH["total"].format(
+        reasons=REASON_ZH["sep"].join(reasons), points=sum(parts.values())
+    )
 
 
 def _problem_sentiment(group: Group) -> dict[str, int]:
@@ -117,17 +216,22 @@ def _problem_sentiment(group: Group) -> dict[str, int]:
     }
 
 
-def _theme_name(group: Group, spec: ThemeSpec | None) -> str:
+def _theme_name(group: Group, spec: ThemeSpec | None, language: ReportLanguage) -> str:
+    """The theme's name in `language`: a table theme's label in it (the English one only when
+    the summary names the theme otherwise), else its discovered name or its keyword."""
     name = group.get("pain_point")
+    if spec is not None and (language == "zh" or not isinstance(name, str)):
+        return spec.label(language)
     if group.get("grouped_by", "theme") == "theme" and isinstance(name, str) and name.strip():
         return " ".join(name.split())
-    return group_keyword(group) if spec is None else spec.label_en
+    return group_keyword(group, language) if spec is None else spec.label(language)
 
 
-def _terms(group: Group, name: str) -> list[str]:
+def _terms(group: Group, *names: str) -> list[str]:
     """The theme's own words: its discovered keywords, else the commonest terms of its
-    quotes; never the words of its name."""
-    named = set(name.casefold().replace("·", " ").split())
+    quotes; never the words of its names."""
+    named = {word for name in names for word in name.casefold().replace("·", " ").split()}
+    named |= {part for name in names for part in name.casefold().split("/")}
     given = [str(k) for k in group.get("keywords") or () if isinstance(k, str)]
     if not given:
         counted: Counter[str] = Counter()
@@ -138,66 +242,59 @@ def _terms(group: Group, name: str) -> list[str]:
     return kept[:_TERMS]
 
 
-def _title(group: Group, spec: ThemeSpec | None, name: str) -> str:
-    if spec is not None and spec.title:
-        return spec.title
+def _title(group: Group, spec: ThemeSpec | None, name: str, words: _Words) -> str:
+    if spec is not None and spec.backlog_title(words.language):
+        return spec.backlog_title(words.language)
     if str(group.get("key")) == FEATURE_REQUEST:
-        return f"{name}: answer the requests"
+        return words("title_requests", name=name)
     sentiment = _problem_sentiment(group)
     if sentiment["neutral"] > sentiment["negative"] + sentiment["mixed"]:
-        return f"{name}: look into the reports"
+        return words("title_reports", name=name)
     if sentiment["mixed"] > sentiment["negative"]:
-        return f"{name}: fix the weak points customers mention"
-    return f"{name}: fix the complaints"
+        return words("title_mixed", name=name)
+    return words("title_complaints", name=name)
 
 
 def _criteria(
     group: Group,
     name: str,
-    words: list[str],
+    own_terms: list[str],
     ids: list[str],
     severity: Mapping[str, int],
     mentions: int,
+    words: _Words,
 ) -> list[str]:
     cited = ", ".join(ids[:3])
-    criteria = [f"The cited reports about {name} ({cited}) are reviewed and each cause recorded"]
-    if words:
-        listed = ", ".join(words)
-        criteria.append(
-            f"Each complaint that names one of {listed} is traced to a cause, with an owner "
-            "and a fix"
-        )
+    named = words.spaced(name)
+    criteria = [words("review", name=named, cited=cited)]
+    if own_terms:
+        criteria.append(words("terms", terms=words.listed(own_terms)))
     severe = int(severity.get("high", 0)) + int(severity.get("critical", 0))
     if severe:
-        criteria.append(
-            f"No new high or critical report about {name} in the 30 days after the change "
-            f"({severe} of its {mentions} problem rows today)"
-        )
+        criteria.append(words("severe", name=named, severe=severe, mentions=mentions))
     trend = group.get("trend")
     if isinstance(trend, Mapping) and trend.get("direction") == "rising":
         before = float(trend.get("before_share") or 0.0)
         recent = float(trend.get("recent_share") or 0.0)
         period = trend.get("period")
         if before > 0:
-            criteria.append(
-                f"Its share of each period's feedback falls back to at most {before:.1%}, its "
-                f"share before {period}"
-            )
+            criteria.append(words("falls_back", before=f"{before:.1%}", period=period))
         else:
-            criteria.append(
-                f"New in {period} ({recent:.1%} of that period's feedback): its share of each "
-                f"later period is at most half of that"
-            )
-    criteria.append(f"The cited cases ({cited}) are re-checked after the change and resolved")
+            criteria.append(words("new_in_period", recent=f"{recent:.1%}", period=period))
+    criteria.append(words("recheck", cited=cited))
     return criteria
 
 
-def _metric(name: str, severity: Mapping[str, int], mentions: int, total: int, share: str) -> str:
-    metric = (
-        f"Share of analysed feedback reporting problems about {name} (baseline: {mentions} "
-        f"of {total} analysed rows ({share}), target: half)"
-    )
+def _metric(
+    name: str,
+    severity: Mapping[str, int],
+    mentions: int,
+    total: int,
+    share: str,
+    words: _Words,
+) -> str:
+    metric = words("metric", name=words.spaced(name), mentions=mentions, total=total, share=share)
     severe = int(severity.get("high", 0)) + int(severity.get("critical", 0))
     if severe:
-        metric += f"; its high or critical reports (baseline: {severe}, target: 0)"
+        metric += words("metric_severe", severe=severe)
     return metric

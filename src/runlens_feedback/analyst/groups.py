@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runlens_feedback.analyst.labels import EMPTY_THEME, TOPIC_PREFIX
+from runlens_feedback.analyst.labels import EMPTY_THEME, TOPIC_PREFIX, Lang
 from runlens_feedback.analyst.resources import ThemeSpec, theme_by_key
 from runlens_feedback.discovery import OTHER as OTHER_THEME
 from runlens_feedback.discovery import theme_name
@@ -25,28 +25,30 @@ def theme_spec(group: Group) -> ThemeSpec | None:
     return theme_by_key().get(str(group.get("key")))
 
 
-def group_label(group: Group) -> str:
-    """A one-line display label: the theme table's English label, the pain point's own
-    wording for groups without a theme, else the name read from the key (a discovered
-    theme's name, `discovery.theme_name`)."""
+def group_label(group: Group, language: Lang = "en") -> str:
+    """A one-line display label in `language`: the theme table's label (`label_en`,
+    `label_zh`), the pain point's own wording for groups without a theme, else the name read
+    from the key (a discovered theme's name, `discovery.theme_name`)."""
     key = str(group.get("key"))
     spec = theme_spec(group)
     if spec is not None:
-        return spec.label_en
+        return spec.label(language)
     if group.get("grouped_by") == "pain_point":
         return " ".join(str(group.get("pain_point") or key).split())
+    zh = language == "zh"
     if key.startswith(TOPIC_PREFIX):
-        return f"About “{key[len(TOPIC_PREFIX) :]}”"
+        keyword = key[len(TOPIC_PREFIX) :]
+        return f"关于 {keyword}" if zh else f"About “{keyword}”"
     if key == EMPTY_THEME:
-        return "Empty feedback"
+        return "空反馈" if zh else "Empty feedback"
     if key == OTHER_THEME:
-        return "Other (no common theme)"
+        return "其他（无共同话题）" if zh else "Other (no common theme)"
     return theme_name(key)
 
 
-def group_keyword(group: Group) -> str:
+def group_keyword(group: Group, language: Lang = "en") -> str:
     """The words a title or criterion uses for the group: its topic keyword or its label."""
     key = str(group.get("key"))
     if group.get("grouped_by", "theme") == "theme" and key.startswith(TOPIC_PREFIX):
         return key[len(TOPIC_PREFIX) :]
-    return group_label(group)
+    return group_label(group, language)

@@ -163,8 +163,8 @@ def _cell(text: object) -> str:
     return _plain(text).replace("|", "\\|")
 
 
-def _label(group: Mapping[str, Any]) -> str:
-    return _plain(group_label(group))
+def _label(group: Mapping[str, Any], words: _Words) -> str:
+    return _plain(group_label(group, words.language))
 
 
 def _quote_line(example: Mapping[str, Any], words: _Words) -> str:
@@ -242,7 +242,7 @@ def _context(summary: Summary, words: _Words) -> list[str]:
     analysed = summary["analysed_rows"]
     pains = summary["pain_points"]
     top = words("list_sep").join(
-        words("top", label=_label(g), problems=g["problem_rows"]) for g in pains[:_LEADING]
+        words("top", label=_label(g, words), problems=g["problem_rows"]) for g in pains[:_LEADING]
     )
     lines = [
         words(
@@ -314,7 +314,7 @@ def _executive_summary(
     leading = words("leading_sep").join(
         words(
             "leading_part",
-            label=_label(g),
+            label=_label(g, words),
             priority=g["priority"],
             rows=words.rows(g["count"]),
             share=_pct(g["count"], total),
@@ -361,7 +361,7 @@ def _pain_points(summary: Summary, words: _Words) -> list[str]:
         severity = group["problem_severity"]
         severe = severity.get("high", 0) + severity.get("critical", 0)
         lines.append(
-            f"| {rank} | {_cell(group_label(group))} | `{_cell(group['key'])}` | "
+            f"| {rank} | {_cell(group_label(group, words.language))} | `{_cell(group['key'])}` | "
             f"{group['count']} | {_pct(group['count'], total)} | {group['problem_rows']} | "
             f"{group['sentiment'].get('negative', 0)} | {group['sentiment'].get('mixed', 0)} | "
             f"{severe} | {group['priority']} |"
@@ -392,7 +392,7 @@ def _evidence(summary: Summary, words: _Words) -> list[str]:
             continue
         lead = words(
             "evidence_group",
-            label=_label(group),
+            label=_label(group, words),
             key=_plain(group["key"]),
             rows=words.rows(group["problem_rows"]),
         )

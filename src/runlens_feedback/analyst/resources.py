@@ -61,6 +61,7 @@ class ThemeSpec:
     action_en: str
     action_zh: str
     title: str
+    title_zh: str
     acceptance_criteria: tuple[str, ...]
     metric: str
 
@@ -72,6 +73,10 @@ class ThemeSpec:
 
     def action(self, lang: Lang) -> str:
         return self.action_zh if lang == "zh" else self.action_en
+
+    def backlog_title(self, lang: Lang) -> str:
+        """The backlog item's title in `lang` (empty for a theme that makes none)."""
+        return self.title_zh if lang == "zh" else self.title
 
 
 def _read(name: str) -> str:
@@ -132,6 +137,7 @@ def themes() -> tuple[ThemeSpec, ...]:
             action_en=entry["action_en"],
             action_zh=entry["action_zh"],
             title=entry["title"],
+            title_zh=entry.get("title_zh", ""),
             acceptance_criteria=tuple(entry["acceptance_criteria"]),
             metric=entry["metric"],
         )
