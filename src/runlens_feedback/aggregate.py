@@ -19,8 +19,9 @@ Theme names: with a `catalogue` (the run's discovered themes, `runlens_feedback.
 a pain point's `pain_point` is its theme's name and `keywords` its terms; without one, the
 name read from the key (a discovered key is its name in lower case, `discovery.theme_name`),
 the theme table's label, or for groups without a theme the most common wording. The theme
-"other" (rows no discovered theme fits) is never a listed pain point: it is counted in
-`other_groups`, so the biggest listed theme is never a catch-all.
+"other" (rows no discovered theme fits, and the smallest groups beyond `MAX_THEMES`) is
+never a listed pain point: it is counted in `other_groups`, so the biggest listed theme is
+never a catch-all and there are at most `MAX_THEMES` themes besides praise and other.
 
 Priority of a pain point is a sum of points, where `n` is its problem rows, `share` is `n`
 over all analysed rows, and `critical`/`high` count its problem rows of that severity:
@@ -98,6 +99,8 @@ EMPTY_THEME = "empty"
 FEATURE_REQUEST = "feature_request"
 #: Theme of rows no discovered theme fits (never a listed pain point).
 OTHER_THEME = "other"
+#: Groups that stand on their own (praise, empty and other not counted), as in discovery.
+MAX_THEMES = 15
 _OTHER = (OTHER_THEME, "theme")
 KEYWORDS = 8
 _UNSPECIFIED = "unspecified"
@@ -349,10 +352,23 @@ def _selection_order(group: Mapping[str, Any]) -> tuple[str, int, str]:
 
 
 def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
-    """The items of each group, by `(key, grouped_by)` (`group_key`), in first-seen order."""
+    """The items of each group, by `(key, grouped_by)` (`group_key`), in first-seen order.
+
+    At most `MAX_THEMES` groups stand on their own, as discovery allows (praise, empty rows
+    and "other" not counted): beyond that, the smallest groups (ties: the later seen) join
+    "other", so a model that names hundreds of themes still gives a few to act on.
+    """
     groups: dict[tuple[str, str], list[Item]] = {}
     for item in items:
         groups.setdefault(group_key(item), []).append(item)
+    ranked = sorted(
+        (key for key in groups if key != _OTHER and key[0] not in (PRAISE_THEME, EMPTY_THEME)),
+        key=lambda key: -len(groups[key]),  # stable: first seen first among equals
+    )
+    if len(ranked) <= MAX_THEMES:
+        return groups
+    folded = [item for key in ranked[MAX_THEMES:] for item in groups.pop(key)]
+    groups.setdefault(_OTHER, []).extend(folded)
     return groups
 
 

@@ -18,6 +18,7 @@ from runlens_feedback.aggregate import (
     FAILURE_LINES,
     QUOTE_CHARS,
     TOP_GROUPS,
+    group_items,
     short_quote,
     summarize_analysis,
 )
@@ -46,6 +47,21 @@ def model_items(count: int, *, seed: int = 1, themes: bool = True) -> list[dict]
     return items
 
 
+def test_beyond_fifteen_themes_the_smallest_join_other() -> None:
+    """A model that names a theme per row does not give a PM 40 themes: the 15 largest stand
+    (ties: first seen), the others are counted as "other"; praise is never folded."""
+    base = {"sentiment": "negative", "severity": "high", "pain_point": "p", "evidence_text": "e"}
+    themes = [f"t{n:02d}" for n in range(20) for _ in range(20 - n)]  # t00: 20 rows ... t19: 1
+    items = [{**base, "feedback_id": f"r{n}", "theme": t} for n, t in enumerate(themes)]
+    praise = [{**base, "feedback_id": "p", "theme": "praise", "sentiment": "positive"}]
+    groups = group_items(items + praise)
+    assert [key for key, _ in groups] == [*(f"t{n:02d}" for n in range(15)), "praise", "other"]
+    assert len(groups[("other", "theme")]) == sum(range(1, 6))  # t15..t19
+    assert summarize_analysis(items + praise)["groups"] == 17
+    fifteen = [item for item in items if item["theme"] < "t15"]
+    assert ("other", "theme") not in group_items(fifteen)
+
+
 def size(summary: dict) -> int:
     return len(json.dumps(summary, ensure_ascii=False).encode("utf-8"))
 
@@ -60,7 +76,10 @@ def test_counts_are_exact() -> None:
         s: Counter(i["sentiment"] for i in items)[s] for s in SENTIMENTS
     }
     assert summary["severity"] == {s: Counter(i["severity"] for i in items)[s] for s in SEVERITIES}
-    assert summary["groups"] == len({i["theme"] for i in items})
+    # 400 themes: the 15 largest stand, the rest are counted as one "other" group
+    assert summary["groups"] == 16
+    largest = sorted(Counter(i["theme"] for i in items).values(), reverse=True)
+    assert summary["other_groups"]["rows"] >= sum(largest[15:])
     listed = sum(group["count"] for group in summary["pain_points"])
     assert listed + summary["other_groups"]["rows"] == 3000
     problems = sum(group["problem_rows"] for group in summary["pain_points"])

@@ -25,8 +25,9 @@ EN: dict[str, str] = {
     "top": "{label} ({problems} reporting a problem)",
     "none": "none",
     "method": (
-        "- Method: deterministic offline analysis (sentiment lexicons and rules, themes from "
-        "the words of the data); every quote below is verbatim from the cited row."
+        "- Method: deterministic offline analysis (sentiment from word lists and a small "
+        "trained classifier, themes from the words of the data); every quote below is "
+        "verbatim from the cited row."
     ),
     "by_column": "By `{column}`:",
     "by_period": "By {period} of `{column}`:",
@@ -101,7 +102,7 @@ EN: dict[str, str] = {
         "synopses, articles): read a sample of rows before acting on this report."
     ),
     "limits": (
-        "- Method limits: lexicon-based sentiment misses sarcasm and domain slang; themes come "
+        "- Method limits: automatic sentiment misses sarcasm and domain slang; themes come "
         "from word statistics and can merge or split topics; breakdowns describe the metadata "
         "columns, they do not explain them."
     ),
@@ -117,7 +118,7 @@ ZH: dict[str, str] = {
     "top": "{label}（{problems} 条反映问题）",
     "none": "无",
     "method": (
-        "- 方法：确定性的离线分析（情感词典与规则，主题取自数据本身的用词）；"
+        "- 方法：确定性的离线分析（情感来自词表与一个小型训练分类器，主题取自数据本身的用词）；"
         "下文每条引用都逐字摘自所注明的反馈。"
     ),
     "by_column": "按 `{column}` 统计：",
@@ -174,7 +175,7 @@ ZH: dict[str, str] = {
         "输入更像其他类型的文本（故事、剧情简介、文章）：据此行动前请先阅读部分原文。"
     ),
     "limits": (
-        "- 方法局限：基于词典的情感判断会漏掉反讽和行业俚语；主题来自词频统计，可能合并或拆分话题；"
+        "- 方法局限：自动的情感判断会漏掉反讽和行业俚语；主题来自词频统计，可能合并或拆分话题；"
         "按元数据列的统计只描述分布，不解释原因。"
     ),
 }
