@@ -239,16 +239,20 @@ def pipeline(name: str, rows: Labelled, scratch: Path) -> str:
         for item, label in zip(found, gold, strict=True)
     ]
     scores = evaluate(gold, predicted, [bool(i and i["sentiment"] == "neutral") for i in found])
-    themes = Counter(str(i["theme"]) for i in items.values())
-    listed = [key for key in themes if key not in ("other", "empty")]
-    covered = sum(themes[key] for key in listed) / max(1, len(items))
+    # as the report counts them: the summary's groups (at most 15 themes stand on their own)
+    from runlens_feedback.aggregate import group_items
+
+    groups = group_items(list(items.values()))
+    listed = [group for group in groups if group[0] not in ("other", "empty", "praise")]
+    covered = sum(len(groups[group]) for group in listed) / max(1, len(items))
+    praise = len(groups.get(("praise", "theme"), ())) / max(1, len(items))
     status = result.status.value
     if result.error_message:
         status += f" ({str(result.error_message)[:160]})"
     return (
         f"{name:<18}{len(rows):>6}  {status}, analysed {len(items)}, "
         f"acc {scores.accuracy:.3f}, F1 {scores.macro_f1:.3f}, neutral {_share(scores.neutral)}, "
-        f"themes {len(listed)}, coverage {covered:.1%}, {seconds:.1f} s"
+        f"themes {len(listed)}, coverage {covered:.1%} (+ praise {praise:.1%}), {seconds:.1f} s"
     )
 
 
