@@ -66,13 +66,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Literal
 
 from runlens.contracts.model import DEFAULT_QUOTE_MARKS
 from runlens.errors import InputError, UserError
 from runlens.evidence import CsvTable, EvidenceIndex
-from runlens.tools.workspace import INPUT
 from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
 from runlens.validation.numbers import (
     SPACED_LETTERS,
@@ -84,7 +82,7 @@ from runlens.validation.numbers import (
     section_passages,
     stated_numbers,
 )
-from runlens.validation.trust import UntrustedIndex
+from runlens.validation.trust import UntrustedIndex, source_file
 
 FigureKind = Literal["count", "share", "value"]
 _NOWHERE = SpanSet(())
@@ -444,7 +442,7 @@ def source_rows(context: ValidationContext, index: EvidenceIndex) -> SourceRows 
 def _read_source_rows(context: ValidationContext, index: EvidenceIndex) -> SourceRows | None:
     """The source's rows, paired with the index's ids in source order (the index was built
     from these very rows, so ids made from row numbers pair up too)."""
-    path = _source_path(context, index)
+    path = source_file(context, index)  # as the index was judged
     if path is None:
         return None
     try:
@@ -467,22 +465,6 @@ def _read_source_rows(context: ValidationContext, index: EvidenceIndex) -> Sourc
         values = table.row_values(position)
         rows[row_id] = {column: values[n] for n, column in kept}
     return rows
-
-
-def _source_path(context: ValidationContext, index: EvidenceIndex) -> Path | None:
-    """`context.source`, else the file of `input/` the index names, else its only file (as
-    the index was judged: `runlens.validation.trust`)."""
-    if context.source is not None:
-        return context.source
-    folder = context.workspace / INPUT
-    named = folder / index.source
-    if index.source and named.parent == folder and named.is_file():
-        return named
-    try:
-        files = [entry for entry in folder.iterdir() if entry.is_file()]
-    except OSError:
-        return None
-    return files[0] if len(files) == 1 else None
 
 
 def _quote_marks(context: ValidationContext, artifact: str) -> tuple[tuple[str, str], ...]:

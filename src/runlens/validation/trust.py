@@ -65,7 +65,7 @@ def open_index(context: ValidationContext) -> EvidenceIndex | UntrustedIndex:
         )
     if context.index_built_in_process and expected:
         return index  # the very bytes this process built from the source and wrote
-    source = _source_file(context, index)
+    source = source_file(context, index)
     if source is None:
         return UntrustedIndex(
             "evidence_source_missing",
@@ -76,8 +76,9 @@ def open_index(context: ValidationContext) -> EvidenceIndex | UntrustedIndex:
     return _judged_against(index, source)
 
 
-def _source_file(context: ValidationContext, index: EvidenceIndex) -> Path | None:
-    """`context.source`, else the file of `input/` the index names, else its only file."""
+def source_file(context: ValidationContext, index: EvidenceIndex) -> Path | None:
+    """The file the index is judged against: `context.source`, else the file of `input/`
+    the index names, else its only file; None when there is no such file."""
     if context.source is not None:
         return context.source
     folder = context.workspace / INPUT

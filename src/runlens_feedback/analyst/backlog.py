@@ -44,7 +44,12 @@ from runlens_feedback.analyst.backlog_words import DIRECTIONS_ZH, REASON_ZH, WOR
 from runlens_feedback.analyst.groups import group_keyword, theme_spec
 from runlens_feedback.analyst.labels import FEATURE_REQUEST, PRIORITIES
 from runlens_feedback.analyst.report import report_language
-from runlens_feedback.analyst.report_words import SENTIMENT_NAMES, SEVERITY_NAMES, ReportLanguage
+from runlens_feedback.analyst.report_words import (
+    SENTIMENT_NAMES,
+    SEVERITY_NAMES,
+    Phrasebook,
+    ReportLanguage,
+)
 from runlens_feedback.analyst.resources import ThemeSpec
 from runlens_feedback.discovery import terms
 from runlens_feedback.trend import Trend
@@ -85,15 +90,11 @@ def build_backlog(
     return backlog_from_summary(summarize_analysis(items), max_items=max_items)
 
 
-class _Words:
+class _Words(Phrasebook):
     """The backlog's sentences in one language."""
 
     def __init__(self, language: ReportLanguage) -> None:
-        self.language = language
-        self.text = WORDS[language]
-
-    def __call__(self, template: str, /, **values: object) -> str:
-        return self.text[template].format(**values)
+        super().__init__(language, WORDS)
 
     def listed(self, parts: Sequence[str]) -> str:
         return self.spaced(self.text["sep"].join(parts))

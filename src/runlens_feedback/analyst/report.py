@@ -33,6 +33,7 @@ from runlens_feedback.analyst.report_words import (
     SEVERITY_NAMES,
     SKIP_REASONS_ZH,
     WORDS,
+    Phrasebook,
     ReportLanguage,
 )
 from runlens_feedback.breakdowns import SPECIAL_LABELS
@@ -110,15 +111,11 @@ def render_report(
 # -- formatting -----------------------------------------------------------------------------
 
 
-class _Words:
+class _Words(Phrasebook):
     """The report's sentences in one language, and its ways of writing counts."""
 
     def __init__(self, language: ReportLanguage) -> None:
-        self.language = language
-        self.text = WORDS[language]
-
-    def __call__(self, template: str, /, **values: object) -> str:
-        return self.text[template].format(**values)
+        super().__init__(language, WORDS)
 
     def rows(self, count: int) -> str:
         if self.language == "zh":

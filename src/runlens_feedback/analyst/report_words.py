@@ -11,6 +11,7 @@ inside words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 ReportLanguage = Literal["en", "zh"]
@@ -203,3 +204,17 @@ SKIP_REASONS_ZH = {
     "dates within one week": "日期都在同一周内",
     "too many columns": "超出列数上限",
 }
+
+
+class Phrasebook:
+    """Sentences in one language: `words("template", name=value)` fills a template of
+    `table` (a language's dict of templates, e.g. `WORDS[language]`)."""
+
+    def __init__(
+        self, language: ReportLanguage, table: Mapping[ReportLanguage, Mapping[str, str]]
+    ) -> None:
+        self.language = language
+        self.text = table[language]
+
+    def __call__(self, template: str, /, **values: object) -> str:
+        return self.text[template].format(**values)
