@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runlens_feedback.contracts import SENTIMENTS
+from runlens_feedback.trend import month_name, week_name
 
 if TYPE_CHECKING:
     from runlens.evidence import CsvTable, EvidenceIndex
@@ -186,13 +187,9 @@ def _trend(column: str, values: list[tuple[str, str]]) -> dict | str:
     months = {(day.year, day.month) for day in days}
     weeks = {day.isocalendar()[:2] for day in days}
     if len(months) >= MIN_MONTHS:
-        period, name = "month", lambda day: f"{day.year:04d}-{day.month:02d}"
+        period, name = "month", month_name
     elif len(weeks) >= 2:
-        period = "week"
-
-        def name(day: dt.date) -> str:
-            year, week, _ = day.isocalendar()
-            return f"{year:04d}-W{week:02d}"
+        period, name = "week", week_name
     else:
         return "dates within one week"
     by_period: dict[str, list[str]] = {}

@@ -119,11 +119,13 @@ def _from_timestamp(seconds: float) -> date | None:
     return datetime.fromtimestamp(seconds, tz=UTC).date()
 
 
-def _month(day: date) -> str:
+def month_name(day: date) -> str:
+    """`2024-06`: how a month is named in trends, breakdowns and the chart."""
     return f"{day.year:04d}-{day.month:02d}"
 
 
-def _week(day: date) -> str:
+def week_name(day: date) -> str:
+    """`2024-W23`: an ISO week's name."""
     year, week, _ = day.isocalendar()
     return f"{year:04d}-W{week:02d}"
 
@@ -159,7 +161,7 @@ def periods(
             days[feedback_id] = day
     if not days:
         return None
-    for bucket in (_month, _week):
+    for bucket in (month_name, week_name):
         names = {feedback_id: bucket(day) for feedback_id, day in days.items()}
         distinct = set(names.values())
         if len(distinct) >= 2:

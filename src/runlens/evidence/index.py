@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from runlens.evidence._ids import FROM_COLUMN, IdRule
 from runlens.evidence._rowhash import DIGEST_SIZE
@@ -224,30 +224,18 @@ class EvidenceIndex:
         source_hash: str,
         id_column: str = "feedback_id",
         text_column: str = "text",
-        columns: Sequence[str] = (),
-        encoding: str | None = None,
-        encoding_confidence: float | None = None,
-        encoding_method: str | None = None,
-        delimiter: str | None = None,
-        format: str = CSV_FORMAT,
-        sheet: str | None = None,
-        id_rule: IdRule = FROM_COLUMN,
+        **reading: Any,
     ) -> EvidenceIndex:
-        """An index from ready-made items (tests, or indexes assembled by other tools)."""
+        """An index from ready-made items (tests, or indexes assembled by other tools);
+        `reading` takes the constructor's other keywords (`columns`, `encoding`, `sheet`,
+        `id_rule` ...)."""
         return cls(
             source=source,
             source_hash=source_hash,
             id_column=id_column,
             text_column=text_column,
             store=ItemStore(dict(items)),
-            columns=columns,
-            encoding=encoding,
-            encoding_confidence=encoding_confidence,
-            encoding_method=encoding_method,
-            delimiter=delimiter,
-            format=format,
-            sheet=sheet,
-            id_rule=id_rule,
+            **reading,
         )
 
     @property

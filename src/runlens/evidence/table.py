@@ -13,6 +13,7 @@ index as `id_rule: row-number`.
 
 from __future__ import annotations
 
+import copy
 import csv
 from collections.abc import Sequence
 from itertools import islice
@@ -187,19 +188,9 @@ class CsvTable:
         would be the ids)."""
         if id_column in self.columns:
             raise ValueError(f"{id_column!r} is a column of {self.source}: its values are ids")
-        return type(self)(
-            path=self._path,
-            source=self.source,
-            columns=self.columns,
-            rows=self._rows,
-            text_format=self.text_format,
-            source_hash=self.source_hash,
-            nul_possible=self._nul_possible,
-            sheet=self.sheet,
-            sheet_rows=self._sheet_rows,
-            first_column=self._first_column,
-            derived_id_column=id_column,
-        )
+        derived = copy.copy(self)  # the same rows, not copied
+        derived.derived_id_column = id_column
+        return derived
 
     @property
     def label(self) -> str:
