@@ -174,9 +174,20 @@ def test_broken_utf16_after_its_bom(write_csv: CsvWriter, read: Reader) -> None:
 @pytest.mark.parametrize(
     ("tail", "detail"),
     [
-        ('fb_2,"closed"then more\n', "',' expected after '\"'"),
-        ('fb_2,"never closed\nfb_3,x\n', "unexpected end of data"),
-        ("fb_2," + "x" * 140_000 + "\n", "field larger than field limit (131072)"),
+        (
+            'fb_2,"closed"then more\n',
+            "',' expected after '\"' (a quoted field is followed by more text before the "
+            "next separator)",
+        ),
+        (
+            'fb_2,"never closed\nfb_3,x\n',
+            "unexpected end of data (a quoted field opened in this row is never closed)",
+        ),
+        (
+            "fb_2," + "x" * 140_000 + "\n",
+            "field larger than field limit (131072) (one field is too long: is a quotation "
+            "mark missing?)",
+        ),
     ],
     ids=["text-after-quote", "unterminated-quote", "field-too-large"],
 )

@@ -70,9 +70,25 @@ def read_header(reader: CsvReader, source: str) -> tuple[str, ...]:
                 return check_header(cells, source)
     except csv.Error as error:
         raise InputError(
-            f"{source}, header (line {reader.line_num}): malformed CSV: {error}", file=source
+            f"{source}, header (line {reader.line_num}): malformed CSV: {explain(error)}",
+            file=source,
         ) from None
     raise InputError(f"{source}: empty file (no header row)", file=source)
+
+
+#: What the csv module's messages mean for someone who exported the file from a tool.
+_MEANINGS = {
+    "unexpected end of data": "a quoted field opened in this row is never closed",
+    "expected after": "a quoted field is followed by more text before the next separator",
+    "field larger than field limit": "one field is too long: is a quotation mark missing?",
+}
+
+
+def explain(error: csv.Error) -> str:
+    """The csv module's message, with what it means in words when it is a known one."""
+    message = str(error)
+    meaning = next((text for key, text in _MEANINGS.items() if key in message), None)
+    return f"{message} ({meaning})" if meaning else message
 
 
 def check_header(cells: Sequence[str], source: str) -> tuple[str, ...]:
@@ -145,7 +161,9 @@ def records(reader: CsvReader, source: str) -> Iterator[Record]:
         except csv.Error as error:
             place = f"row {number + 1} (line {previous_end + 1})"
             raise InputError(
-                f"{source}, {place}: malformed CSV: {error}", file=source, row=number + 1
+                f"{source}, {place}: malformed CSV: {explain(error)}",
+                file=source,
+                row=number + 1,
             ) from None
         start, previous_end = previous_end + 1, reader.line_num
         if any(values):
