@@ -176,7 +176,7 @@ def naive_build(csv_path: Path) -> dict[str, Any]:
 def fast_build(csv_path: Path) -> dict[str, Any]:
     from runlens.evidence import build_evidence_index
 
-    index = build_evidence_index(csv_path)
+    index = build_evidence_index(csv_path, id_column="feedback_id", text_column="text")
     return {"rows": len(index), "sha256": index.source_hash[:12]}
 
 
@@ -212,7 +212,7 @@ def _timed(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 def _measure_write(csv_path: Path, index_path: Path) -> dict[str, Any]:
     from runlens.evidence import build_evidence_index
 
-    index = build_evidence_index(csv_path)
+    index = build_evidence_index(csv_path, id_column="feedback_id", text_column="text")
     result = _timed(lambda: {"sha256": index.write(index_path)[:12]})
     result["bytes"] = index_path.stat().st_size
     return result

@@ -10,6 +10,9 @@ import json
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from runlens.evidence import EvidenceIndex, build_evidence_index
 
 
 def csv_text(
@@ -75,3 +78,11 @@ def canonical_hash(row: dict[str, str]) -> str:
     """SPEC section 5's row hash of one row given as {column: text}, computed directly."""
     canonical = json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build_index(path: Path, **options: Any) -> EvidenceIndex:
+    """`build_evidence_index` on a file whose columns are `feedback_id` and `text` unless
+    `options` name others."""
+    options.setdefault("id_column", "feedback_id")
+    options.setdefault("text_column", "text")
+    return build_evidence_index(path, **options)

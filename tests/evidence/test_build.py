@@ -31,7 +31,7 @@ def assert_matches_reference(path, index, *, encoding="utf-8", **columns):
 
 def test_indexes_every_row_with_spec_hashes(write_csv: CsvWriter) -> None:
     path = write_csv(SAMPLE)
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
 
     assert len(index) == 3
     assert index.source == "sample.csv"
@@ -45,21 +45,29 @@ def test_indexes_every_row_with_spec_hashes(write_csv: CsvWriter) -> None:
 
 def test_quoted_newlines_and_crlf_inside_fields_are_kept_verbatim(write_csv: CsvWriter) -> None:
     path = write_csv(SAMPLE.replace("\n", "\r\n").replace("\r\r\n", "\r\n"))
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert index.text("fb_003") == "第一行\r\n第二行，还有\r\n第三行"
     assert_matches_reference(path, index)
 
 
 def test_row_hash_uses_every_column_not_only_the_text(write_csv: CsvWriter) -> None:
-    first = build_evidence_index(write_csv("feedback_id,text,rating\nfb_1,same,1\n", "a.csv"))
-    second = build_evidence_index(write_csv("feedback_id,text,rating\nfb_1,same,2\n", "b.csv"))
+    first = build_evidence_index(
+        write_csv("feedback_id,text,rating\nfb_1,same,1\n", "a.csv"),
+        id_column="feedback_id",
+        text_column="text",
+    )
+    second = build_evidence_index(
+        write_csv("feedback_id,text,rating\nfb_1,same,2\n", "b.csv"),
+        id_column="feedback_id",
+        text_column="text",
+    )
     assert first.items["fb_1"].text == second.items["fb_1"].text
     assert first.items["fb_1"].row_hash != second.items["fb_1"].row_hash
 
 
 def test_header_cells_are_stripped_but_values_are_not(write_csv: CsvWriter) -> None:
     path = write_csv(" feedback_id , text ,note\n  fb_1  , padded text ,  x \n")
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert index.columns == ("feedback_id", "text", "note")
     assert "  fb_1  " in index
     assert "fb_1" not in index
@@ -77,9 +85,13 @@ def test_ids_are_any_string_and_columns_can_be_chosen(write_csv: CsvWriter) -> N
 
 def test_blank_lines_and_all_empty_rows_are_skipped(write_csv: CsvWriter) -> None:
     path = write_csv("\nfeedback_id,text\n\nfb_1,a\n\r\n,\nfb_2,b\n\n")
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert list(index.items) == ["fb_1", "fb_2"]
-    compact = build_evidence_index(write_csv("feedback_id,text\nfb_1,a\nfb_2,b\n", "compact.csv"))
+    compact = build_evidence_index(
+        write_csv("feedback_id,text\nfb_1,a\nfb_2,b\n", "compact.csv"),
+        id_column="feedback_id",
+        text_column="text",
+    )
     assert dict(index.items) == dict(compact.items)
     assert_matches_reference(path.with_name("compact.csv"), index)
 
@@ -88,7 +100,7 @@ def test_blank_lines_and_all_empty_rows_are_skipped(write_csv: CsvWriter) -> Non
 def test_gbk_and_gb18030_files_are_read_as_gb18030(write_csv: CsvWriter, codec: str) -> None:
     text = SAMPLE + "fb_004,“引号”和全角标点：；！,app,5\n"
     path = write_csv(text, encoding=codec)
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert index.encoding == "gb18030"
     assert index.text("fb_001") == FB_001
     assert index.text("fb_004") == "“引号”和全角标点：；！"
@@ -98,7 +110,10 @@ def test_gbk_and_gb18030_files_are_read_as_gb18030(write_csv: CsvWriter, codec: 
 
 def test_gb18030_only_characters(write_csv: CsvWriter) -> None:
     path = write_csv("feedback_id,text\nfb_1,𠀀 and €\n", encoding="gb18030")
-    assert build_evidence_index(path).text("fb_1") == "𠀀 and €"
+    assert (
+        build_evidence_index(path, id_column="feedback_id", text_column="text").text("fb_1")
+        == "𠀀 and €"
+    )
 
 
 def test_gbk_file_whose_first_64k_are_ascii(write_csv: CsvWriter) -> None:
@@ -106,7 +121,7 @@ def test_gbk_file_whose_first_64k_are_ascii(write_csv: CsvWriter) -> None:
     filler = "".join(f"fb_{n:05d},plain ascii feedback number {n}\n" for n in range(3000))
     path = write_csv("feedback_id,text\n" + filler + "fb_last,最后一条\n", encoding="gbk")
     assert path.stat().st_size > 1 << 16
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert index.encoding == "gb18030"
     assert index.text("fb_last") == "最后一条"
     assert index.source_hash == file_sha256(path)
@@ -116,7 +131,7 @@ def test_gbk_file_whose_first_64k_are_ascii(write_csv: CsvWriter) -> None:
 def test_utf8_bom_is_removed_from_the_header(write_csv: CsvWriter, quoted: bool) -> None:
     header = '"feedback_id","text"' if quoted else "feedback_id,text"
     path = write_csv("\ufeff" + header + "\nfb_1,你好\n")
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert index.columns == ("feedback_id", "text")
     assert index.encoding == "utf-8-sig"
     assert index.source_hash == file_sha256(path)  # BOM included: raw bytes
@@ -129,7 +144,7 @@ def test_utf16_and_utf32_with_bom(write_csv: CsvWriter, codec: str) -> None:
     if codec == "utf-16-be":
         data = b"\xfe\xff" + data
     path = write_csv(data)
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert index.text("fb_003") == "第一行\n第二行，还有\r\n第三行"
     assert_matches_reference(path, index, encoding=codec.split("-be")[0])
 
@@ -145,7 +160,7 @@ def test_utf16_and_utf32_with_bom(write_csv: CsvWriter, codec: str) -> None:
 def test_values_with_json_special_characters(write_csv: CsvWriter, awkward: str) -> None:
     rows = [["feedback_id", "text", 'we"ird\\key'], ["fb_1", awkward, "x"], ["fb_2", "plain", ""]]
     path = write_csv(csv_text(rows))
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert index.text("fb_1") == awkward
     assert_matches_reference(path, index)
 
@@ -155,7 +170,7 @@ def test_many_batches(write_csv: CsvWriter) -> None:
     rows += [[f"id{n}", f'第{n}条\n反馈, with "quotes"' * (n % 3), str(n)] for n in range(2500)]
     path = write_csv(csv_text(rows))
     assert len(rows) > 3 * BATCH_ROWS
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert len(index) == 2500
     assert_matches_reference(path, index, id_column="feedback_id")
 

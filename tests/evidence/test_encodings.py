@@ -33,19 +33,19 @@ from runlens.evidence import (
 from runlens.evidence._detect import detect_delimiter
 
 from .conftest import CsvWriter
-from .helpers import reference_hashes, xlsx_bytes
+from .helpers import build_index, reference_hashes, xlsx_bytes
 
 Reader = Callable[..., EvidenceIndex]
 
 
 def via_table(path: Path, **options: str) -> EvidenceIndex:
     table = CsvTable.open(path, required_columns=("feedback_id", "text"), **options)
-    index = table.evidence_index()
+    index = table.evidence_index(id_column="feedback_id", text_column="text")
     assert table.text_format.encoding == index.encoding == table.encoding
     return index
 
 
-READERS = pytest.mark.parametrize("read", [build_evidence_index, via_table], ids=["build", "table"])
+READERS = pytest.mark.parametrize("read", [build_index, via_table], ids=["build", "table"])
 
 
 def csv_of(rows: list[tuple[str, str]], delimiter: str = ",") -> str:
@@ -478,7 +478,7 @@ def test_control_characters_in_the_text_are_kept(write_csv: CsvWriter, read: Rea
 
 def test_the_index_file_records_the_format(write_csv: CsvWriter, tmp_path: Path) -> None:
     path = write_csv(csv_of(GERMAN, ";"), encoding="cp1252")
-    index = build_evidence_index(path)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
     target = tmp_path / "index.json"
     index.write(target)
     header = json.loads(target.read_text(encoding="utf-8"))
@@ -505,7 +505,9 @@ def test_a_malformed_format_field_is_an_index_error(
     write_csv: CsvWriter, tmp_path: Path, field: str, value: object, message: str
 ) -> None:
     target = tmp_path / "index.json"
-    build_evidence_index(write_csv(csv_of(FRENCH))).write(target)
+    build_evidence_index(
+        write_csv(csv_of(FRENCH)), id_column="feedback_id", text_column="text"
+    ).write(target)
     document = json.loads(target.read_text(encoding="utf-8"))
     document[field] = value
     target.write_text(json.dumps(document), encoding="utf-8")
@@ -515,12 +517,18 @@ def test_a_malformed_format_field_is_an_index_error(
 
 def test_rebuilding_with_the_recorded_format_reproduces_the_index(write_csv: CsvWriter) -> None:
     path = write_csv(csv_of(CHINESE, "\t"), encoding="utf-16-le")
-    index = build_evidence_index(path)
-    again = build_evidence_index(path, encoding=index.encoding, delimiter=index.delimiter)
+    index = build_evidence_index(path, id_column="feedback_id", text_column="text")
+    again = build_evidence_index(
+        path,
+        encoding=index.encoding,
+        delimiter=index.delimiter,
+        id_column="feedback_id",
+        text_column="text",
+    )
     assert list(again.rows()) == list(index.rows())
     assert again.encoding_method == "given"
     with pytest.raises(UserError, match="unsupported delimiter"):
-        build_evidence_index(path, delimiter=":")
+        build_evidence_index(path, delimiter=":", id_column="feedback_id", text_column="text")
 
 
 # -- paths -----------------------------------------------------------------------------------

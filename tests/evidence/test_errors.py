@@ -12,19 +12,21 @@ from pathlib import Path
 import pytest
 
 from runlens.errors import InputError
-from runlens.evidence import CsvTable, EvidenceIndex, build_evidence_index
+from runlens.evidence import CsvTable, EvidenceIndex
 
 from .conftest import CsvWriter
-from .helpers import csv_text
+from .helpers import build_index, csv_text
 
 Reader = Callable[[Path], EvidenceIndex]
 
 
 def via_table(path: Path) -> EvidenceIndex:
-    return CsvTable.open(path, required_columns=("feedback_id", "text")).evidence_index()
+    return CsvTable.open(path, required_columns=("feedback_id", "text")).evidence_index(
+        id_column="feedback_id", text_column="text"
+    )
 
 
-READERS = pytest.mark.parametrize("read", [build_evidence_index, via_table], ids=["build", "table"])
+READERS = pytest.mark.parametrize("read", [build_index, via_table], ids=["build", "table"])
 
 
 def error_of(read: Reader, path: Path) -> InputError:
@@ -93,7 +95,7 @@ def test_empty_file(write_csv: CsvWriter, read: Reader, content: str) -> None:
 @pytest.mark.parametrize("content", ["feedback_id,text\n", "feedback_id,text\n\n\n,\n"])
 def test_header_only_means_no_rows(write_csv: CsvWriter, read: Reader, content: str) -> None:
     error = error_of(read, write_csv(content))
-    assert str(error) == "sample.csv: no feedback rows (only a header)"
+    assert str(error) == "sample.csv: no data rows (only a header)"
 
 
 @READERS
@@ -213,9 +215,9 @@ def test_table_checks_only_its_required_columns(write_csv: CsvWriter) -> None:
     table = CsvTable.open(path, required_columns=("feedback_id",))  # ids are not checked here
     assert table.total_rows == 2
     with pytest.raises(InputError, match=r"row 2 \(line 3\): duplicate feedback_id 'fb_1'"):
-        table.evidence_index()
+        table.evidence_index(id_column="feedback_id", text_column="text")
     with pytest.raises(InputError, match="missing column 'body'"):
-        table.evidence_index(text_column="body")
+        table.evidence_index(text_column="body", id_column="feedback_id")
     with pytest.raises(InputError, match="missing column 'rating'"):
         CsvTable.open(path, required_columns=("feedback_id", "rating"))
 

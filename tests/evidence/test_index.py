@@ -36,7 +36,9 @@ def index(write_csv: CsvWriter) -> EvidenceIndex:
         ["fb_nfd", CAFE_NFD, "web"],
         ["fb_nfc", unicodedata.normalize("NFC", CAFE_NFD), "web"],
     ]
-    return build_evidence_index(write_csv(csv_text(rows)))
+    return build_evidence_index(
+        write_csv(csv_text(rows)), id_column="feedback_id", text_column="text"
+    )
 
 
 # -- queries ---------------------------------------------------------------------------------
@@ -105,7 +107,9 @@ def test_items_mapping(index: EvidenceIndex) -> None:
 
 def test_from_items() -> None:
     items = {"a": EvidenceItem("0" * 64, "alpha"), "b": EvidenceItem("1" * 64, "beta")}
-    index = EvidenceIndex.from_items(items, source="s.csv", source_hash="f" * 64)
+    index = EvidenceIndex.from_items(
+        items, source="s.csv", source_hash="f" * 64, id_column="feedback_id", text_column="text"
+    )
     assert dict(index.items) == items
     assert index.locate("b", "et") == QuoteSpan(1, 3)
 

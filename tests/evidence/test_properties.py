@@ -100,7 +100,7 @@ def test_row_hash_equals_dictreader_recomputation(
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "feedback.csv"
         path.write_text(csv_text([columns, *rows], newline, quoting), encoding="utf-8", newline="")
-        index = build_evidence_index(path)
+        index = build_evidence_index(path, id_column="feedback_id", text_column="text")
         expected = reference_hashes(path)
     assert list(index.items) == list(expected)
     for feedback_id, (row_hash, text) in expected.items():
@@ -125,7 +125,11 @@ def text_and_slice(draw: st.DrawFn) -> tuple[str, int, int]:
 def test_every_substring_of_the_nfc_text_is_located(case: tuple[str, int, int]) -> None:
     text, start, end = case
     index = EvidenceIndex.from_items(
-        {"r": EvidenceItem("0" * 64, text)}, source="s", source_hash=""
+        {"r": EvidenceItem("0" * 64, text)},
+        source="s",
+        source_hash="",
+        id_column="feedback_id",
+        text_column="text",
     )
     normal = nfc(text)
     quote = normal[start:end]
@@ -142,7 +146,11 @@ def test_every_substring_of_the_nfc_text_is_located(case: tuple[str, int, int]) 
 def test_text_not_in_the_row_is_rejected(text: str, quote: str) -> None:
     assume(nfc(quote) not in nfc(text))
     index = EvidenceIndex.from_items(
-        {"r": EvidenceItem("0" * 64, text)}, source="s", source_hash=""
+        {"r": EvidenceItem("0" * 64, text)},
+        source="s",
+        source_hash="",
+        id_column="feedback_id",
+        text_column="text",
     )
     assert index.locate("r", quote) is None
     assert index.locate("r", nfc(text) + "\u2603" if "\u2603" not in text else text + "x") is None
@@ -154,7 +162,9 @@ def test_write_then_load_round_trips(texts: dict[str, str]) -> None:
     items = {
         key: EvidenceItem(hashlib.sha256(key.encode()).hexdigest(), t) for key, t in texts.items()
     }
-    index = EvidenceIndex.from_items(items, source="s.csv", source_hash="ab" * 32)
+    index = EvidenceIndex.from_items(
+        items, source="s.csv", source_hash="ab" * 32, id_column="feedback_id", text_column="text"
+    )
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "index.json"
         index.write(path)

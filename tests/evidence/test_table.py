@@ -70,8 +70,8 @@ def test_evidence_index_from_the_table_equals_the_streaming_build(
     rows = [*ROWS[:40], ["fb_x", 'nul \x00 and "quotes", \x01', "1"]] if codec != "gbk" else ROWS
     path = write_csv(csv_text(rows), encoding=codec)
     table = CsvTable.open(path, required_columns=("feedback_id", "text"))
-    from_table = table.evidence_index()
-    streamed = build_evidence_index(path)
+    from_table = table.evidence_index(id_column="feedback_id", text_column="text")
+    streamed = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert dict(from_table.items) == dict(streamed.items)
     assert list(from_table.items) == list(streamed.items)
     for name in ("source", "source_hash", "columns", "encoding"):

@@ -3,7 +3,7 @@
 A worksheet is read by the documented rules (header = first non-empty row, the table spans its
 non-empty header cells, blank rows skipped, `cell_text` for every value) and hashed as SPEC
 section 5 says, so the hashes here are recomputed from those rules alone. Both readers
-(`build_evidence_index` and `CsvTable.open(...).evidence_index()`) must agree, and a problem
+(`build_evidence_index` and `CsvTable.open(...).evidence_index(...)`) must agree, and a problem
 names the file, sheet, row and cell.
 """
 
@@ -31,7 +31,7 @@ from runlens.evidence import (
 )
 
 from .conftest import CsvWriter
-from .helpers import canonical_hash, csv_text, workbook_bytes
+from .helpers import build_index, canonical_hash, csv_text, workbook_bytes
 
 # -- the cell-to-text rule -------------------------------------------------------------------
 
@@ -73,10 +73,12 @@ def test_cell_text(value: object, text: str) -> None:
 def via_table(path: Path, **options: str) -> EvidenceIndex:
     sheet = options.pop("sheet", None)
     table = CsvTable.open(path, required_columns=("feedback_id", "text"), sheet=sheet)
+    options.setdefault("id_column", "feedback_id")
+    options.setdefault("text_column", "text")
     return table.evidence_index(**options)
 
 
-READERS = pytest.mark.parametrize("read", [build_evidence_index, via_table], ids=["build", "table"])
+READERS = pytest.mark.parametrize("read", [build_index, via_table], ids=["build", "table"])
 
 #: A blank row above the header, a blank column before the table, a blank row inside it,
 #: empty cells at the end of a row; numbers, dates and booleans as Excel stores them.
@@ -152,13 +154,22 @@ def test_both_readers_agree_and_the_table_pages_text(workbook: Path) -> None:
         3,
     )
     assert table.page(0, 10)["rows"] == EXPECTED_ROWS
-    built, from_table = build_evidence_index(workbook), table.evidence_index()
+    built, from_table = (
+        build_evidence_index(workbook, id_column="feedback_id", text_column="text"),
+        table.evidence_index(id_column="feedback_id", text_column="text"),
+    )
     assert list(built.rows()) == list(from_table.rows())
     assert built.input_format == from_table.input_format
 
 
 def test_sheet_is_chosen_by_name(workbook: Path) -> None:
-    other = build_evidence_index(workbook, sheet="Other", id_rule=FROM_ROW_NUMBER)
+    other = build_evidence_index(
+        workbook,
+        sheet="Other",
+        id_rule=FROM_ROW_NUMBER,
+        id_column="feedback_id",
+        text_column="text",
+    )
     assert (other.sheet, list(other.items), other.text("row-1")) == ("Other", ["row-1"], "x")
     table = CsvTable.open(workbook, required_columns=("text",), sheet="Other")
     assert (table.sheet, table.columns, table.label) == (
@@ -208,7 +219,7 @@ BAD_SHEETS = [
     pytest.param([[], []], "in.xlsx, sheet 'S': empty sheet (no header row)", id="empty"),
     pytest.param(
         [["feedback_id", "text"], [], [None, None]],
-        "in.xlsx, sheet 'S': no feedback rows (only a header)",
+        "in.xlsx, sheet 'S': no data rows (only a header)",
         id="no-rows",
     ),
 ]
@@ -230,11 +241,13 @@ def test_csv_options_do_not_apply_to_workbooks_and_back(
     workbook: Path, write_csv: CsvWriter
 ) -> None:
     with pytest.raises(InputError, match=r"^in\.xlsx: an encoding .* Excel workbook"):
-        build_evidence_index(workbook, encoding="utf-8")
+        build_evidence_index(
+            workbook, encoding="utf-8", id_column="feedback_id", text_column="text"
+        )
     with pytest.raises(InputError, match=r"^in\.xlsx: an encoding .* Excel workbook"):
         CsvTable.open(workbook, required_columns=(), encoding="utf-8")
     path = write_csv("feedback_id,text\nr1,a\n")
-    for read in (build_evidence_index, via_table):
+    for read in (build_index, via_table):
         with pytest.raises(InputError, match=r"^sample\.csv: a sheet was named \('S'\)"):
             read(path, sheet="S")
 
@@ -248,7 +261,9 @@ def test_row_number_ids_count_data_rows(write_csv: CsvWriter) -> None:
     path = write_csv(NO_IDS)
     table = CsvTable.open(path, required_columns=("text",)).with_row_number_ids("feedback_id")
     index = table.evidence_index("feedback_id", "text")
-    built = build_evidence_index(path, id_rule=FROM_ROW_NUMBER)
+    built = build_evidence_index(
+        path, id_rule=FROM_ROW_NUMBER, id_column="feedback_id", text_column="text"
+    )
     assert list(index.rows()) == list(built.rows())
     assert list(index.items) == ["row-1", "row-2", "row-3"]
     assert index.text("row-2") == "multi\r\nline"
@@ -270,7 +285,11 @@ def test_row_number_ids_in_a_workbook(write_csv: CsvWriter) -> None:
     path = write_csv(workbook_bytes({"S": [["text"], ["a"], [], ["b"]]}), "in.xlsx")
     table = CsvTable.open(path, required_columns=("text",)).with_row_number_ids("feedback_id")
     index = table.evidence_index("feedback_id", "text")
-    assert dict(index.items) == dict(build_evidence_index(path, id_rule=FROM_ROW_NUMBER).items)
+    assert dict(index.items) == dict(
+        build_evidence_index(
+            path, id_rule=FROM_ROW_NUMBER, id_column="feedback_id", text_column="text"
+        ).items
+    )
     assert list(index.items) == ["row-1", "row-2"]
 
 
@@ -281,7 +300,9 @@ def test_a_derived_id_name_must_not_be_a_column(write_csv: CsvWriter) -> None:
 
 
 def test_the_rule_round_trips_through_the_index_file(write_csv: CsvWriter, tmp_path: Path) -> None:
-    index = build_evidence_index(write_csv(NO_IDS), id_rule=FROM_ROW_NUMBER)
+    index = build_evidence_index(
+        write_csv(NO_IDS), id_rule=FROM_ROW_NUMBER, id_column="feedback_id", text_column="text"
+    )
     path = tmp_path / "index.json"
     index.write(path)
     header = json.loads(path.read_text(encoding="utf-8"))
@@ -349,5 +370,9 @@ def test_rows_past_a_wrong_recorded_dimension_are_read(write_csv: CsvWriter) -> 
                 assert b'ref="A1:B2"' in part
             target.writestr(info, part)
     path = write_csv(out.getvalue(), "in.xlsx")
-    assert list(build_evidence_index(path).items) == ["a", "b", "c"]
+    assert list(build_evidence_index(path, id_column="feedback_id", text_column="text").items) == [
+        "a",
+        "b",
+        "c",
+    ]
     assert CsvTable.open(path, required_columns=("text",)).total_rows == 3

@@ -30,7 +30,7 @@ ROWS = [
 def run_batches(tmp_path: Path, rows: list[dict[str, str]], batch_size: int) -> tuple[Any, list]:
     csv_path = write_csv(tmp_path / "in.csv", rows)
     table = CsvTable.open(csv_path, required_columns=("feedback_id", "text"))
-    index = table.evidence_index()
+    index = table.evidence_index(id_column="feedback_id", text_column="text")
     workspace = Workspace(tmp_path / "ws")
     workspace.create()
     analyst = OfflineAnalyst()

@@ -138,6 +138,8 @@ def report_and_figures(
         {i["feedback_id"]: EvidenceItem("0" * 64, i["evidence_text"]) for i in items},
         source="f.csv",
         source_hash="0" * 64,
+        id_column="feedback_id",
+        text_column="text",
     )
     documents = {
         ANALYSIS: {"items": items, "failed_batches": []},

@@ -212,7 +212,7 @@ def test_ids_of_any_format_are_cited_and_verified(tmp_path: Path, make_id) -> No
     rows = [{**row, "feedback_id": make_id(n)} for n, row in enumerate(ENGLISH * 4, start=1)]
     run = run_rows(tmp_path, rows)
     assert_completed(run)
-    cited = {quote.feedback_id for quote in report_quotes(run)}
+    cited = {quote.row_id for quote in report_quotes(run)}
     assert cited and cited <= {row["feedback_id"] for row in rows}
 
 

@@ -342,7 +342,9 @@ def test_a_theme_named_like_a_measure_does_not_claim_its_figures() -> None:
          "pain_point": "file upload fails", "evidence_text": "upload fails", "theme": theme}
         for n, theme in enumerate(["topic:file", "topic:file", "topic:negative"])
     ]  # fmt: skip
-    index = EvidenceIndex.from_items({}, source="f.csv", source_hash="0" * 64)
+    index = EvidenceIndex.from_items(
+        {}, source="f.csv", source_hash="0" * 64, id_column="feedback_id", text_column="text"
+    )
     documents = {ANALYSIS: {"items": items, "failed_batches": []}, BACKLOG: {"items": []}}
     figures = report_figures(documents, index)
     text = "- Source: `f.csv`, 0 rows in the file, 3 analysed.\n- Negative: 3 (100.0%)."
@@ -363,7 +365,9 @@ def test_a_measure_word_inside_a_theme_name_is_part_of_the_name() -> None:
          "pain_point": "mixed up", "evidence_text": "mixed up", "theme": "topic:mixed"}
         for n in range(2)
     ]  # fmt: skip
-    index = EvidenceIndex.from_items({}, source="f.csv", source_hash="0" * 64)
+    index = EvidenceIndex.from_items(
+        {}, source="f.csv", source_hash="0" * 64, id_column="feedback_id", text_column="text"
+    )
     documents = {ANALYSIS: {"items": items, "failed_batches": []}, BACKLOG: {"items": []}}
     table = (
         "| # | Pain point | Key | Rows | Mixed | High or critical |\n"

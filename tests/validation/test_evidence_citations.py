@@ -78,7 +78,7 @@ def test_a_paraphrase_of_a_real_row_is_a_text_mismatch(feedback_workspace, valid
     assert report.error_message == (
         f"text mismatch: {ANALYSIS} items[0].evidence_text is not a verbatim fragment of fb_001"
     )
-    assert report.findings[0].details == {"feedback_id": "fb_001", "quote": PARAPHRASE}
+    assert report.findings[0].details == {"row_id": "fb_001", "quote": PARAPHRASE}
     assert report.artifacts[ANALYSIS] == "rejected"
     assert report.artifacts[BACKLOG] == "validated"
 
@@ -107,7 +107,7 @@ def test_accepted_quotes_are_located_in_their_row(feedback_workspace, validate):
     first = report.quotes[0]
     start = FB_001_TEXT.index("等三分钟很影响效率")
     assert first == QuoteLocation(ANALYSIS, "items[0].evidence_text", "fb_001", start, start + 9)
-    assert [q.feedback_id for q in report.quotes] == ["fb_001", "fb_002", "fb_003"]
+    assert [q.row_id for q in report.quotes] == ["fb_001", "fb_002", "fb_003"]
 
 
 def _custom_workspace(tmp_path, rows, items, min_length=1):
@@ -134,7 +134,7 @@ def test_a_quote_shorter_than_min_length_must_be_the_whole_text(tmp_path):
     report = _custom_workspace(tmp_path, rows, items, min_length=6)
     assert found(report) == [("weak_evidence_quote", "out.json", "items[0].quote")]
     assert "shorter than the minimum of 6" in report.findings[0].message
-    assert [q.feedback_id for q in report.quotes] == ["r2"]
+    assert [q.row_id for q in report.quotes] == ["r2"]
 
 
 def test_quotes_compare_in_nfc(tmp_path):
@@ -243,4 +243,4 @@ def test_weak_quotes_are_rejected_with_what_would_have_been_accepted(tmp_path):
     assert [f.details.get("accepted") for f in report.findings] == [None, "Login fails", None]
     assert "quote whole words, e.g. “Login fails”" in report.findings[1].message
     assert report.error_message.startswith("weak quotes: out.json items[0].quote is 1 character")
-    assert [q.feedback_id for q in report.quotes] == ["r2"]
+    assert [q.row_id for q in report.quotes] == ["r2"]

@@ -91,7 +91,7 @@ def test_several_inline_citations_share_a_paragraph(check) -> None:
     )
     report = check(markdown)
     assert report.passed, report.error_message
-    assert [q.feedback_id for q in report_quotes(report)] == ["fb_001", "fb_002", "fb_003"]
+    assert [q.row_id for q in report_quotes(report)] == ["fb_001", "fb_002", "fb_003"]
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,7 @@ def test_several_inline_citations_share_a_paragraph(check) -> None:
 def test_every_declared_form_is_a_verified_citation(check, citation: str) -> None:
     report = check(report_with(Evidence=citation))
     assert report.passed, report.error_message
-    assert [q.feedback_id for q in report_quotes(report)] == ["fb_001"]
+    assert [q.row_id for q in report_quotes(report)] == ["fb_001"]
 
 
 def test_a_quote_with_straight_quotes_inside_curly_ones(check) -> None:
@@ -387,7 +387,7 @@ def test_prose_in_brackets_after_a_quotation_does_not_hide_the_citation_inside(c
     )
     report = check(markdown)
     assert report.passed, report.error_message
-    assert [q.feedback_id for q in report_quotes(report)] == ["fb_001"]
+    assert [q.row_id for q in report_quotes(report)] == ["fb_001"]
 
 
 def test_a_bracketed_id_may_hold_spaces_when_the_ids_do(tmp_path) -> None:
@@ -404,8 +404,8 @@ def test_a_bracketed_id_may_hold_spaces_when_the_ids_do(tmp_path) -> None:
     )
     contract = ArtifactContract(name="report.md", citations=MarkdownCitations())
     report = validate_workspace(workspace, [contract])
-    assert [q.feedback_id for q in report.quotes] == ["row 1", "row 2"]
-    assert [(f.code, f.details["feedback_id"]) for f in report.findings] == [
+    assert [q.row_id for q in report.quotes] == ["row 1", "row 2"]
+    assert [(f.code, f.details["row_id"]) for f in report.findings] == [
         ("unknown_evidence_id", "row 9")
     ]
 

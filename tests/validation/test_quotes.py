@@ -255,7 +255,7 @@ def test_any_strong_verbatim_fragment_cited_in_the_declared_form_passes(
     assert citation is not None
     report = validate_citation(row, citation)
     assert report.passed, (citation, report.error_message)
-    assert [q.feedback_id for q in report.quotes] == [ROW_ID]
+    assert [q.row_id for q in report.quotes] == [ROW_ID]
 
 
 @st.composite

@@ -59,7 +59,7 @@ id_column_option = click.option(
     default=None,
     callback=_check_name,
     help=(
-        "Column holding each row's id (default: the plugin's, feedback_id; when the file has "
+        "Column holding each row's id (default: the plugin's; when the file has "
         "no such column, ids are derived: row-1, row-2, ...)."
     ),
 )

@@ -18,12 +18,11 @@ from runlens.cli.common import echo_json, exit_on_user_error
 from runlens.cli.render import render_verdict, verdict_payload
 from runlens.cli.run import encoding_option, id_column_option, sheet_option, text_column_option
 from runlens.errors import EvidenceIndexError, InputError, UserError
-from runlens.plugins import Plugin, load_plugin
+from runlens.plugins import Plugin, available_plugins, load_plugin
 from runlens.secrets import known_secrets
 from runlens.validation import validate_workspace
 from runlens.validation.base import EVIDENCE_INDEX
 
-DEFAULT_PLUGIN = "feedback-analysis"
 RUN_RECORD = "runtime/run.json"
 #: Where `--source` writes the index it builds: beside the run's own, never over it.
 REBUILT_INDEX = "runtime/evidence_index.source.json"
@@ -41,6 +40,18 @@ def read_run_record(workspace: Path) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise UserError(f"{path} must hold a JSON object")
     return record
+
+
+def _only_plugin(workspace: Path) -> str:
+    """The plugin to judge a workspace without a run record by: the only one installed."""
+    installed = available_plugins()
+    if len(installed) == 1:
+        return installed[0]
+    known = ", ".join(installed) or "none installed"
+    raise UserError(
+        f"{workspace} has no {RUN_RECORD} naming its plugin: name it with --plugin "
+        f"(installed: {known})"
+    )
 
 
 def _expected_hash(record: dict[str, Any]) -> str | None:
@@ -129,7 +140,10 @@ def _reading(
     "--plugin",
     "plugin_name",
     metavar="NAME",
-    help=f"Plugin whose contracts apply (default: the one in {RUN_RECORD}, else {DEFAULT_PLUGIN}).",
+    help=(
+        f"Plugin whose contracts apply (default: the one in {RUN_RECORD}, else the only "
+        "plugin installed)."
+    ),
 )
 @click.option(
     "--source",
@@ -173,7 +187,7 @@ def validate_command(
         if value is not None and source is None:
             raise UserError(f"{option} says how to read the --source file: give --source too")
     record = read_run_record(workspace)
-    plugin = load_plugin(plugin_name or record.get("plugin") or DEFAULT_PLUGIN)
+    plugin = load_plugin(plugin_name or record.get("plugin") or _only_plugin(workspace))
     expected = _expected_hash(record)
     index_file = None
     if source is not None:

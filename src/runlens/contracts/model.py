@@ -54,7 +54,7 @@ class EvidenceQuote(QuoteRules):
     """The text at `text` must quote the source row whose id is at `id`, in the same item.
 
     Both are dotted paths sharing the list they walk, e.g. `items.evidence_text` and
-    `items.feedback_id`. The quote must be strong enough (`QuoteRules`).
+    `items.row_id`. The quote must be strong enough (`QuoteRules`).
     """
 
     text: str
@@ -84,9 +84,9 @@ class MarkdownCitations(QuoteRules):
 class Coverage(_Frozen):
     """Every source row with text is accounted for in this artifact (`rows_not_covered`).
 
-    `ids` is the dotted path of the ids the artifact analysed (`items.feedback_id`);
+    `ids` is the dotted path of the ids the artifact analysed (`items.row_id`);
     `excused_ids` the path of ids it lists as not analysed, with a reason next to them
-    (`failed_batches.feedback_ids`).
+    (`failed_batches.row_ids`).
     """
 
     ids: str

@@ -77,7 +77,7 @@ def common_prefix(first: str, second: str) -> tuple[str, ...]:
 def walk_pairs(document: Any, first: str, second: str) -> Iterator[tuple[Match, Match]]:
     """Pair the values of two paths that sit in the same item.
 
-    For `items.evidence_text` and `items.feedback_id`, yields one pair per element of `items`.
+    For `items.evidence_text` and `items.row_id`, yields one pair per element of `items`.
     Only the first value of each relative path in an item is used.
     """
     prefix = common_prefix(first, second)

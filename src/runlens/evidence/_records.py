@@ -182,7 +182,7 @@ def check_width(record: Record, columns: Sequence[str], source: str) -> None:
 
 
 def no_rows(source: str) -> InputError:
-    return InputError(f"{source}: no feedback rows (only a header)", file=source)
+    return InputError(f"{source}: no data rows (only a header)", file=source)
 
 
 class IdChecker:
@@ -201,32 +201,31 @@ class IdChecker:
     def check(self, record: Record) -> None:
         self.check_value(record.values[self._index], record.row, f"line {record.line}")
 
-    def check_value(self, feedback_id: str, row: int, place: str) -> None:
+    def check_value(self, row_id: str, row: int, place: str) -> None:
         """Check the id of data row `row`; `place` says where it is (`line 5`, `cell A7`)."""
         where = f"{self._label}, row {row} ({place})"
-        if not feedback_id.strip():
+        if not row_id.strip():
             raise InputError(
-                f"{where}: empty {self._name} {feedback_id!r}",
+                f"{where}: empty {self._name} {row_id!r}",
                 file=self._source,
                 row=row,
                 field=self._name,
             )
-        control = _ID_CONTROL.search(feedback_id)
+        control = _ID_CONTROL.search(row_id)
         if control is not None:
             char = control.group()
             raise InputError(
-                f"{where}: {self._name} {feedback_id!r} contains the control character "
+                f"{where}: {self._name} {row_id!r} contains the control character "
                 f"U+{ord(char):04X} (at character {control.start() + 1}); ids must be "
                 "printable text",
                 file=self._source,
                 row=row,
                 field=self._name,
             )
-        first = self._seen.setdefault(feedback_id, (row, place))
+        first = self._seen.setdefault(row_id, (row, place))
         if first != (row, place):
             raise InputError(
-                f"{where}: duplicate {self._name} {feedback_id!r} "
-                f"(first at row {first[0]}, {first[1]})",
+                f"{where}: duplicate {self._name} {row_id!r} (first at row {first[0]}, {first[1]})",
                 file=self._source,
                 row=row,
                 field=self._name,

@@ -160,10 +160,10 @@ def _decode_ids(key_lines: list[bytes]) -> list[str] | None:
 
 def _raise_duplicate(path: Path, ids: list[str]) -> None:
     seen: set[str] = set()
-    for feedback_id in ids:
-        if feedback_id in seen:
-            raise EvidenceIndexError(f"{path}: item {feedback_id!r} appears more than once")
-        seen.add(feedback_id)
+    for row_id in ids:
+        if row_id in seen:
+            raise EvidenceIndexError(f"{path}: item {row_id!r} appears more than once")
+        seen.add(row_id)
 
 
 def _load_any_layout(path: Path, raw: bytes) -> EvidenceIndex:
@@ -180,22 +180,22 @@ def _load_any_layout(path: Path, raw: bytes) -> EvidenceIndex:
     return _index_from(path, document, ItemStore(checked))
 
 
-def _item(path: Path, feedback_id: str, value: Any) -> EvidenceItem:
+def _item(path: Path, row_id: str, value: Any) -> EvidenceItem:
     if not isinstance(value, dict):
-        raise EvidenceIndexError(f"{path}: item {feedback_id!r} must be an object")
+        raise EvidenceIndexError(f"{path}: item {row_id!r} must be an object")
     row_hash, text = value.get("row_hash"), value.get("text")
     if not isinstance(row_hash, str) or not isinstance(text, str):
         raise EvidenceIndexError(
-            f"{path}: item {feedback_id!r} needs string 'row_hash' and 'text' fields"
+            f"{path}: item {row_id!r} needs string 'row_hash' and 'text' fields"
         )
-    _check_hash(path, feedback_id, row_hash)
+    _check_hash(path, row_id, row_hash)
     return EvidenceItem(row_hash, text)
 
 
-def _check_hash(path: Path, feedback_id: str, row_hash: str) -> None:
+def _check_hash(path: Path, row_id: str, row_hash: str) -> None:
     if not _HEX64.fullmatch(row_hash):
         raise EvidenceIndexError(
-            f"{path}: item {feedback_id!r} has a malformed row_hash (64 lowercase hex digits)"
+            f"{path}: item {row_id!r} has a malformed row_hash (64 lowercase hex digits)"
         )
 
 
@@ -287,8 +287,8 @@ class LineStore:
         self._path = path
         self._lines = lines
 
-    def __contains__(self, feedback_id: object) -> bool:
-        return feedback_id in self._lines
+    def __contains__(self, row_id: object) -> bool:
+        return row_id in self._lines
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -296,21 +296,21 @@ class LineStore:
     def __iter__(self) -> Iterator[str]:
         return iter(self._lines)
 
-    def text(self, feedback_id: str) -> str:
-        return self._decode(feedback_id, self._lines[feedback_id])[1]
+    def text(self, row_id: str) -> str:
+        return self._decode(row_id, self._lines[row_id])[1]
 
-    def row_hash(self, feedback_id: str) -> str:
-        row_hash = self._decode(feedback_id, self._lines[feedback_id])[0]
-        _check_hash(self._path, feedback_id, row_hash)
+    def row_hash(self, row_id: str) -> str:
+        row_hash = self._decode(row_id, self._lines[row_id])[0]
+        _check_hash(self._path, row_id, row_hash)
         return row_hash
 
     def rows(self) -> Iterator[tuple[str, str, str]]:
-        for feedback_id, line in self._lines.items():
-            row_hash, text = self._decode(feedback_id, line)
-            _check_hash(self._path, feedback_id, row_hash)
-            yield feedback_id, row_hash, text
+        for row_id, line in self._lines.items():
+            row_hash, text = self._decode(row_id, line)
+            _check_hash(self._path, row_id, row_hash)
+            yield row_id, row_hash, text
 
-    def _decode(self, feedback_id: str, line: bytes) -> tuple[str, str]:
+    def _decode(self, row_id: str, line: bytes) -> tuple[str, str]:
         """(row_hash, text) from an item line `{"row_hash":"<hex>","text":"<text>"}` [+ ","]."""
         try:
             item = line.decode("utf-8")
@@ -321,6 +321,6 @@ class LineStore:
                 raise ValueError("unexpected content after 'text'")
         except ValueError as error:  # includes UnicodeDecodeError and JSONDecodeError
             raise EvidenceIndexError(
-                f"{self._path}: item {feedback_id!r} is damaged ({error})"
+                f"{self._path}: item {row_id!r} is damaged ({error})"
             ) from None
         return item[_HASH_AT:_HASH_END], text

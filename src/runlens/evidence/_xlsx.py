@@ -141,7 +141,7 @@ class Sheet:
     def __init__(self, *, source: str, name: str, rows: Iterator[tuple[Any, ...]]) -> None:
         self.source = source
         self.name = name
-        #: How messages name the table: `feedback.xlsx, sheet 'Reviews'`.
+        #: How messages name the table: `survey.xlsx, sheet 'Responses'`.
         self.label = f"{source}, sheet {name!r}"
         self._rows = enumerate(rows, start=1)
         self.header_row, self.first_column, self.columns = self._header()
@@ -282,7 +282,7 @@ def _unreadable(source: str, error: Exception, where: str = "") -> InputError:
 
 
 def no_rows(label: str, source: str) -> InputError:
-    return InputError(f"{label}: no feedback rows (only a header)", file=source)
+    return InputError(f"{label}: no data rows (only a header)", file=source)
 
 
 def check_ids(

@@ -36,8 +36,8 @@ class _NeedsDiagnosis(Exception):
 def build_evidence_index(
     csv_path: Path,
     *,
-    id_column: str = "feedback_id",
-    text_column: str = "text",
+    id_column: str,
+    text_column: str,
     source_name: str | None = None,
     encoding: str | None = None,
     delimiter: str | None = None,

@@ -42,15 +42,15 @@ class QuoteSpan:
 class RowStore(Protocol):
     """Storage of an index's rows, keyed by id, iterating in CSV order."""
 
-    def __contains__(self, feedback_id: object) -> bool: ...
+    def __contains__(self, row_id: object) -> bool: ...
 
     def __len__(self) -> int: ...
 
     def __iter__(self) -> Iterator[str]: ...
 
-    def text(self, feedback_id: str) -> str: ...
+    def text(self, row_id: str) -> str: ...
 
-    def row_hash(self, feedback_id: str) -> str: ...
+    def row_hash(self, row_id: str) -> str: ...
 
     def rows(self) -> Iterator[tuple[str, str, str]]:
         """(id, row_hash, text) for every row, in CSV order."""
@@ -73,8 +73,8 @@ class BuiltStore:
         self._digests = digests
         self._positions: dict[str, int] | None = None
 
-    def __contains__(self, feedback_id: object) -> bool:
-        return feedback_id in self._texts
+    def __contains__(self, row_id: object) -> bool:
+        return row_id in self._texts
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -82,13 +82,13 @@ class BuiltStore:
     def __iter__(self) -> Iterator[str]:
         return iter(self._texts)
 
-    def text(self, feedback_id: str) -> str:
-        return self._texts[feedback_id]
+    def text(self, row_id: str) -> str:
+        return self._texts[row_id]
 
-    def row_hash(self, feedback_id: str) -> str:
+    def row_hash(self, row_id: str) -> str:
         if self._positions is None:
             self._positions = {key: n for n, key in enumerate(self._texts)}
-        start = self._positions[feedback_id] * DIGEST_SIZE
+        start = self._positions[row_id] * DIGEST_SIZE
         return self._digests[start : start + DIGEST_SIZE].hex()
 
     def rows(self) -> Iterator[tuple[str, str, str]]:
@@ -105,8 +105,8 @@ class ItemStore:
     def __init__(self, items: dict[str, EvidenceItem]) -> None:
         self._items = items
 
-    def __contains__(self, feedback_id: object) -> bool:
-        return feedback_id in self._items
+    def __contains__(self, row_id: object) -> bool:
+        return row_id in self._items
 
     def __len__(self) -> int:
         return len(self._items)
@@ -114,15 +114,15 @@ class ItemStore:
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)
 
-    def text(self, feedback_id: str) -> str:
-        return self._items[feedback_id].text
+    def text(self, row_id: str) -> str:
+        return self._items[row_id].text
 
-    def row_hash(self, feedback_id: str) -> str:
-        return self._items[feedback_id].row_hash
+    def row_hash(self, row_id: str) -> str:
+        return self._items[row_id].row_hash
 
     def rows(self) -> Iterator[tuple[str, str, str]]:
-        for feedback_id, item in self._items.items():
-            yield feedback_id, item.row_hash, item.text
+        for row_id, item in self._items.items():
+            yield row_id, item.row_hash, item.text
 
 
 class _Items(Mapping[str, EvidenceItem]):
@@ -133,10 +133,10 @@ class _Items(Mapping[str, EvidenceItem]):
     def __init__(self, store: RowStore) -> None:
         self._store = store
 
-    def __getitem__(self, feedback_id: str) -> EvidenceItem:
-        if not isinstance(feedback_id, str):
-            raise KeyError(feedback_id)
-        return EvidenceItem(self._store.row_hash(feedback_id), self._store.text(feedback_id))
+    def __getitem__(self, row_id: str) -> EvidenceItem:
+        if not isinstance(row_id, str):
+            raise KeyError(row_id)
+        return EvidenceItem(self._store.row_hash(row_id), self._store.text(row_id))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._store)
@@ -144,8 +144,8 @@ class _Items(Mapping[str, EvidenceItem]):
     def __len__(self) -> int:
         return len(self._store)
 
-    def __contains__(self, feedback_id: object) -> bool:
-        return isinstance(feedback_id, str) and feedback_id in self._store
+    def __contains__(self, row_id: object) -> bool:
+        return isinstance(row_id, str) and row_id in self._store
 
 
 class EvidenceIndex:
@@ -222,8 +222,8 @@ class EvidenceIndex:
         *,
         source: str,
         source_hash: str,
-        id_column: str = "feedback_id",
-        text_column: str = "text",
+        id_column: str,
+        text_column: str,
         **reading: Any,
     ) -> EvidenceIndex:
         """An index from ready-made items (tests, or indexes assembled by other tools);
@@ -256,8 +256,8 @@ class EvidenceIndex:
             "id_rule": self.id_rule,
         }
 
-    def __contains__(self, feedback_id: object) -> bool:
-        return isinstance(feedback_id, str) and feedback_id in self._store
+    def __contains__(self, row_id: object) -> bool:
+        return isinstance(row_id, str) and row_id in self._store
 
     def __len__(self) -> int:
         return len(self._store)
@@ -265,22 +265,22 @@ class EvidenceIndex:
     def __repr__(self) -> str:
         return f"<EvidenceIndex {self.source!r}: {len(self)} rows>"
 
-    def text(self, feedback_id: str) -> str:
+    def text(self, row_id: str) -> str:
         """The row's text column, unchanged. KeyError if the id is not in the index."""
-        return self._store.text(feedback_id)
+        return self._store.text(row_id)
 
-    def row_hash(self, feedback_id: str) -> str:
+    def row_hash(self, row_id: str) -> str:
         """The row's hash (hex). KeyError if the id is not in the index."""
-        return self._store.row_hash(feedback_id)
+        return self._store.row_hash(row_id)
 
-    def locate(self, feedback_id: str, quote: str) -> QuoteSpan | None:
+    def locate(self, row_id: str, quote: str) -> QuoteSpan | None:
         """Where `quote` occurs in the row's text, both in Unicode NFC; None if it does not.
 
         Offsets count characters of the NFC-normalised row text. The first occurrence wins.
         An empty quote matches at 0 (callers reject empty quotes before asking).
         KeyError if the id is not in the index.
         """
-        text = unicodedata.normalize("NFC", self._store.text(feedback_id))
+        text = unicodedata.normalize("NFC", self._store.text(row_id))
         needle = unicodedata.normalize("NFC", quote)
         start = text.find(needle)
         return None if start < 0 else QuoteSpan(start, start + len(needle))
@@ -306,5 +306,5 @@ class EvidenceIndex:
         return write_index(self, path)
 
     def rows(self) -> Iterator[tuple[str, str, str]]:
-        """(feedback_id, row_hash, text) for every row, in CSV order."""
+        """(row_id, row_hash, text) for every row, in CSV order."""
         return self._store.rows()

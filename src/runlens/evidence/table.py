@@ -2,7 +2,7 @@
 
 The input is a CSV file or one sheet of an Excel workbook (.xlsx, read by the rules of
 `_xlsx`); which one is decided by the file's content, not its name. This is what the
-model-facing `read_feedback_csv(offset, limit)` tool pages through. It keeps every row in
+model-facing input tool (`read_table(offset, limit)`) pages through. It keeps every row in
 memory (as lists, not dicts: a dict is made only for the rows of a page), so the Evidence
 Index can be built from it without reading the file again.
 
@@ -194,7 +194,7 @@ class CsvTable:
 
     @property
     def label(self) -> str:
-        """How messages name the table: `feedback.csv`, `feedback.xlsx, sheet 'Reviews'`."""
+        """How messages name the table: `tickets.csv`, `survey.xlsx, sheet 'Responses'`."""
         return self.source if self.sheet is None else f"{self.source}, sheet {self.sheet!r}"
 
     @classmethod
@@ -254,9 +254,7 @@ class CsvTable:
         """One row's values in column order (0-based position among the data rows)."""
         return tuple(self._rows[position])
 
-    def evidence_index(
-        self, id_column: str = "feedback_id", text_column: str = "text"
-    ) -> EvidenceIndex:
+    def evidence_index(self, id_column: str, text_column: str) -> EvidenceIndex:
         """The Evidence Index of this table, without reading the file again.
 
         InputError (file, row, line or cell, column) for a missing id/text column or an

@@ -131,7 +131,7 @@ class QuoteLocation:
 
     artifact: str
     path: str
-    feedback_id: str
+    row_id: str
     start: int
     end: int
 

@@ -230,17 +230,17 @@ class _Document:
         self, block: TextBlock, section: Heading | None
     ) -> Iterator[tuple[int, int]]:
         """Check every quotation of the block; yield the spans of its citations."""
-        for quotation, feedback_id, end in self.grammar.quotations(block.text, self.row_id):
-            if feedback_id is not None:
-                self.check_citation(block, quotation, feedback_id)
+        for quotation, row_id, end in self.grammar.quotations(block.text, self.row_id):
+            if row_id is not None:
+                self.check_citation(block, quotation, row_id)
                 yield quotation.start, end
             elif section is not None:
                 self.unsourced(block, quotation, section)
 
     def row_id(self, token: str) -> str | None:
         """The row a token in citation position names, or None when it is prose."""
-        feedback_id = named_id(token, self.index, self.longest)
-        return feedback_id if feedback_id and self.cites(feedback_id) else None
+        row_id = named_id(token, self.index, self.longest)
+        return row_id if row_id and self.cites(row_id) else None
 
     def cites(self, token: str) -> bool:
         """Whether a token in citation position is meant as a row id: an id of the index, or
@@ -252,23 +252,23 @@ class _Document:
             return self.shape.matches(token)
         return self.shape.fits(token)
 
-    def check_citation(self, block: TextBlock, quotation: Quotation, feedback_id: str) -> None:
+    def check_citation(self, block: TextBlock, quotation: Quotation, row_id: str) -> None:
         line, column = block.position(quotation.start)
         where = f"line {line}, column {column}: {show(quotation.quote)}"
-        details = {"line": line, "column": column, "feedback_id": feedback_id}
-        if feedback_id not in self.index:
+        details = {"line": line, "column": column, "row_id": row_id}
+        if row_id not in self.index:
             source = self.index.source or "the source"
             self.collector.add(
                 self.artifact,
                 "unknown_evidence_id",
-                f"{where} cites {feedback_id}, but no row of {source} has that id",
-                Problem("missing evidence ids", feedback_id),
+                f"{where} cites {row_id}, but no row of {source} has that id",
+                Problem("missing evidence ids", row_id),
                 path=f"line {line}",
                 details=details,
             )
             return
         verdict = judge_quote(
-            quotation.quote, self.index.text(feedback_id), self.grammar.rules, row_id=feedback_id
+            quotation.quote, self.index.text(row_id), self.grammar.rules, row_id=row_id
         )
         if isinstance(verdict, RejectedQuote):
             self.collector.add(
@@ -284,7 +284,7 @@ class _Document:
             )
             return
         self.collector.quotes.append(
-            QuoteLocation(self.artifact, f"line {line}", feedback_id, verdict.start, verdict.end)
+            QuoteLocation(self.artifact, f"line {line}", row_id, verdict.start, verdict.end)
         )
 
     def unsourced(self, block: TextBlock, quotation: Quotation, section: Heading) -> None:

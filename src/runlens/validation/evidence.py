@@ -110,39 +110,39 @@ class _Checker:
             message,
             problem,
             path=location,
-            details={"feedback_id": value},
+            details={"row_id": value},
         )
 
     def check_quote(self, quote: EvidenceQuote, text_match: Match, id_match: Match) -> None:
-        text, location, feedback_id = text_match.value, text_match.location, id_match.value
+        text, location, row_id = text_match.value, text_match.location, id_match.value
         if isinstance(text, str) and is_blank(text):
-            self.reject(location, feedback_id, text, EMPTY_QUOTE)
+            self.reject(location, row_id, text, EMPTY_QUOTE)
             return
         # An unknown id is reported once: at the evidence field when the contract declares
         # it there, else here. Either way there is no row to compare the quote with.
-        known = isinstance(feedback_id, str) and feedback_id in self.index
+        known = isinstance(row_id, str) and row_id in self.index
         if not known:
             if quote.id not in self.id_paths:
-                self.check_id(id_match.location, feedback_id)
+                self.check_id(id_match.location, row_id)
             return
         if not isinstance(text, str):
             why = f"is {show_value(text)}, not a quoted string"
-            self.reject(location, feedback_id, text, mismatch(why))
+            self.reject(location, row_id, text, mismatch(why))
             return
-        verdict = judge_quote(text, self.index.text(feedback_id), quote, row_id=feedback_id)
+        verdict = judge_quote(text, self.index.text(row_id), quote, row_id=row_id)
         if isinstance(verdict, RejectedQuote):
-            self.reject(location, feedback_id, text, verdict)
+            self.reject(location, row_id, text, verdict)
             return
         self.collector.quotes.append(
-            QuoteLocation(self.artifact, location, feedback_id, verdict.start, verdict.end)
+            QuoteLocation(self.artifact, location, row_id, verdict.start, verdict.end)
         )
 
-    def reject(self, location: str, feedback_id: str, quoted: Any, rejected: RejectedQuote) -> None:
+    def reject(self, location: str, row_id: str, quoted: Any, rejected: RejectedQuote) -> None:
         self.collector.add(
             self.artifact,
             rejected.code,
             f"{location} {rejected.reason}",
             Problem(rejected.head, f"{self.artifact} {location} {rejected.reason}"),
             path=location,
-            details={"feedback_id": feedback_id, "quote": quoted, **rejected.details()},
+            details={"row_id": row_id, "quote": quoted, **rejected.details()},
         )
