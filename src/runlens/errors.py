@@ -1,22 +1,29 @@
 """RunLens's exception tree, split by who has to act.
 
     RunLensError
-    ├── UserError            misuse by a person or plugin author: bad arguments, unknown plugin,
-    │   │                    missing workspace (CLI exit code 2)
-    │   └── ContractError    an ArtifactContract or plugin declaration that cannot be used
-    ├── InputError           an input file the run cannot use (names the file, row, field or
-    │                        byte offset); ends the run `failed` at the input step
-    ├── EvidenceIndexError   the Evidence Index is missing or unreadable
-    ├── ProviderError        a model provider failed after its retries (infrastructure)
-    ├── TaskError            the task cannot be done at all (e.g. every analysis batch failed);
-    │                        ends the run `failed` with the cause
-    └── RunError             a run that ended `failed` or `cancelled`; carries its run id
+    ├── UserError              misuse by a person or plugin author: bad arguments, unknown
+    │   │                      plugin, missing workspace (CLI exit code 2)
+    │   └── ContractError      an ArtifactContract or plugin declaration that cannot be used
+    ├── InputError             an input file the run cannot use (names the file, row, field or
+    │                          byte offset); ends the run `failed` at the input step
+    ├── EvidenceIndexError     the Evidence Index is missing or unreadable
+    ├── ProviderError          a model provider call failed (infrastructure); `retryable` says
+    │   │                      whether the retry policy tries again
+    │   └── ProviderCallError  a failed HTTP call, split into what failed and what the server
+    │                          said (`runlens.models`' HTTP providers raise it)
+    └── TaskError              the task cannot be done at all (e.g. every batch failed); ends
+                               the run `failed` with the cause
 
 Signals to the model (a tool call it should fix) are `ToolError`, which never escapes a run:
 the loop turns it into a tool result the model sees.
 """
 
 from __future__ import annotations
+
+import functools
+from typing import Any
+
+from runlens._text import clean_text
 
 
 class RunLensError(Exception):
@@ -73,19 +80,69 @@ class ProviderError(RunLensError):
         self.retry_after = retry_after
 
 
+class ProviderCallError(ProviderError):
+    """A failed provider call, split into what failed and what the server said.
+
+    `failure` is e.g. `HTTP 500 Internal Server Error from 127.0.0.1:8080`, `detail` the
+    server's own error message (redacted by whoever raises it). `attempts` is set once retries
+    are exhausted. The message reads `openai: <failure>[ after N attempts][: <detail>]`.
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        failure: str,
+        detail: str = "",
+        status_code: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        attempts: int | None = None,
+    ) -> None:
+        # Server text reaches these; a lone surrogate would make the message unprintable.
+        failure, detail = clean_text(failure)[0], clean_text(detail)[0]
+        self.failure = failure
+        self.detail = detail
+        self.attempts = attempts
+        super().__init__(
+            _compose(provider, failure, detail, attempts),
+            provider=provider,
+            status_code=status_code,
+            retryable=retryable,
+            retry_after=retry_after,
+        )
+
+    def after_attempts(self, attempts: int) -> ProviderCallError:
+        """The same failure, with the number of attempts it took in the message."""
+        return ProviderCallError(**{**self._fields(), "attempts": attempts})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only arguments defeat Exception's default pickling (runs may cross processes).
+        return (functools.partial(ProviderCallError, **self._fields()), ())
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "failure": self.failure,
+            "detail": self.detail,
+            "status_code": self.status_code,
+            "retryable": self.retryable,
+            "retry_after": self.retry_after,
+            "attempts": self.attempts,
+        }
+
+
+def _compose(provider: str, failure: str, detail: str, attempts: int | None) -> str:
+    message = f"{provider}: {failure}"
+    if attempts is not None:
+        message += f" after {attempts} attempt{'s' if attempts != 1 else ''}"
+    return f"{message}: {detail}" if detail else message
+
+
 class TaskError(RunLensError):
-    """Raised by a tool when the run's task cannot be done at all (for example every analysis
-    batch failed): unlike `ToolError` it is not the model's call to fix, so it ends the run
+    """Raised by a tool when the run's task cannot be done at all (for example every batch
+    failed): unlike `ToolError` it is not the model's call to fix, so it ends the run
     `failed` with this message as the cause. Files the tool wrote before raising stay."""
-
-
-class RunError(RunLensError):
-    """A run that did not complete. Carries the run id so the workspace can be inspected."""
-
-    def __init__(self, message: str, *, run_id: str, status: str) -> None:
-        super().__init__(message)
-        self.run_id = run_id
-        self.status = status
 
 
 class ToolError(Exception):

@@ -1,13 +1,18 @@
 """The provider keys RunLens knows, and blanking them out of anything it writes or prints.
 
-A key can reach a deliverable through a model that echoes its own bearer token; from there it
-would travel into findings, records, `--json` output and file names. Every such path goes
-through `redactor(secrets)`, and the Stop validator `SecretValidationHook` rejects the run.
+This is the one redaction implementation. A key can reach a deliverable through a model that
+echoes its own bearer token; from there it would travel into findings, records, `--json`
+output and file names. The run's records, its report and its output go through
+`redactor(secrets)`; the HTTP providers pass every text that may echo a key (a server's error
+message, an exception string) through `redact(text, secrets)`, which also masks anything shaped
+like a provider key. The Stop validator `SecretValidationHook` rejects a run whose deliverables
+hold a known key.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 REDACTED = "[REDACTED]"
@@ -25,6 +30,13 @@ SECRET_VARIABLES = (
 #: around it, and a value that short is not a credential anyone can use.
 MIN_SECRET_LENGTH = 6
 
+#: Shapes of well-known provider keys, masked by `redact` even when the key itself is not known.
+KEY_PATTERNS = (
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*"),
+)
+
 
 def known_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The values of `SECRET_VARIABLES` (and any other `*_API_KEY`) set in the environment."""
@@ -34,21 +46,42 @@ def known_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(sorted(v for v in values if len(v) >= MIN_SECRET_LENGTH))
 
 
-def usable(secrets: Iterable[str]) -> tuple[str, ...]:
-    """The secrets long enough to look for, longest first (a key may contain another)."""
-    return tuple(sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True))
+def usable(secrets: Iterable[str | None]) -> tuple[str, ...]:
+    """The secrets long enough to look for, longest first (a key may contain another).
+
+    None and values shorter than `MIN_SECRET_LENGTH` are left out.
+    """
+    wanted = {secret for secret in secrets if secret and len(secret) >= MIN_SECRET_LENGTH}
+    return tuple(sorted(wanted, key=len, reverse=True))
 
 
-def redactor(secrets: Iterable[str]) -> Callable[[str], str] | None:
-    """A function that blanks every secret out of a text, or None when there are none."""
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with every secret in `secrets` and anything shaped like a provider key masked.
+
+    For text from outside (a server's error message, an exception string) before it reaches a
+    message or a record. Mask before shortening, so a key cut in two is still masked.
+    """
+    return _mask(text, usable(secrets), key_shapes=True)
+
+
+def redactor(secrets: Iterable[str | None]) -> Callable[[str], str] | None:
+    """A function that blanks every secret in `secrets` out of a text, or None when there are
+    none (so callers can skip the work). It masks the known values only, not key shapes."""
     wanted = usable(secrets)
     if not wanted:
         return None
 
-    def redact(text: str) -> str:
-        for secret in wanted:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
+    def redact_known(text: str) -> str:
+        return _mask(text, wanted, key_shapes=False)
 
-    return redact
+    return redact_known
+
+
+def _mask(text: str, secrets: tuple[str, ...], *, key_shapes: bool) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    if key_shapes:
+        for pattern in KEY_PATTERNS:
+            text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
+    return text

@@ -1,8 +1,10 @@
-"""Test doubles that ship with RunLens: scripted and function models, a recording sink.
+"""What a plugin's tests need from RunLens: a scripted model, a function model, the checks.
 
 `ScriptedModel` replays a file of assistant turns (SPEC section 9) and backs
-`--model scripted:PATH`; `FunctionModel` lets a Python function decide every response;
-`RecordingSink` collects a run's events in memory.
+`--model scripted:PATH`; `FunctionModel` lets a Python function decide every response. A
+scripted turn's tool-call arguments are read as a provider's are (`_tool_calls.tool_call`):
+arguments a model could not have sent usefully become an `arguments_error`, as they would.
+`check_plugin` runs the conformance suite of `runlens check-plugin`.
 """
 
 from __future__ import annotations
@@ -16,31 +18,19 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from runlens.errors import UserError
+from runlens.models._tool_calls import tool_call
 from runlens.models.base import Model
 from runlens.models.messages import Message, ModelResponse, ToolCall, ToolSpec, Usage
-from runlens.records.events import Event
 
 if TYPE_CHECKING:
+    from runlens.kit.conformance import ConformanceReport
     from runlens.models.registry import ModelContext
+    from runlens.plugins.base import Plugin
 
 
 def _tool_call(entry: dict[str, Any], turn: int, position: int) -> ToolCall:
     call_id = str(entry.get("id") or f"call_{turn}_{position}")
-    arguments = entry.get("arguments", {})
-    if isinstance(arguments, dict):
-        return ToolCall(call_id, str(entry.get("name", "")), arguments, json.dumps(arguments))
-    raw = str(arguments)
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as error:
-        return ToolCall(
-            call_id, str(entry.get("name", "")), None, raw, f"arguments are not valid JSON: {error}"
-        )
-    if not isinstance(parsed, dict):
-        return ToolCall(
-            call_id, str(entry.get("name", "")), None, raw, "arguments must be a JSON object"
-        )
-    return ToolCall(call_id, str(entry.get("name", "")), parsed, raw)
+    return tool_call(call_id, entry.get("name", ""), entry.get("arguments", {}), turn, position)
 
 
 def response_from_turn(turn: dict[str, Any], index: int) -> ModelResponse:
@@ -96,6 +86,14 @@ def create_scripted_model(name: str, context: ModelContext) -> ScriptedModel:
     return ScriptedModel.from_file(Path(name))
 
 
+def check_plugin(plugin: Plugin, *, workspace: Path | None = None) -> ConformanceReport:
+    """The conformance suite of `runlens check-plugin` (`runlens.kit.conformance`) on
+    `plugin`, for a plugin's own tests: `assert check_plugin(plugin).passed`."""
+    from runlens.kit.conformance import check_plugin as run_suite
+
+    return run_suite(plugin, workspace=workspace)
+
+
 Responder = Callable[
     [Sequence[Message], Sequence[ToolSpec]],
     "ModelResponse | dict[str, Any] | Awaitable[ModelResponse | dict[str, Any]]",
@@ -125,20 +123,3 @@ class FunctionModel(Model):
             response = response_from_turn(result, self.calls)
             return ModelResponse(response.content, response.tool_calls, self.usage, "function")
         return result
-
-
-class RecordingSink:
-    """An event subscriber that keeps every event, for assertions."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def __call__(self, event: Event) -> None:
-        self.events.append(event)
-
-    @property
-    def types(self) -> list[str]:
-        return [event.type for event in self.events]
-
-    def of_type(self, event_type: str) -> list[Event]:
-        return [event for event in self.events if event.type == event_type]

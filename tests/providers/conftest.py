@@ -50,7 +50,7 @@ async def make_model(
     made: list[Model] = []
 
     def make(**options: Any) -> Model:
-        model = provider.model(fault_server, **options)
+        model: Model = provider.model(fault_server, **options)
         made.append(model)
         return model
 
@@ -95,7 +95,8 @@ class RunRecords:
     @property
     def verdict(self) -> dict[str, Any]:
         """The object `--json` printed."""
-        return json.loads(self.stdout)
+        verdict: dict[str, Any] = json.loads(self.stdout)
+        return verdict
 
     @property
     def record(self) -> dict[str, Any]:
@@ -107,7 +108,8 @@ class RunRecords:
 
     @property
     def metrics(self) -> dict[str, Any]:
-        return self.record["metrics"]
+        metrics: dict[str, Any] = self.record["metrics"]
+        return metrics
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -131,7 +133,8 @@ class RunRecords:
         return sorted(path for path in self.workspace.rglob("*") if path.is_file())
 
     def _load(self, name: str) -> dict[str, Any]:
-        return json.loads((self.workspace / name).read_text(encoding="utf-8"))
+        record: dict[str, Any] = json.loads((self.workspace / name).read_text(encoding="utf-8"))
+        return record
 
 
 def provider_env(

@@ -9,6 +9,7 @@ once per provider (`openai`, `anthropic`). `ATTACKS` at the bottom counts the ca
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -30,8 +31,9 @@ from fault_server import (
 )
 from provider_kit import TEST_KEY, TOOLS, ProviderKit
 
-from runlens.errors import UserError
-from runlens.models._http import ProviderCallError, clean_response, error_detail
+from runlens.errors import ProviderCallError, UserError
+from runlens.models._tool_calls import clean_response
+from runlens.models._wire_errors import error_detail
 from runlens.models.base import Model
 from runlens.models.messages import (
     Message,
@@ -39,7 +41,6 @@ from runlens.models.messages import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    message_to_dict,
 )
 from runlens.models.retry import RetryAttempt, RetryPolicy, complete_with_retries
 
@@ -396,8 +397,11 @@ async def test_a_bom_and_non_finite_numbers_are_tolerated(
 
 
 def records_encode(response: ModelResponse) -> None:
-    """What the runtime does with a response: record it (orjson) and send it back (UTF-8)."""
-    record = {**message_to_dict(response.to_message()), "notes": response.notes}
+    """What the runtime does with a response: record it (orjson) and send it back (UTF-8).
+
+    Every field goes in, so a lone surrogate anywhere in the response fails here.
+    """
+    record = dataclasses.asdict(response)
     orjson.dumps(record)
     json.dumps(record, ensure_ascii=False).encode("utf-8")
 

@@ -1,4 +1,4 @@
-"""The shared HTTP helpers: redaction, Retry-After, argument parsing, settings."""
+"""The HTTP providers' helpers: redaction, Retry-After, argument parsing, settings."""
 
 from __future__ import annotations
 
@@ -8,23 +8,21 @@ import pickle
 import httpx
 import pytest
 
-from runlens.errors import UserError
+from runlens._text import clean_text, escape_surrogates
+from runlens.errors import ProviderCallError, UserError
 from runlens.models._body import excerpt, format_size
-from runlens.models._http import (
-    REDACTED,
-    ProviderCallError,
-    clean_text,
-    endpoint_label,
+from runlens.models._http import endpoint_label
+from runlens.models._settings import (
     env_positive_float,
     env_positive_int,
     env_text,
-    error_detail,
-    escape_surrogates,
-    parse_arguments,
-    parse_retry_after,
-    redact,
-    redact_headers,
+    http_settings,
+    require_model_name,
 )
+from runlens.models._tool_calls import parse_arguments
+from runlens.models._wire_errors import error_detail, parse_retry_after
+from runlens.secrets import REDACTED, redact, redactor
+from runlens.testing import response_from_turn
 
 
 class TestRedact:
@@ -33,7 +31,7 @@ class TestRedact:
         assert redact(text, ["local-key-123"]) == f"key={REDACTED} again {REDACTED}"
 
     def test_longer_secret_is_masked_whole_when_one_contains_another(self) -> None:
-        assert redact("abcd-efgh", ["abcd", "abcd-efgh"]) == REDACTED
+        assert redact("abcdef-ghij", ["abcdef", "abcdef-ghij"]) == REDACTED
 
     def test_key_shapes_are_masked_without_being_told(self) -> None:
         text = (
@@ -52,13 +50,14 @@ class TestRedact:
     def test_none_empty_and_tiny_secrets_leave_text_alone(self) -> None:
         assert redact("a b c", [None, "", "b"]) == "a b c"
 
-    def test_redact_headers_masks_credentials_only(self) -> None:
-        headers = {"Authorization": "Bearer x", "x-api-key": "k", "Accept": "application/json"}
-        assert redact_headers(headers) == {
-            "Authorization": REDACTED,
-            "x-api-key": REDACTED,
-            "Accept": "application/json",
-        }
+    def test_the_runs_redactor_masks_known_values_only(self) -> None:
+        """The records' redactor is the same code, told the keys; it leaves key shapes alone
+        (a deliverable may discuss `sk-...` keys) and is None when there is nothing to mask."""
+        redact_known = redactor(["local-key-123", None, "tiny"])
+        assert redact_known is not None
+        text = "local-key-123 and sk-proj-AbCdEfGh1234567890XyZ"
+        assert redact_known(text) == f"{REDACTED} and sk-proj-AbCdEfGh1234567890XyZ"
+        assert redactor([None, "", "tiny"]) is None
 
 
 class TestRetryAfter:
@@ -115,6 +114,17 @@ class TestParseArguments:
 
     def test_already_decoded_object(self) -> None:
         assert parse_arguments({"a": "é"}) == ({"a": "é"}, '{"a": "é"}', None)
+
+    @pytest.mark.parametrize(
+        "arguments", ['{"offset": 5}', "[1, 2]", '{"a": NaN}', '"{\\"offset\\": 1}"', {"a": 1}, ""]
+    )
+    def test_a_scripted_turn_reads_arguments_as_a_provider_does(self, arguments: object) -> None:
+        turn = {"tool_calls": [{"id": "c1", "name": "read", "arguments": arguments}]}
+        (call,) = response_from_turn(turn, 0).tool_calls
+        assert (call.arguments, call.raw_arguments, call.arguments_error) == parse_arguments(
+            arguments
+        )
+        assert (call.tool_call_id, call.name) == ("c1", "read")
 
 
 class TestUntrustedText:
@@ -212,6 +222,49 @@ class TestEnvironmentSettings:
     def test_positive_int(self) -> None:
         assert env_positive_int({}, "N", 4096) == 4096
         assert env_positive_int({"N": "512"}, "N", 4096) == 512
-        for bad in ("0", "1.5", "-3", "many"):
+        for bad in ("0", "1.5", "-3", "many", "\u00b2", "\u0661\u0662"):
             with pytest.raises(UserError, match="N must be a positive integer"):
                 env_positive_int({"N": bad}, "N", 1)
+
+    def test_http_settings_read_every_variable(self) -> None:
+        env = {
+            "P_BASE_URL": " http://127.0.0.1:9/v1 ",
+            "RUNLENS_P_API_KEY": "key-from-runlens",
+            "P_API_KEY": "key-from-sdk",
+            "RUNLENS_MODEL_TIMEOUT": "7.5",
+            "RUNLENS_MODEL_MAX_RESPONSE_BYTES": "2048",
+        }
+        settings = http_settings(
+            env,
+            base_url_env=("RUNLENS_P_BASE_URL", "P_BASE_URL"),
+            api_key_env=("RUNLENS_P_API_KEY", "P_API_KEY"),
+            default_base_url="https://p.example",
+            default_max_tokens=None,
+        )
+        assert settings.base_url == "http://127.0.0.1:9/v1"
+        assert settings.api_key == "key-from-runlens"
+        assert (settings.timeout, settings.max_tokens, settings.max_response_bytes) == (
+            7.5,
+            None,
+            2048,
+        )
+
+    def test_http_settings_defaults(self) -> None:
+        settings = http_settings(
+            {},
+            base_url_env=("P_BASE_URL",),
+            api_key_env=("P_API_KEY",),
+            default_base_url="https://p.example",
+            default_max_tokens=4096,
+        )
+        assert (settings.base_url, settings.api_key, settings.max_tokens) == (
+            "https://p.example",
+            None,
+            4096,
+        )
+        assert settings.timeout == 120.0 and settings.max_response_bytes == 16 * 1024 * 1024
+
+    def test_a_blank_model_name_shows_a_correct_spec(self) -> None:
+        assert require_model_name("openai", " gpt-x ", "gpt-4o-mini") == "gpt-x"
+        with pytest.raises(UserError, match="--model openai:gpt-4o-mini"):
+            require_model_name("openai", "  ", "gpt-4o-mini")

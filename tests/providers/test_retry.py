@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from runlens.errors import ProviderError, UserError
-from runlens.models._http import ProviderCallError
+from runlens.errors import ProviderCallError, ProviderError, UserError
 from runlens.models.base import Model
 from runlens.models.messages import Message, ModelResponse, ToolSpec, UserMessage
 from runlens.models.retry import RetryAttempt, RetryPolicy, complete_with_retries

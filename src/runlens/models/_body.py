@@ -15,8 +15,9 @@ A provider's body is untrusted input, read under three rules:
   the parser's depth, a JSON array) is a `BodyError` naming what arrived: its first bytes,
   escaped, so a control character or a stray byte shows as what it is.
 
-`BodyError` carries the two halves of a `ProviderCallError` message (`_http` raises that, with
-the provider's name and the server's address); nothing here knows about providers.
+`BodyError` carries the two halves of a `ProviderCallError` message (`_wire_errors` builds that,
+with the provider's name and the server's address); nothing here knows about providers.
+`optional_str` / `optional_int` read one field of a parsed body, whatever type it came as.
 """
 
 from __future__ import annotations
@@ -295,3 +296,22 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+# --- fields of a parsed body -------------------------------------------------------------------
+
+
+def optional_str(value: Any) -> str | None:
+    """A string field of a response, or None when absent or of another type."""
+    return value if isinstance(value, str) else None
+
+
+#: Token counts outside this range are not counts (and would not fit a 64-bit record field).
+_MAX_TOKEN_COUNT = 2**53
+
+
+def optional_int(value: Any) -> int | None:
+    """A token count from a usage block, or None when absent, not an integer or absurd."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return value if 0 <= value <= _MAX_TOKEN_COUNT else None

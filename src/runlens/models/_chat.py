@@ -2,7 +2,8 @@
 
 A provider subclass says only what differs: its name, endpoint path, default base URL and
 `max_tokens`, the environment variables it reads, its extra headers, its request body and
-how to read a response. Posting, error mapping and redaction live in `_http`.
+how to read a response. Posting lives in `_http`, error mapping in `_wire_errors`, settings in
+`_settings`, tool-call parsing and cleaning the answer in `_tool_calls`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Any, ClassVar, Self
 import httpx
 
 from runlens.errors import UserError
-from runlens.models import _http
+from runlens.models import _http, _settings, _tool_calls
+from runlens.models._body import DEFAULT_MAX_RESPONSE_BYTES
+from runlens.models._settings import DEFAULT_TIMEOUT
 from runlens.models.base import Model
 from runlens.models.messages import Message, ModelResponse, ToolSpec
-
-DEFAULT_TIMEOUT = 120.0
 
 
 def _url(text: str) -> httpx.URL | None:
@@ -57,7 +58,7 @@ class HttpChatModel(Model):
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_tokens: int | None = None,
-        max_response_bytes: int = _http.DEFAULT_MAX_RESPONSE_BYTES,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.model_name = model_name
         self.base_url = (self.default_base_url if base_url is None else base_url).rstrip("/")
@@ -72,20 +73,25 @@ class HttpChatModel(Model):
     @classmethod
     def from_env(cls, name: str, env: Mapping[str, str]) -> Self:
         """A model for `provider:NAME` with the settings in `env`; UserError when they are wrong."""
-        model_name = _http.require_model_name(cls.provider_name, name, cls.example_model)
-        base_url = _http.env_text(env, *cls.base_url_env) or cls.default_base_url
-        api_key = _http.env_text(env, *cls.api_key_env)
-        url = _url(base_url)
+        model_name = _settings.require_model_name(cls.provider_name, name, cls.example_model)
+        settings = _settings.http_settings(
+            env,
+            base_url_env=cls.base_url_env,
+            api_key_env=cls.api_key_env,
+            default_base_url=cls.default_base_url,
+            default_max_tokens=cls.default_max_tokens,
+        )
+        url = _url(settings.base_url)
         own_host = httpx.URL(cls.default_base_url).host
-        if api_key is None and url is not None and url.host == own_host:
+        if settings.api_key is None and url is not None and url.host == own_host:
             raise UserError(cls.missing_key_message)
         return cls(
             model_name,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=_http.env_positive_float(env, "RUNLENS_MODEL_TIMEOUT", DEFAULT_TIMEOUT),
-            max_tokens=_http.env_positive_int(env, "RUNLENS_MAX_TOKENS", cls.default_max_tokens),
-            max_response_bytes=_http.env_max_response_bytes(env),
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            timeout=settings.timeout,
+            max_tokens=settings.max_tokens,
+            max_response_bytes=settings.max_response_bytes,
         )
 
     def _check_settings(self, api_key: str | None) -> None:
@@ -116,7 +122,7 @@ class HttpChatModel(Model):
     ) -> ModelResponse:
         """Send the conversation; return the next turn. Failures raise ProviderCallError.
 
-        What comes back is clean text whatever the server sent (`_http.clean_response`).
+        What comes back is clean text whatever the server sent (`_tool_calls.clean_response`).
         """
         url = f"{self.base_url}{self.endpoint_path}"
         payload = await _http.post_json(
@@ -130,7 +136,7 @@ class HttpChatModel(Model):
             max_body_bytes=self.max_response_bytes,
         )
         response = self._parse_response(payload, len(messages), _http.endpoint_label(url))
-        return _http.clean_response(response)
+        return _tool_calls.clean_response(response)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -20,8 +20,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from runlens.models import _http
-from runlens.models._chat import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # re-exported
+from runlens.models import _body, _tool_calls, _wire_errors
 from runlens.models._chat import HttpChatModel
 from runlens.models.messages import (
     AssistantMessage,
@@ -171,12 +170,12 @@ def parse_response(
     """A Messages API response as a ModelResponse. Never fails on bad tool input."""
     blocks = payload.get("content")
     if not isinstance(blocks, list):
-        raise _http.malformed_response(PROVIDER, where, "no `content` list", payload)
+        raise _wire_errors.malformed_response(PROVIDER, where, "no `content` list", payload)
     blocks = [block for block in blocks if isinstance(block, dict)]
-    texts = [_http.optional_str(block.get("text")) or "" for block in blocks if _is_text(block)]
+    texts = [_body.optional_str(block.get("text")) or "" for block in blocks if _is_text(block)]
     uses = [block for block in blocks if block.get("type") == "tool_use"]
     tool_calls = tuple(
-        _http.tool_call(
+        _tool_calls.tool_call(
             block.get("id"), block.get("name"), block.get("input"), conversation_length, index
         )
         for index, block in enumerate(uses)
@@ -186,8 +185,8 @@ def parse_response(
         content=content if content or not tool_calls else None,
         tool_calls=tool_calls,
         usage=_parse_usage(payload.get("usage")),
-        model_name=_http.optional_str(payload.get("model")) or model_name,
-        finish_reason=_http.optional_str(payload.get("stop_reason")),
+        model_name=_body.optional_str(payload.get("model")) or model_name,
+        finish_reason=_body.optional_str(payload.get("stop_reason")),
     )
 
 
@@ -200,11 +199,11 @@ def _parse_usage(usage: Any) -> Usage:
         return Usage()
     # Cached prompt tokens are reported apart from `input_tokens`; they were still read.
     parts = [
-        _http.optional_int(usage.get(key))
+        _body.optional_int(usage.get(key))
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     ]
     counted = [part for part in parts if part is not None]
     return Usage(
         input_tokens=sum(counted) if parts[0] is not None else None,
-        output_tokens=_http.optional_int(usage.get("output_tokens")),
+        output_tokens=_body.optional_int(usage.get("output_tokens")),
     )

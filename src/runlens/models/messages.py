@@ -1,16 +1,14 @@
 """The neutral message format every provider translates to and from.
 
 In-memory state, so frozen dataclasses with slots: they are built on every turn of the loop
-and must stay cheap. `to_dict` / `message_from_dict` give the JSON form used in records and
-scripted model files.
+and must stay cheap. Each provider translates them to its own wire format (`openai`,
+`anthropic`); scripted model files are read by `runlens.testing`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-Role = Literal["system", "user", "assistant", "tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,29 +94,3 @@ class ModelResponse:
 
     def to_message(self) -> AssistantMessage:
         return AssistantMessage(content=self.content, tool_calls=self.tool_calls)
-
-
-def message_to_dict(message: Message) -> dict[str, Any]:
-    if isinstance(message, AssistantMessage):
-        return {
-            "role": "assistant",
-            "content": message.content,
-            "tool_calls": [
-                {
-                    "id": call.tool_call_id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    **({"arguments_error": call.arguments_error} if call.arguments_error else {}),
-                }
-                for call in message.tool_calls
-            ],
-        }
-    if isinstance(message, ToolResultMessage):
-        return {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id,
-            "name": message.name,
-            "content": message.content,
-            "is_error": message.is_error,
-        }
-    return {"role": message.role, "content": message.content}

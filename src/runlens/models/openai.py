@@ -21,8 +21,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from runlens.models import _http
-from runlens.models._chat import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # re-exported
+from runlens.models import _body, _tool_calls, _wire_errors
 from runlens.models._chat import HttpChatModel
 from runlens.models.messages import (
     AssistantMessage,
@@ -159,7 +158,7 @@ def parse_response(
     """A Chat Completions response as a ModelResponse. Never fails on bad tool arguments."""
     choices = payload.get("choices")
     if not isinstance(choices, list):
-        raise _http.malformed_response(PROVIDER, where, "no `choices` list", payload)
+        raise _wire_errors.malformed_response(PROVIDER, where, "no `choices` list", payload)
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     message = choice.get("message")
     message = message if isinstance(message, dict) else {}
@@ -169,8 +168,8 @@ def parse_response(
         content=content if content is not None or tool_calls else "",
         tool_calls=tool_calls,
         usage=_parse_usage(payload.get("usage")),
-        model_name=_http.optional_str(payload.get("model")) or model_name,
-        finish_reason=_http.optional_str(choice.get("finish_reason")),
+        model_name=_body.optional_str(payload.get("model")) or model_name,
+        finish_reason=_body.optional_str(choice.get("finish_reason")),
     )
 
 
@@ -195,7 +194,7 @@ def _parse_tool_call(raw: Any, conversation_length: int, index: int) -> ToolCall
     raw = raw if isinstance(raw, dict) else {}
     function = raw.get("function")
     function = function if isinstance(function, dict) else {}
-    return _http.tool_call(
+    return _tool_calls.tool_call(
         raw.get("id"), function.get("name"), function.get("arguments"), conversation_length, index
     )
 
@@ -204,6 +203,6 @@ def _parse_usage(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
     return Usage(
-        input_tokens=_http.optional_int(usage.get("prompt_tokens")),
-        output_tokens=_http.optional_int(usage.get("completion_tokens")),
+        input_tokens=_body.optional_int(usage.get("prompt_tokens")),
+        output_tokens=_body.optional_int(usage.get("completion_tokens")),
     )

@@ -12,8 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from runlens.errors import ProviderError, UserError
-from runlens.models._http import ProviderCallError
+from runlens.errors import ProviderCallError, ProviderError, UserError
 from runlens.models.base import Model
 from runlens.models.messages import Message, ModelResponse, ToolSpec
 
