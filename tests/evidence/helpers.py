@@ -10,13 +10,15 @@ import json
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from runlens.evidence import EvidenceIndex, build_evidence_index
 
 
 def csv_text(
-    rows: Iterable[Iterable[str]], lineterminator: str = "\r\n", quoting: int = csv.QUOTE_MINIMAL
+    rows: Iterable[Iterable[str]],
+    lineterminator: str = "\r\n",
+    quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL,
 ) -> str:
     """Rows as CSV text written by the csv module (excel dialect).
 
@@ -64,7 +66,8 @@ def workbook_bytes(sheets: dict[str, list[list[object]]]) -> bytes:
     import openpyxl
 
     workbook = openpyxl.Workbook()
-    workbook.remove(workbook.active)
+    for sheet in workbook.worksheets:
+        workbook.remove(sheet)
     for name, rows in sheets.items():
         sheet = workbook.create_sheet(name)
         for row in rows:

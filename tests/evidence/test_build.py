@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
-from runlens.evidence import build_evidence_index, file_sha256
+from runlens.evidence import EvidenceIndex, build_evidence_index, file_sha256
 from runlens.evidence.build import BATCH_ROWS
 
 from .conftest import CsvWriter
@@ -21,7 +22,9 @@ SAMPLE = (
 )
 
 
-def assert_matches_reference(path, index, *, encoding="utf-8", **columns):
+def assert_matches_reference(
+    path: Path, index: EvidenceIndex, *, encoding: str = "utf-8", **columns: str
+) -> None:
     expected = reference_hashes(path, encoding=encoding, **columns)
     assert list(index.items) == list(expected)  # same ids, CSV order
     for feedback_id, (row_hash, text) in expected.items():

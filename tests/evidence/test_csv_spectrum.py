@@ -34,7 +34,8 @@ def expected_rows(name: str) -> list[dict[str, str]]:
     if name in REPAIRED:
         line = (CORPUS / "csvs" / f"{name}.csv").read_text(encoding="utf-8").splitlines()[1]
         expected = [{**expected, "Contact Phone Number": line.split(",")[0]}]
-    return expected
+    rows: list[dict[str, str]] = expected
+    return rows
 
 
 def test_the_corpus_is_present() -> None:

@@ -41,6 +41,7 @@ Reader = Callable[..., EvidenceIndex]
 def via_table(path: Path, **options: str) -> EvidenceIndex:
     table = CsvTable.open(path, required_columns=("feedback_id", "text"), **options)
     index = table.evidence_index(id_column="feedback_id", text_column="text")
+    assert table.text_format is not None
     assert table.text_format.encoding == index.encoding == table.encoding
     return index
 
@@ -140,7 +141,12 @@ def assert_reads(index: EvidenceIndex, rows: list[tuple[str, str]], path: Path) 
 @READERS
 @pytest.mark.parametrize(("rows", "codec", "encoding", "method"), LEGACY)
 def test_legacy_encodings_are_read_right(
-    write_csv: CsvWriter, read: Reader, rows, codec: str, encoding: str, method: str
+    write_csv: CsvWriter,
+    read: Reader,
+    rows: list[tuple[str, str]],
+    codec: str,
+    encoding: str,
+    method: str,
 ) -> None:
     path = write_csv(csv_of(rows), encoding=codec)
     index = read(path)
@@ -164,7 +170,9 @@ def test_a_single_accent_is_read_but_recorded_as_a_guess(
 @READERS
 @pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
 @pytest.mark.parametrize("rows", [FRENCH, CHINESE], ids=["latin", "chinese"])
-def test_utf16_and_utf32_without_a_bom(write_csv: CsvWriter, read: Reader, codec, rows) -> None:
+def test_utf16_and_utf32_without_a_bom(
+    write_csv: CsvWriter, read: Reader, codec: str, rows: list[tuple[str, str]]
+) -> None:
     path = write_csv(csv_of(rows), encoding=codec)
     index = read(path)
     assert (index.encoding, index.encoding_method) == (codec, "nul-pattern")
@@ -313,7 +321,7 @@ def test_random_bytes_are_refused(write_csv: CsvWriter, read: Reader) -> None:
     [bytes(5000), bytes(random.Random(2).randrange(128) for _ in range(5000))],
     ids=["all-nul", "random-7-bit"],
 )
-def test_utf8_valid_binary_data_is_refused(write_csv: CsvWriter, read: Reader, data) -> None:
+def test_utf8_valid_binary_data_is_refused(write_csv: CsvWriter, read: Reader, data: bytes) -> None:
     error = error_of(read, write_csv(data))
     assert str(error).startswith("sample.csv: looks like binary data, not CSV text (")
 

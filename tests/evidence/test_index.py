@@ -8,6 +8,7 @@ import os
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -19,6 +20,7 @@ from runlens.evidence import (
     build_evidence_index,
     read_input_format,
 )
+from runlens.evidence._stores import JsonBatch, TableStore
 
 from .conftest import CsvWriter
 from .helpers import csv_text
@@ -64,7 +66,7 @@ def test_quotes_and_newlines_inside_the_row(index: EvidenceIndex) -> None:
 @pytest.mark.parametrize("row", ["fb_nfd", "fb_nfc"])
 @pytest.mark.parametrize("form", ["NFC", "NFD"])
 def test_nfc_and_nfd_quotes_match_either_stored_form(
-    index: EvidenceIndex, row: str, form: str
+    index: EvidenceIndex, row: str, form: Literal["NFC", "NFD"]
 ) -> None:
     quote = unicodedata.normalize(form, "café again")
     span = index.locate(row, quote)
@@ -173,11 +175,11 @@ def test_failure_while_writing_rows_keeps_the_old_file(
     path = runtime / "evidence_index.json"
     path.write_text("old", encoding="utf-8")
 
-    def rows_then_crash(self: EvidenceIndex) -> Iterator[tuple[str, str, str]]:
-        yield "fb_001", "0" * 64, "partial"
+    def rows_then_crash(self: TableStore) -> Iterator[JsonBatch]:
+        yield JsonBatch([b"fb_001"], False, [b"0" * 64], [b"partial"], False)
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(EvidenceIndex, "rows", rows_then_crash)
+    monkeypatch.setattr(TableStore, "json_batches", rows_then_crash)
     with pytest.raises(RuntimeError, match="interrupted"):
         index.write(path)
     assert path.read_text(encoding="utf-8") == "old"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from runlens.evidence import CsvTable, build_evidence_index
+from runlens.evidence.table import BATCH_ROWS
 
 from .conftest import CsvWriter
-from .helpers import csv_text
+from .helpers import csv_text, reference_hashes
 
 ROWS = [["feedback_id", "text", "rating"]] + [
     [f"fb_{n:03d}", f"第{n}条，反馈", str(n % 5)] for n in range(1, 251)
@@ -81,3 +82,42 @@ def test_evidence_index_from_the_table_equals_the_streaming_build(
 
 def test_row_values(table: CsvTable) -> None:
     assert table.row_values(0) == ("fb_001", "第1条，反馈", "1")
+
+
+def test_rows_across_batches_read_back_in_any_order(write_csv: CsvWriter) -> None:
+    # Several read batches, blank rows between them (so batches hold fewer rows than read),
+    # and values that must be escaped next to ones that need not be.
+    rows = [["feedback_id", "text", "note"]]
+    for n in range(1, 3 * BATCH_ROWS + 40):
+        text = f'第{n}条 "quoted"\nline' if n % 7 == 0 else f"row {n}"
+        rows.append([f"id-{n}", text, "é" if n % 11 == 0 else ""])
+        if n % 300 == 0:
+            rows.append(["", "", ""])
+    path = write_csv(csv_text(rows))
+    table = CsvTable.open(path, required_columns=("feedback_id", "text"))
+    data = [tuple(row) for row in rows[1:] if any(row)]
+    assert table.total_rows == len(data)
+    assert [table.row_values(n) for n in reversed(range(len(data)))] == data[::-1]
+    walked = [row for offset in range(0, len(data), 97) for row in table.page(offset, 97)["rows"]]
+    assert walked == [dict(zip(rows[0], row, strict=True)) for row in data]
+    assert table.column("text") == [row[1] for row in data]
+    with pytest.raises(ValueError, match="not a column"):
+        table.column("missing")
+    index = table.evidence_index("feedback_id", "text")
+    expected = reference_hashes(path)
+    assert list(index.rows()) == [(key, *value) for key, value in expected.items()]
+    for row_id in ("id-1", "id-511", "id-512", "id-513", "id-1470", f"id-{len(data)}"):
+        assert (index.row_hash(row_id), index.text(row_id)) == expected[row_id]
+
+
+def test_row_number_ids_of_a_table(write_csv: CsvWriter) -> None:
+    rows = [["text"], *([f"t{n}"] for n in range(1, BATCH_ROWS + 3))]
+    table = CsvTable.open(write_csv(csv_text(rows)), required_columns=("text",))
+    index = table.with_row_number_ids("row_id").evidence_index("row_id", "text")
+    assert len(index) == BATCH_ROWS + 2
+    assert index.text(f"row-{BATCH_ROWS + 1}") == f"t{BATCH_ROWS + 1}"
+    assert list(index.items)[:2] == ["row-1", "row-2"]
+    for absent in ("row-0", f"row-{BATCH_ROWS + 3}", "row-01", "row-+1", "row-1 ", "1"):
+        assert absent not in index
+        with pytest.raises(KeyError):
+            index.text(absent)

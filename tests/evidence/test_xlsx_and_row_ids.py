@@ -14,6 +14,7 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
@@ -70,6 +71,9 @@ def test_cell_text(value: object, text: str) -> None:
 # -- reading a worksheet ---------------------------------------------------------------------
 
 
+Reader = Callable[..., EvidenceIndex]
+
+
 def via_table(path: Path, **options: str) -> EvidenceIndex:
     sheet = options.pop("sheet", None)
     table = CsvTable.open(path, required_columns=("feedback_id", "text"), sheet=sheet)
@@ -124,7 +128,7 @@ def workbook(write_csv: CsvWriter) -> Path:
 
 
 @READERS
-def test_a_sheet_is_read_by_the_documented_rules(workbook: Path, read) -> None:
+def test_a_sheet_is_read_by_the_documented_rules(workbook: Path, read: Reader) -> None:
     index = read(workbook)
     assert index.columns == tuple(EXPECTED_ROWS[0])
     assert [index.row_hash(row["feedback_id"]) for row in EXPECTED_ROWS] == [
@@ -180,7 +184,7 @@ def test_sheet_is_chosen_by_name(workbook: Path) -> None:
 
 
 @READERS
-def test_a_missing_sheet_names_the_sheets(workbook: Path, read) -> None:
+def test_a_missing_sheet_names_the_sheets(workbook: Path, read: Reader) -> None:
     with pytest.raises(InputError) as caught:
         read(workbook, sheet="reviews ")
     assert str(caught.value) == (
@@ -228,7 +232,7 @@ BAD_SHEETS = [
 @READERS
 @pytest.mark.parametrize(("rows", "message"), BAD_SHEETS)
 def test_problems_name_file_sheet_row_and_cell(
-    write_csv: CsvWriter, read, rows: list[list[object]], message: str
+    write_csv: CsvWriter, read: Reader, rows: list[list[object]], message: str
 ) -> None:
     path = write_csv(workbook_bytes({"S": rows}), "in.xlsx")
     with pytest.raises(InputError) as caught:

@@ -26,10 +26,10 @@ from runlens.evidence._encoding import (
 )
 from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, IdRule, row_number_id
 from runlens.evidence._records import MissingColumnError
-from runlens.evidence._storage import read_input_format
+from runlens.evidence._stores import EvidenceItem
 from runlens.evidence._xlsx import cell_text, is_workbook
 from runlens.evidence.build import build_evidence_index
-from runlens.evidence.index import EvidenceIndex, EvidenceItem, QuoteSpan
+from runlens.evidence.index import EvidenceIndex, QuoteSpan, read_input_format
 from runlens.evidence.table import CsvTable
 
 __all__ = [

@@ -58,12 +58,6 @@ class TextFormat:
     delimiter: str = ","
 
     @property
-    def nul_is_byte(self) -> bool:
-        """Whether a NUL character in the text is exactly a NUL byte in the file (and no
-        other byte sequence decodes to one), so a file without NUL bytes has no NULs."""
-        return ascii_compatible(self.encoding)
-
-    @property
     def detected(self) -> bool:
         """Chosen from samples by weighing evidence (so another reading may be tried)."""
         return self.method in (BY_UTF8, BY_GB2312, BY_WESTERN, BY_DETECTOR)
@@ -194,10 +188,9 @@ class DecodeFailure(Exception):
 
 @dataclass(slots=True)
 class RawProbe:
-    """What the raw reader saw: the running SHA-256, the bytes read, whether any NUL went by."""
+    """What the raw reader saw: the running SHA-256 and the bytes read."""
 
     digest: Any = field(default_factory=hashlib.sha256)
-    nul_seen: bool = False
     bytes_read: int = 0
 
     @property
@@ -222,8 +215,6 @@ class _HashingReader(io.RawIOBase):
         probe = self._probe
         probe.digest.update(data)
         probe.bytes_read += size
-        if not probe.nul_seen and b"\x00" in data:
-            probe.nul_seen = True
         return size
 
 
@@ -239,7 +230,9 @@ def open_text(path: Path, encoding: str) -> Iterator[tuple[io.TextIOWrapper, Raw
     try:
         buffered = io.BufferedReader(_HashingReader(raw, probe), buffer_size=READ_CHUNK)
         text = io.TextIOWrapper(buffered, encoding=encoding, errors="strict", newline="")
-        # Decode in large chunks: one readinto (and hash update) per MiB instead of per 8 KiB.
+        # Decode in large chunks: one readinto (and hash update) per MiB instead of per 8 KiB
+        # (and the allocator, seeing buffers that large, keeps them instead of returning and
+        # faulting in memory every batch).
         text._CHUNK_SIZE = READ_CHUNK  # type: ignore[attr-defined]
         with text:
             try:

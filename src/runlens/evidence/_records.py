@@ -36,6 +36,8 @@ _BOM = "\ufeff"
 #: What an id must not contain: C0 controls (tab included), DEL, C1 controls, the line and
 #: paragraph separators and the bidirectional embedding/override/isolate controls.
 _ID_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: Those of them in ASCII: C0 and DEL.
+_ASCII_CONTROLS = bytes((*range(0x20), 0x7F))
 
 
 def new_reader(lines: Iterable[str], delimiter: str = ",") -> CsvReader:
@@ -45,7 +47,11 @@ def new_reader(lines: Iterable[str], delimiter: str = ",") -> CsvReader:
 
 def has_control(ids: Iterable[str]) -> bool:
     """Whether any of the ids holds a character ids must not contain."""
-    return _ID_CONTROL.search("".join(ids)) is not None
+    joined = "".join(ids)
+    if joined.isascii():  # the usual case, by a C-level pass over bytes
+        data = joined.encode("ascii")
+        return len(data.translate(None, _ASCII_CONTROLS)) != len(data)
+    return _ID_CONTROL.search(joined) is not None
 
 
 def column_name(cell: str) -> str:

@@ -15,32 +15,54 @@ It lets `load_index` find every id with C-level bulk operations (one split into 
 `json.loads` of all ids as an array) and keep each item's line undecoded until its row is
 asked for: checking 100,000 citations against a million-row index decodes 100,000 items, not a
 million. A file of the same JSON shape laid out any other way is parsed in full.
+
+Writing streams the rows a batch at a time, as the store hands them over already in JSON
+(`RowStore.json_batches`: a table's values were escaped once, when it was read), so memory is
+one batch. This module deals in an index's header fields (`IndexHeader`) and its `RowStore`,
+never in `EvidenceIndex` itself: `index` builds on it, not the other way round.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
+import threading
 from collections.abc import Callable, Iterator
-from itertools import islice
 from json import decoder as _json_decoder
-from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
 from runlens.atomic import atomic_output
 from runlens.errors import EvidenceIndexError
 from runlens.evidence._ids import FROM_COLUMN, check_id_rule
-from runlens.evidence.index import (
+from runlens.evidence._stores import (
     CSV_FORMAT,
     XLSX_FORMAT,
-    EvidenceIndex,
     EvidenceItem,
+    IndexHeader,
     ItemStore,
+    JsonBatch,
     RowStore,
 )
 
+#: The header's fields in the order the file has them (then `total_rows` and the items).
+_HEADER_ORDER = (
+    "source",
+    "source_hash",
+    "id_column",
+    "text_column",
+    "columns",
+    "encoding",
+    "encoding_confidence",
+    "encoding_method",
+    "delimiter",
+    "format",
+    "sheet",
+    "id_rule",
+)
 _ITEMS_OPEN = b',"items":{'
 _END = b"}}"
 _HASH_KEY = '{"row_hash":"'
@@ -49,7 +71,9 @@ _HASH_END = _HASH_AT + 64
 _TEXT_KEY = '","text":"'
 _TEXT_AT = _HASH_END + len(_TEXT_KEY) - 1  # where the text's opening quote is
 _HEX64 = re.compile("[0-9a-f]{64}")
-_WRITE_ROWS = 4096
+#: Bytes written between two early syncs of the index file (`_EarlyWriteback`).
+_WRITEBACK = 32 << 20
+_datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 #: The json module's C string decoder (json.loads uses it); absent from typeshed's stubs.
 _scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
 
@@ -57,56 +81,95 @@ _scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  #
 # -- writing ---------------------------------------------------------------------------------
 
 
-def write_index(index: EvidenceIndex, path: Path) -> str:
-    """Write `index` to `path` atomically; return the SHA-256 hex of the bytes written.
+def write_index(path: Path, header: IndexHeader, store: RowStore) -> str:
+    """Write an index (its header fields and rows) to `path` atomically; return the SHA-256
+    hex of the bytes written.
 
     The bytes go to a temporary file in the same directory, are flushed to disk, and the
     file is renamed over `path`, so readers see the old file or the new one, never a part.
+    Rows are written a batch at a time, as the store holds them: memory is one batch.
     """
     digest = hashlib.sha256()
     # 0644: the index is a record other readers (auditors, a UI) may open.
-    with atomic_output(path, mode=0o644, durable=True) as out:
-        for chunk in _index_text(index):
-            data = chunk.encode("utf-8")
+    with (
+        atomic_output(path, mode=0o644, durable=True) as out,
+        _EarlyWriteback(out.fileno()) as writeback,
+    ):
+        for data in _index_bytes(header, store):
             digest.update(data)
             out.write(data)
+            writeback.wrote(len(data))
     return digest.hexdigest()
 
 
-def _index_text(index: EvidenceIndex) -> Iterator[str]:
-    header = {
-        "source": index.source,
-        "source_hash": index.source_hash,
-        "id_column": index.id_column,
-        "text_column": index.text_column,
-        "columns": list(index.columns),
-        "encoding": index.encoding,
-        "encoding_confidence": index.encoding_confidence,
-        "encoding_method": index.encoding_method,
-        "delimiter": index.delimiter,
-        "format": index.format,
-        "sheet": index.sheet,
-        "id_rule": index.id_rule,
-        "total_rows": len(index),
-    }
-    head = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
-    yield head[:-1] + _ITEMS_OPEN.decode()
-    item = '\n{}:\n{{"row_hash":"{}","text":{}}}'.format
-    rows = index.rows()
-    separator = ""
-    while chunk := list(islice(rows, _WRITE_ROWS)):
-        ids, hashes, texts = zip(*chunk, strict=True)
-        items = map(item, map(encode_basestring, ids), hashes, map(encode_basestring, texts))
-        yield separator + ",".join(items)
-        separator = ","
-    yield "\n" + _END.decode() + "\n"
+class _EarlyWriteback:
+    """Flushes a large file to disk while it is still being written: every `_WRITEBACK`
+    bytes, a thread syncs what is written so far (waiting on the disk releases the GIL), so
+    the final fsync waits only for the last part instead of the whole file."""
+
+    def __init__(self, handle: int) -> None:
+        self._handle = handle
+        self._unsynced = 0
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _EarlyWriteback:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None:
+            self._thread.join()  # before the file is synced for good and closed
+
+    def wrote(self, size: int) -> None:
+        self._unsynced += size
+        if self._unsynced < _WRITEBACK or (self._thread and self._thread.is_alive()):
+            return
+        self._unsynced = 0
+        self._thread = threading.Thread(target=self._sync, name="runlens-index-writeback")
+        self._thread.start()
+
+    def _sync(self) -> None:
+        with contextlib.suppress(OSError):  # a failing disk fails the final fsync too
+            _datasync(self._handle)
+
+
+def _index_bytes(header: IndexHeader, store: RowStore) -> Iterator[bytes]:
+    given: dict[str, Any] = {**header, "columns": list(header["columns"])}
+    fields = {name: given[name] for name in _HEADER_ORDER}
+    fields["total_rows"] = len(store)
+    head = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+    yield head[:-1].encode("utf-8") + _ITEMS_OPEN
+    first = True
+    for batch in store.json_batches():
+        if batch.ids:
+            yield _items_bytes(batch, first)
+            first = False
+    yield b"\n" + _END + b"\n"
+
+
+def _items_bytes(batch: JsonBatch, first: bool) -> bytes:
+    """`\\n"<id>":\\n{"row_hash":"<hex>","text":"<text>"}` per row, comma-separated (and
+    preceded by a comma unless these are the file's first rows); one join for the batch."""
+    count = len(batch.ids)
+    id_quote = b"" if batch.ids_quoted else b'"'
+    text_quote = b"" if batch.texts_quoted else b'"'
+    # Per row: what comes before the id (the end of the previous item), the id, ..., the text.
+    layout: list[bytes] = [b""] * (6 * count)
+    layout[0::6] = [text_quote + b"},\n" + id_quote] * count
+    layout[1::6] = batch.ids
+    layout[2::6] = [id_quote + b':\n{"row_hash":"'] * count
+    layout[3::6] = batch.hashes
+    layout[4::6] = [b'","text":' + text_quote] * count
+    layout[5::6] = batch.texts
+    layout[0] = (b"\n" if first else b",\n") + id_quote
+    return b"".join(layout) + text_quote + b"}"
 
 
 # -- loading ---------------------------------------------------------------------------------
 
 
-def load_index(path: Path) -> EvidenceIndex:
-    """Load an index file; EvidenceIndexError (naming the path) if it cannot be used."""
+def load_index(path: Path) -> tuple[IndexHeader, RowStore]:
+    """Load an index file: its header fields and its rows. EvidenceIndexError (naming the
+    path) if it cannot be used."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -117,7 +180,7 @@ def load_index(path: Path) -> EvidenceIndex:
     return fast if fast is not None else _load_any_layout(path, raw)
 
 
-def _load_line_layout(path: Path, raw: bytes) -> EvidenceIndex | None:
+def _load_line_layout(path: Path, raw: bytes) -> tuple[IndexHeader, RowStore] | None:
     """Load a file laid out as `write_index` lays it out; None if it is laid out otherwise."""
     lines = raw.split(b"\n")
     if len(lines) < 3 or lines[-1] != b"" or lines[-2] != _END or len(lines) % 2 == 0:
@@ -138,7 +201,7 @@ def _load_line_layout(path: Path, raw: bytes) -> EvidenceIndex | None:
     store = LineStore(path, dict(zip(ids, item_lines, strict=True)))
     if len(store) != len(ids):
         _raise_duplicate(path, ids)
-    return _index_from(path, header, store)
+    return _header(path, header, store), store
 
 
 def _decode_ids(key_lines: list[bytes]) -> list[str] | None:
@@ -150,7 +213,7 @@ def _decode_ids(key_lines: list[bytes]) -> list[str] | None:
     if joined.count(b'":\n') != len(key_lines):
         return None
     try:
-        ids = json.loads(b"[" + joined.replace(b'":\n', b'",')[:-1] + b"]")
+        ids: list[str] = json.loads(b"[" + joined.replace(b'":\n', b'",')[:-1] + b"]")
     except ValueError:
         return None
     if len(ids) != len(key_lines) or set(map(type, ids)) != {str}:
@@ -166,7 +229,7 @@ def _raise_duplicate(path: Path, ids: list[str]) -> None:
         seen.add(row_id)
 
 
-def _load_any_layout(path: Path, raw: bytes) -> EvidenceIndex:
+def _load_any_layout(path: Path, raw: bytes) -> tuple[IndexHeader, RowStore]:
     try:
         document = json.loads(raw)
     except ValueError as error:
@@ -176,8 +239,8 @@ def _load_any_layout(path: Path, raw: bytes) -> EvidenceIndex:
     items = document.get("items")
     if not isinstance(items, dict):
         raise EvidenceIndexError(f"{path}: 'items' must be an object of id -> item")
-    checked = {key: _item(path, key, value) for key, value in items.items()}
-    return _index_from(path, document, ItemStore(checked))
+    store = ItemStore({key: _item(path, key, value) for key, value in items.items()})
+    return _header(path, document, store), store
 
 
 def _item(path: Path, row_id: str, value: Any) -> EvidenceItem:
@@ -199,7 +262,8 @@ def _check_hash(path: Path, row_id: str, row_hash: str) -> None:
         )
 
 
-def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> EvidenceIndex:
+def _header(path: Path, header: dict[str, Any], store: RowStore) -> IndexHeader:
+    """The header's fields, checked (and defaulted, for indexes older versions wrote)."""
     names = ("source", "source_hash", "id_column", "text_column")
     fields = {name: header.get(name) for name in names}
     for name, value in fields.items():
@@ -237,13 +301,12 @@ def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> Evidence
     total = header.get("total_rows")
     if total is not None and total != len(store):
         raise EvidenceIndexError(f"{path}: 'total_rows' is {total} but there are {len(store)}")
-    return EvidenceIndex(
+    return IndexHeader(
         source=str(fields["source"]),
         source_hash=str(fields["source_hash"]),
         id_column=str(fields["id_column"]),
         text_column=str(fields["text_column"]),
-        store=store,
-        columns=columns,
+        columns=tuple(columns),
         encoding=encoding,
         encoding_confidence=None if confidence is None else float(confidence),
         encoding_method=method,
@@ -254,9 +317,9 @@ def _index_from(path: Path, header: dict[str, Any], store: RowStore) -> Evidence
     )
 
 
-def read_input_format(path: Path) -> dict[str, Any]:
-    """How the source of the index file at `path` was read (`EvidenceIndex.input_format`),
-    from the file's header line alone when it is laid out as `write_index` writes it."""
+def read_header(path: Path) -> IndexHeader:
+    """The header fields of the index file at `path`, from its header line alone when it is
+    laid out as `write_index` writes it (else from the whole file)."""
     try:
         with path.open("rb") as stream:
             head = stream.readline(1 << 20).rstrip(b"\n")
@@ -269,12 +332,12 @@ def read_input_format(path: Path) -> dict[str, Any]:
         except ValueError:
             header = None
     if not isinstance(header, dict):
-        return load_index(path).input_format
-    # Through an index of no rows, so the header is checked (and defaulted) as load checks it.
-    return _index_from(path, {**header, "total_rows": 0}, ItemStore({})).input_format
+        return load_index(path)[0]
+    # Checked (and defaulted) as a load checks it, as the header of an index of no rows.
+    return _header(path, {**header, "total_rows": 0}, ItemStore({}))
 
 
-class LineStore:
+class LineStore(RowStore):
     """Rows of a loaded index file: id -> the item's undecoded line, decoded when read.
 
     A line damaged in a way the load-time checks cannot see (inside its text) raises

@@ -34,10 +34,11 @@ from typing import Any
 from runlens.cancellation import checkpoint
 from runlens.errors import InputError
 from runlens.evidence import _records
+from runlens.evidence._columns import ColumnsBuilder
 from runlens.evidence._encoding import cannot_read, file_sha256
-from runlens.evidence._ids import FROM_ROW_NUMBER, IdRule, row_number_ids
-from runlens.evidence._rowhash import RowHasher
-from runlens.evidence.index import XLSX_FORMAT, BuiltStore, EvidenceIndex
+from runlens.evidence._ids import FROM_ROW_NUMBER, IdRule
+from runlens.evidence._stores import XLSX_FORMAT, table_store
+from runlens.evidence.index import EvidenceIndex
 
 #: The part every OOXML workbook (.xlsx, .xlsm) has; an .xlsb has xl/workbook.bin instead.
 WORKBOOK_PART = "xl/workbook.xml"
@@ -318,37 +319,31 @@ def build_index(
         columns = opened.columns
         required = (text_column,) if derived else (id_column, text_column)
         _records.require_columns(columns, required, opened.label, file=source)
-        hasher = RowHasher(columns)
-        text_at = columns.index(text_column)
+        builder = ColumnsBuilder(columns, keep=required)
         checker = (
             None if derived else _records.IdChecker(id_column, columns, source, label=opened.label)
         )
         id_at = None if derived else columns.index(id_column)
-        texts: dict[str, str] = {}
-        digests = bytearray()
         records = opened.records()
         while batch := list(islice(records, _BATCH_ROWS)):
             checkpoint()
-            if checker is None or id_at is None:
-                ids = row_number_ids(batch[0][0], len(batch))
-            else:
-                ids = [values[id_at] for _, _, values in batch]
-                for (number, row, _), row_id in zip(batch, ids, strict=True):
-                    checker.check_value(row_id, number, f"cell {opened.cell(row, id_at)}")
-            rows = [values for _, _, values in batch]
-            # No NUL can come from XML, but the exact path costs little next to openpyxl.
-            digests += hasher.digests(rows, may_contain_nul=True)
-            texts.update(zip(ids, (values[text_at] for values in rows), strict=True))
+            if checker is not None and id_at is not None:
+                for number, row, values in batch:
+                    checker.check_value(values[id_at], number, f"cell {opened.cell(row, id_at)}")
+            builder.add([values for _, _, values in batch])
         name = opened.name
         label = opened.label
-    if not texts:
+    if not len(builder):
         raise no_rows(label, source)
+    store = table_store(builder.finish(), None if derived else id_column, text_column)
+    if store is None:  # not expected: every id was checked on the way
+        raise InputError(f"{label}: could not be read consistently (internal error)", file=source)
     return EvidenceIndex(
         source=source,
         source_hash=source_hash,
         id_column=id_column,
         text_column=text_column,
-        store=BuiltStore(texts, bytes(digests)),
+        store=store,
         columns=columns,
         format=XLSX_FORMAT,
         sheet=name,

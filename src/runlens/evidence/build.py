@@ -1,36 +1,31 @@
 """Building the Evidence Index from a CSV file in one streaming pass.
 
-The pass reads the file once: raw bytes are hashed as they are read (`source_hash`), decoded,
-parsed by the csv module and handled a batch of rows at a time. Per batch, only C-level bulk
-operations run (row hashes via `RowHasher`, an id -> text dict, digests appended to one
-buffer), which keeps the build within a small factor of a bare `csv.reader` pass. Checks that
-can fail (row widths, empty and duplicate ids) are done on whole batches too; when one fails,
-`diagnose` reads the file again slowly to name the exact row and line. Memory is the index
-itself plus one batch. The encoding and the delimiter are chosen beforehand from samples of
-the file (`_detect`), and recorded in the index. An Excel workbook (by content) is read by
-`_xlsx.build_index`, streaming its sheet the same way.
+The pass is the one `CsvTable.open` makes (`table.read_csv`), storing only the id and text
+columns: raw bytes are hashed as they are read (`source_hash`), decoded, parsed by the csv
+module and handled a batch of rows at a time, with only C-level bulk operations per batch
+(row hashes via `RowHasher`, values stored column by column, `_columns`). Checks that can
+fail (row widths, empty and duplicate ids) are done on whole batches and columns; when one
+fails, `diagnose` reads the file again slowly to name the exact row and line. Memory is the
+index itself (the two columns, a digest and an id -> row entry per row) plus one batch. The
+encoding and the delimiter are chosen beforehand from samples of the file (`_detect`), and
+recorded in the index. An Excel workbook (by content) is read by `_xlsx.build_index`,
+streaming its sheet the same way.
 """
 
 from __future__ import annotations
 
 import csv
-from itertools import islice
-from operator import itemgetter
 from pathlib import Path
 
-from runlens.cancellation import checkpoint
 from runlens.evidence import _records, _xlsx
 from runlens.evidence._detect import read_decoding
-from runlens.evidence._encoding import TextFormat, open_text
-from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, IdRule, row_number_ids
-from runlens.evidence._rowhash import RowHasher
-from runlens.evidence.index import CSV_FORMAT, BuiltStore, EvidenceIndex
+from runlens.evidence._encoding import TextFormat
+from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, IdRule
+from runlens.evidence._stores import CSV_FORMAT, table_store
+from runlens.evidence.index import EvidenceIndex
+from runlens.evidence.table import BATCH_ROWS, NeedsDiagnosis, read_csv
 
-BATCH_ROWS = 512
-
-
-class _NeedsDiagnosis(Exception):
-    """The fast pass saw a problem; the slow pass will say exactly what and where."""
+__all__ = ["BATCH_ROWS", "build_evidence_index"]
 
 
 def build_evidence_index(
@@ -77,7 +72,7 @@ def build_evidence_index(
     def build(text_format: TextFormat) -> EvidenceIndex:
         try:
             return _build(csv_path, source, text_format, id_column, text_column, id_rule)
-        except (_NeedsDiagnosis, csv.Error):
+        except (NeedsDiagnosis, csv.Error):
             raise _records.diagnose(
                 csv_path, text_format, source, required=required, id_column=id_to_check
             ) from None
@@ -96,54 +91,19 @@ def _build(
     id_rule: IdRule,
 ) -> EvidenceIndex:
     derived = id_rule == FROM_ROW_NUMBER
-    with open_text(path, text_format.encoding) as (stream, probe):
-        reader = _records.new_reader(stream, text_format.delimiter)
-        columns = _records.read_header(reader, source)
-        required = (text_column,) if derived else (id_column, text_column)
-        _records.require_columns(columns, required, source)
-        hasher = RowHasher(columns)
-        get_id = None if derived else itemgetter(columns.index(id_column))
-        get_text = itemgetter(columns.index(text_column))
-        nul_is_byte = text_format.nul_is_byte
-        texts: dict[str, str] = {}  # id -> text, in CSV order
-        digests = bytearray()
-        rows = 0
-        while batch := list(islice(reader, BATCH_ROWS)):
-            checkpoint()
-            batch = _usable_rows(batch, len(columns))
-            if get_id is None:
-                ids = row_number_ids(rows + 1, len(batch))
-            else:
-                ids = list(map(get_id, batch))
-                if "" in ids or any(map(str.isspace, ids)) or _records.has_control(ids):
-                    raise _NeedsDiagnosis
-            # The raw reader is ahead of the parser, so this covers every row of the batch.
-            nul_possible = probe.nul_seen or not nul_is_byte
-            digests += hasher.digests(batch, may_contain_nul=nul_possible)
-            texts.update(zip(ids, map(get_text, batch), strict=True))
-            rows += len(batch)
-            if len(texts) != rows:
-                raise _NeedsDiagnosis  # a duplicate id
-        source_hash = probe.hexdigest  # complete: the reader has hit the end of the file
-    if not texts:
-        raise _records.no_rows(source)
+    required = (text_column,) if derived else (id_column, text_column)
+    columns, data, source_hash = read_csv(path, source, text_format, required, keep=required)
+    store = table_store(data, None if derived else id_column, text_column)
+    if store is None:
+        raise NeedsDiagnosis  # an empty, blank, control-character or duplicate id
     return EvidenceIndex(
         source=source,
         source_hash=source_hash,
         id_column=id_column,
         text_column=text_column,
-        store=BuiltStore(texts, bytes(digests)),
+        store=store,
         columns=columns,
         format=CSV_FORMAT,
         id_rule=id_rule,
         **text_format.index_fields(),
     )
-
-
-def _usable_rows(batch: list[list[str]], width: int) -> list[list[str]]:
-    """The batch without blank or all-empty rows; _NeedsDiagnosis if a row has the wrong width."""
-    if set(map(len, batch)) != {width} or not all(map(any, batch)):
-        batch = list(filter(any, batch))
-        if set(map(len, batch)) - {width}:
-            raise _NeedsDiagnosis
-    return batch

@@ -1,10 +1,10 @@
 """The Evidence Index in memory: every source row's id, row hash and original text.
 
-Rows live in a `RowStore` chosen by where the index came from: as built (an id -> text dict
-plus every row's digest in one bytes object), as loaded (an id -> undecoded line dict) or as
-given (`EvidenceItem`s). None of them holds an object per row beyond the id and its text or
-line, so building or loading a million rows stays cheap; `items` is a read-only mapping view
-that makes `EvidenceItem`s on access.
+Rows live in a `RowStore` (`_stores`) chosen by where the index came from: as read from the
+source (the table's columns, ids by position), as loaded from its file (an id -> undecoded
+line dict, `_storage`) or as given (`EvidenceItem`s). None of them holds an object per row
+beyond the id (and its line), so building or loading a million rows stays cheap; `items` is a
+read-only mapping view that makes `EvidenceItem`s on access.
 """
 
 from __future__ import annotations
@@ -13,22 +13,11 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from runlens.evidence import _storage
 from runlens.evidence._ids import FROM_COLUMN, IdRule
-from runlens.evidence._rowhash import DIGEST_SIZE
-
-#: `EvidenceIndex.format`: what kind of file the source is.
-CSV_FORMAT = "csv"
-XLSX_FORMAT = "xlsx"
-
-
-@dataclass(frozen=True, slots=True)
-class EvidenceItem:
-    """One source row as the index records it: its row hash and its text column, unchanged."""
-
-    row_hash: str
-    text: str
+from runlens.evidence._stores import CSV_FORMAT, EvidenceItem, IndexHeader, ItemStore, RowStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,92 +26,6 @@ class QuoteSpan:
 
     start: int
     end: int
-
-
-class RowStore(Protocol):
-    """Storage of an index's rows, keyed by id, iterating in CSV order."""
-
-    def __contains__(self, row_id: object) -> bool: ...
-
-    def __len__(self) -> int: ...
-
-    def __iter__(self) -> Iterator[str]: ...
-
-    def text(self, row_id: str) -> str: ...
-
-    def row_hash(self, row_id: str) -> str: ...
-
-    def rows(self) -> Iterator[tuple[str, str, str]]:
-        """(id, row_hash, text) for every row, in CSV order."""
-        ...
-
-
-class BuiltStore:
-    """Rows as built: id -> text, and the raw 32-byte digests concatenated in CSV order.
-
-    No per-row object beyond the id and the text; a row's position (to find its digest) is
-    worked out only if a single row hash is asked for.
-    """
-
-    __slots__ = ("_digests", "_positions", "_texts")
-
-    def __init__(self, texts: dict[str, str], digests: bytes) -> None:
-        if len(digests) != DIGEST_SIZE * len(texts):
-            raise ValueError("one digest per row expected")
-        self._texts = texts
-        self._digests = digests
-        self._positions: dict[str, int] | None = None
-
-    def __contains__(self, row_id: object) -> bool:
-        return row_id in self._texts
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._texts)
-
-    def text(self, row_id: str) -> str:
-        return self._texts[row_id]
-
-    def row_hash(self, row_id: str) -> str:
-        if self._positions is None:
-            self._positions = {key: n for n, key in enumerate(self._texts)}
-        start = self._positions[row_id] * DIGEST_SIZE
-        return self._digests[start : start + DIGEST_SIZE].hex()
-
-    def rows(self) -> Iterator[tuple[str, str, str]]:
-        digests = self._digests
-        hashes = (digests[i : i + DIGEST_SIZE].hex() for i in range(0, len(digests), DIGEST_SIZE))
-        return zip(self._texts.keys(), hashes, self._texts.values(), strict=True)
-
-
-class ItemStore:
-    """Rows held as ready-made `EvidenceItem`s (small indexes, tests, generic JSON files)."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: dict[str, EvidenceItem]) -> None:
-        self._items = items
-
-    def __contains__(self, row_id: object) -> bool:
-        return row_id in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
-
-    def text(self, row_id: str) -> str:
-        return self._items[row_id].text
-
-    def row_hash(self, row_id: str) -> str:
-        return self._items[row_id].row_hash
-
-    def rows(self) -> Iterator[tuple[str, str, str]]:
-        for row_id, item in self._items.items():
-            yield row_id, item.row_hash, item.text
 
 
 class _Items(Mapping[str, EvidenceItem]):
@@ -294,17 +197,37 @@ class EvidenceIndex:
         are checked here and each row's text is decoded on first use; a row damaged inside
         its text raises EvidenceIndexError then.
         """
-        # Imported here: the storage module builds EvidenceIndex objects, so it imports this one.
-        from runlens.evidence._storage import load_index
+        header, store = _storage.load_index(path)
+        return cls(store=store, **header)
 
-        return load_index(path)
+    @property
+    def header(self) -> IndexHeader:
+        """Everything the index records besides its rows (what its file's header holds)."""
+        return IndexHeader(
+            source=self.source,
+            source_hash=self.source_hash,
+            id_column=self.id_column,
+            text_column=self.text_column,
+            columns=self.columns,
+            encoding=self.encoding,
+            encoding_confidence=self.encoding_confidence,
+            encoding_method=self.encoding_method,
+            delimiter=self.delimiter,
+            format=self.format,
+            sheet=self.sheet,
+            id_rule=self.id_rule,
+        )
 
     def write(self, path: Path) -> str:
         """Write the index as JSON (UTF-8), atomically; return the SHA-256 hex of its bytes."""
-        from runlens.evidence._storage import write_index
-
-        return write_index(self, path)
+        return _storage.write_index(path, self.header, self._store)
 
     def rows(self) -> Iterator[tuple[str, str, str]]:
         """(row_id, row_hash, text) for every row, in CSV order."""
         return self._store.rows()
+
+
+def read_input_format(path: Path) -> dict[str, str | float | None]:
+    """How the source of the index file at `path` was read (`EvidenceIndex.input_format`),
+    from the file's header line alone when it is laid out as `write` writes it."""
+    return EvidenceIndex(store=ItemStore({}), **_storage.read_header(path)).input_format

@@ -2,7 +2,8 @@
 
 The input is a CSV file or one sheet of an Excel workbook (.xlsx, read by the rules of
 `_xlsx`); which one is decided by the file's content, not its name. This is what the
-model-facing input tool (`read_table(offset, limit)`) pages through. It keeps every row in
+model-facing input tool (`TableInput.tool()`, named by the plugin) pages through with
+`offset` and `limit`. It keeps every row in
 memory (as lists, not dicts: a dict is made only for the rows of a page), so the Evidence
 Index can be built from it without reading the file again.
 
@@ -15,24 +16,26 @@ from __future__ import annotations
 
 import copy
 import csv
+from array import array
 from collections.abc import Sequence
 from itertools import islice
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from runlens.cancellation import checkpoint
 from runlens.errors import InputError
 from runlens.evidence import _records, _xlsx
+from runlens.evidence._columns import Columns, ColumnsBuilder
 from runlens.evidence._detect import read_decoding
 from runlens.evidence._encoding import TextFormat, file_sha256, open_text
 from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, row_number_ids
-from runlens.evidence._rowhash import RowHasher
-from runlens.evidence.index import CSV_FORMAT, XLSX_FORMAT, BuiltStore, EvidenceIndex
+from runlens.evidence._stores import CSV_FORMAT, XLSX_FORMAT, table_store
+from runlens.evidence.index import EvidenceIndex
 
-_HASH_BATCH = 2048
-#: Rows parsed between two cancellation checks.
-_READ_SLICE = 16_384
+#: Rows read, checked, hashed and stored at a time (and between two cancellation checks).
+#: Below the garbage collector's first threshold (700 new objects), so a batch of row lists
+#: comes and goes without a collection.
+BATCH_ROWS = 512
 
 
 class CsvTable:
@@ -47,10 +50,9 @@ class CsvTable:
     """
 
     __slots__ = (
+        "_data",
         "_first_column",
-        "_nul_possible",
         "_path",
-        "_rows",
         "_sheet_rows",
         "columns",
         "derived_id_column",
@@ -69,26 +71,24 @@ class CsvTable:
         path: Path,
         source: str,
         columns: tuple[str, ...],
-        rows: list[list[str]],
+        data: Columns,
         text_format: TextFormat | None,
         source_hash: str,
-        nul_possible: bool,
         sheet: str | None = None,
-        sheet_rows: list[int] | None = None,
+        sheet_rows: array[int] | None = None,
         first_column: int = 1,
         derived_id_column: str | None = None,
     ) -> None:
         self._path = path
         self.source = source
         self.columns = columns
-        self._rows = rows
-        self.total_rows = len(rows)
+        self._data = data
+        self.total_rows = len(data)
         self.text_format = text_format
         self.encoding = text_format.encoding if text_format is not None else None
         self.format = CSV_FORMAT if text_format is not None else XLSX_FORMAT
         self.sheet = sheet
         self.source_hash = source_hash
-        self._nul_possible = nul_possible
         #: A worksheet's row number for each data row, and its first column (for messages).
         self._sheet_rows = sheet_rows
         self._first_column = first_column
@@ -129,11 +129,21 @@ class CsvTable:
 
         def read(text_format: TextFormat) -> CsvTable:
             try:
-                return cls._read(csv_path, source, text_format, required_columns)
-            except (csv.Error, _WidthMismatch):
+                columns, data, source_hash = read_csv(
+                    csv_path, source, text_format, required_columns
+                )
+            except (csv.Error, NeedsDiagnosis):
                 raise _records.diagnose(
                     csv_path, text_format, source, required=required_columns, id_column=None
                 ) from None
+            return cls(
+                path=csv_path,
+                source=source,
+                columns=columns,
+                data=data,
+                text_format=text_format,
+                source_hash=source_hash,
+            )
 
         return read_decoding(
             csv_path,
@@ -157,25 +167,24 @@ class CsvTable:
         rules of `_xlsx`; InputError naming the file, sheet, row and cell if unusable."""
         source = source_name or xlsx_path.name
         source_hash = file_sha256(xlsx_path)
-        rows: list[list[str]] = []
-        sheet_rows: list[int] = []
+        sheet_rows = array("L")
         with _xlsx.open_sheet(xlsx_path, source, sheet) as opened:
             _records.require_columns(opened.columns, required_columns, opened.label, file=source)
-            for _, row, values in opened.records():
-                if len(rows) % _READ_SLICE == 0:
-                    checkpoint()
-                rows.append(values)
-                sheet_rows.append(row)
-        if not rows:
+            builder = ColumnsBuilder(opened.columns)
+            records = opened.records()
+            while batch := list(islice(records, BATCH_ROWS)):
+                checkpoint()
+                builder.add([values for _, _, values in batch])
+                sheet_rows.extend(row for _, row, _ in batch)
+        if not len(builder):
             raise _xlsx.no_rows(opened.label, source)
         return cls(
             path=xlsx_path,
             source=source,
             columns=opened.columns,
-            rows=rows,
+            data=builder.finish(),
             text_format=None,
             source_hash=source_hash,
-            nul_possible=True,
             sheet=opened.name,
             sheet_rows=sheet_rows,
             first_column=opened.first_column,
@@ -197,34 +206,6 @@ class CsvTable:
         """How messages name the table: `tickets.csv`, `survey.xlsx, sheet 'Responses'`."""
         return self.source if self.sheet is None else f"{self.source}, sheet {self.sheet!r}"
 
-    @classmethod
-    def _read(
-        cls, path: Path, source: str, text_format: TextFormat, required: Sequence[str]
-    ) -> CsvTable:
-        with open_text(path, text_format.encoding) as (stream, probe):
-            reader = _records.new_reader(stream, text_format.delimiter)
-            columns = _records.read_header(reader, source)
-            _records.require_columns(columns, required, source)
-            rows: list[list[str]] = []
-            # In slices, so a cancelled run (SIGTERM) stops within one slice of a huge file.
-            while chunk := list(islice(reader, _READ_SLICE)):
-                checkpoint()
-                rows += filter(any, chunk)  # drops blank and all-empty rows
-            source_hash = probe.hexdigest
-        if not rows:
-            raise _records.no_rows(source)
-        if set(map(len, rows)) != {len(columns)}:
-            raise _WidthMismatch
-        return cls(
-            path=path,
-            source=source,
-            columns=columns,
-            rows=rows,
-            text_format=text_format,
-            source_hash=source_hash,
-            nul_possible=probe.nul_seen or not text_format.nul_is_byte,
-        )
-
     def page(self, offset: int, limit: int) -> dict[str, Any]:
         """Rows `offset .. offset+limit-1` as `{column: value}` dicts, with paging details.
 
@@ -237,7 +218,7 @@ class CsvTable:
             raise ValueError(f"limit must be 1 or more, not {limit}")
         stop = min(offset + limit, self.total_rows)
         columns = self.columns
-        rows = [dict(zip(columns, row, strict=True)) for row in self._rows[offset:stop]]
+        rows = [dict(zip(columns, row, strict=True)) for row in self._data.rows(offset, stop)]
         if self.derived_id_column is not None:
             name = self.derived_id_column
             ids = row_number_ids(offset + 1, len(rows))
@@ -251,8 +232,15 @@ class CsvTable:
         }
 
     def row_values(self, position: int) -> tuple[str, ...]:
-        """One row's values in column order (0-based position among the data rows)."""
-        return tuple(self._rows[position])
+        """One row's values in column order (0-based position among the data rows). Rows
+        read in order cost next to nothing each; for a whole column, `column` is faster."""
+        return self._data.row(position)
+
+    def column(self, name: str) -> list[str]:
+        """Every value of the column `name`, in row order (ValueError if there is none)."""
+        if name not in self.columns:
+            raise ValueError(f"{name!r} is not a column of {self.label}")
+        return list(self._data.column(self._data.position(name)))
 
     def evidence_index(self, id_column: str, text_column: str) -> EvidenceIndex:
         """The Evidence Index of this table, without reading the file again.
@@ -266,19 +254,9 @@ class CsvTable:
             raise ValueError(f"this table's ids are {self.derived_id_column!r}, not {id_column!r}")
         required = (text_column,) if derived else (id_column, text_column)
         _records.require_columns(self.columns, required, self.label, file=self.source)
-        texts = list(map(itemgetter(self.columns.index(text_column)), self._rows))
-        if derived:
-            by_id = dict(zip(row_number_ids(1, len(texts)), texts, strict=True))
-        else:
-            ids = list(map(itemgetter(self.columns.index(id_column)), self._rows))
-            by_id = dict(zip(ids, texts, strict=True))
-            if (
-                len(by_id) != len(ids)
-                or "" in by_id
-                or any(map(str.isspace, by_id))
-                or _records.has_control(by_id)
-            ):
-                raise self._id_problem(id_column, text_column)
+        store = table_store(self._data, None if derived else id_column, text_column)
+        if store is None:
+            raise self._id_problem(id_column, text_column)
         if self.text_format is not None:
             read_as = {"format": CSV_FORMAT, **self.text_format.index_fields()}
         else:
@@ -288,7 +266,7 @@ class CsvTable:
             source_hash=self.source_hash,
             id_column=id_column,
             text_column=text_column,
-            store=BuiltStore(by_id, self._digests()),
+            store=store,
             columns=self.columns,
             id_rule=FROM_ROW_NUMBER if derived else FROM_COLUMN,
             **read_as,
@@ -310,22 +288,51 @@ class CsvTable:
         def cell(row: int, position: int) -> str:
             return f"{_xlsx.column_letter(first + position)}{row}"
 
-        records = zip(range(1, self.total_rows + 1), self._sheet_rows, self._rows, strict=True)
+        rows = (self._data.row(position) for position in range(self.total_rows))
+        records = zip(range(1, self.total_rows + 1), self._sheet_rows, rows, strict=True)
         try:
             _xlsx.check_ids(self.label, self.source, self.columns, id_column, records, cell)
         except InputError as error:
             return error
         return InputError(f"{self.label}: could not be read consistently (internal error)")
 
-    def _digests(self) -> bytes:
-        hasher = RowHasher(self.columns)
-        rows = iter(self._rows)
-        parts = []
-        while batch := list(islice(rows, _HASH_BATCH)):
+
+def read_csv(
+    path: Path,
+    source: str,
+    text_format: TextFormat,
+    required: Sequence[str],
+    keep: Sequence[str] | None = None,
+) -> tuple[tuple[str, ...], Columns, str]:
+    """(header, rows, source_hash) of a CSV file, in one pass: raw bytes hashed as they are
+    read, decoded, parsed, and a batch of rows at a time checked, hashed and stored
+    (`keep`: the columns to store, default all). InputError for a bad header, a missing
+    column or no data rows; NeedsDiagnosis (or csv.Error) when `_records.diagnose` must say
+    what is wrong and where; DecodeFailure when the file stops decoding."""
+    with open_text(path, text_format.encoding) as (stream, probe):
+        reader = _records.new_reader(stream, text_format.delimiter)
+        columns = _records.read_header(reader, source)
+        _records.require_columns(columns, required, source)
+        builder = ColumnsBuilder(columns, keep)
+        width = len(columns)
+        # In batches, so a cancelled run (SIGTERM) stops within one batch of a huge file.
+        while batch := list(islice(reader, BATCH_ROWS)):
             checkpoint()
-            parts.append(hasher.digests(batch, may_contain_nul=self._nul_possible))
-        return b"".join(parts)
+            builder.add(usable_rows(batch, width))
+        source_hash = probe.hexdigest  # complete: the reader has hit the end of the file
+    if not len(builder):
+        raise _records.no_rows(source)
+    return columns, builder.finish(), source_hash
 
 
-class _WidthMismatch(Exception):
-    """Some row is not as wide as the header; `diagnose` says which."""
+class NeedsDiagnosis(Exception):
+    """The fast pass saw a problem; the slow pass (`_records.diagnose`) says what and where."""
+
+
+def usable_rows(batch: list[list[str]], width: int) -> list[list[str]]:
+    """The batch without blank or all-empty rows; NeedsDiagnosis if a row has the wrong width."""
+    if set(map(len, batch)) != {width} or not all(map(any, batch)):
+        batch = list(filter(any, batch))
+        if set(map(len, batch)) - {width}:
+            raise NeedsDiagnosis
+    return batch

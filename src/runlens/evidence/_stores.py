@@ -1,0 +1,260 @@
+"""What an Evidence Index holds, and the stores its rows live in.
+
+`EvidenceIndex` (in `index`) is the read-only view; its rows live in a `RowStore` chosen by
+where the index came from:
+
+    TableStore   as read from the source: the table's own columns (`_columns.Columns`), the
+                 ids by position (or derived from row numbers), a digest per row
+    LineStore    as loaded from an index file: each item's undecoded line (`_storage`)
+    ItemStore    as given: ready-made `EvidenceItem`s (small indexes, tests, other JSON)
+
+None of them holds an object per row beyond the id (and, loaded, its line), so building or
+loading a million rows stays cheap. `IndexHeader` is everything an index records besides its
+rows, as the index file's header has it. This module imports nothing of the index's own, so
+the file layer (`_storage`) and the view (`index`) both build on it.
+"""
+
+from __future__ import annotations
+
+import binascii
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from json.encoder import encode_basestring
+from typing import Final, TypedDict
+
+from runlens.evidence import _records
+from runlens.evidence._columns import Columns, decode_cell
+from runlens.evidence._ids import IdRule, row_number_ids
+from runlens.evidence._rowhash import DIGEST_SIZE
+
+#: `EvidenceIndex.format`: what kind of file the source is.
+CSV_FORMAT: Final = "csv"
+XLSX_FORMAT: Final = "xlsx"
+#: Rows per `json_batches` batch for stores that are not chunked already.
+_BATCH: Final = 4096
+#: How row-number ids are spelt (`_ids.row_number_id`), for `str.format` in bulk.
+_ROW_ID: Final = "row-{}"
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    """One source row as the index records it: its row hash and its text column, unchanged."""
+
+    row_hash: str
+    text: str
+
+
+class IndexHeader(TypedDict):
+    """An index's fields besides its rows (the `EvidenceIndex` constructor's keywords)."""
+
+    source: str
+    source_hash: str
+    id_column: str
+    text_column: str
+    columns: Sequence[str]
+    encoding: str | None
+    encoding_confidence: float | None
+    encoding_method: str | None
+    delimiter: str | None
+    format: str
+    sheet: str | None
+    id_rule: IdRule
+
+
+@dataclass(frozen=True, slots=True)
+class JsonBatch:
+    """Consecutive rows ready for the index file, in UTF-8: ids and texts as JSON string
+    literals (`*_quoted`) or as raw values holding nothing JSON escapes; row hashes in hex."""
+
+    ids: Sequence[bytes]
+    ids_quoted: bool
+    hashes: Sequence[bytes]
+    texts: Sequence[bytes]
+    texts_quoted: bool
+
+
+class RowStore(ABC):
+    """Storage of an index's rows, keyed by id, iterating in source order."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def __contains__(self, row_id: object) -> bool: ...
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[str]: ...
+
+    @abstractmethod
+    def text(self, row_id: str) -> str:
+        """The row's text; KeyError for an id not in the store."""
+
+    @abstractmethod
+    def row_hash(self, row_id: str) -> str:
+        """The row's hash (hex); KeyError for an id not in the store."""
+
+    @abstractmethod
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        """(id, row_hash, text) for every row, in source order."""
+
+    def json_batches(self) -> Iterator[JsonBatch]:
+        """Every row, in source order, a batch at a time, as the index file writes them."""
+        rows = self.rows()
+        while chunk := list(islice(rows, _BATCH)):
+            ids, hashes, texts = zip(*chunk, strict=True)
+            yield JsonBatch(_json(ids), True, list(map(str.encode, hashes)), _json(texts), True)
+
+
+class ItemStore(RowStore):
+    """Rows held as ready-made `EvidenceItem`s (small indexes, tests, generic JSON files)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: dict[str, EvidenceItem]) -> None:
+        self._items = items
+
+    def __contains__(self, row_id: object) -> bool:
+        return row_id in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def text(self, row_id: str) -> str:
+        return self._items[row_id].text
+
+    def row_hash(self, row_id: str) -> str:
+        return self._items[row_id].row_hash
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        for row_id, item in self._items.items():
+            yield row_id, item.row_hash, item.text
+
+
+class TableStore(RowStore):
+    """Rows as read from the source: texts and digests from the table's `Columns`.
+
+    `positions` maps each id to its row (ids from a column: `id_at` is that column among the
+    stored ones); None means ids derived from row numbers (`row-<n>` is row n-1), which need
+    no mapping at all.
+    """
+
+    __slots__ = ("_columns", "_id_at", "_positions", "_text_at")
+
+    def __init__(
+        self,
+        columns: Columns,
+        *,
+        text_at: int,
+        id_at: int | None = None,
+        positions: dict[str, int] | None = None,
+    ) -> None:
+        if (positions is None) != (id_at is None):
+            raise ValueError("ids from a column need the column and the positions")
+        if positions is not None and len(positions) != len(columns):
+            raise ValueError("one id per row expected")
+        self._columns = columns
+        self._text_at = text_at
+        self._id_at = id_at
+        self._positions = positions
+
+    def __contains__(self, row_id: object) -> bool:
+        if self._positions is not None:
+            return row_id in self._positions
+        return isinstance(row_id, str) and self._row_number(row_id) is not None
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __iter__(self) -> Iterator[str]:
+        if self._positions is not None:
+            return iter(self._positions)
+        return map(_ROW_ID.format, range(1, len(self._columns) + 1))
+
+    def text(self, row_id: str) -> str:
+        return self._columns.value(self._position(row_id), self._text_at)
+
+    def row_hash(self, row_id: str) -> str:
+        return self._columns.digest(self._position(row_id)).hex()
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        ids = iter(self)
+        texts = self._columns.chunk_values(self._text_at)
+        for chunk_texts, digests in zip(texts, self._columns.chunk_digests(), strict=True):
+            hashes = digests.hex("\n", DIGEST_SIZE).split("\n")  # one C call, not one a row
+            yield from zip(islice(ids, len(chunk_texts)), hashes, chunk_texts, strict=True)
+
+    def json_batches(self) -> Iterator[JsonBatch]:
+        ids = self._id_pieces()
+        texts = self._columns.encoded_pieces(self._text_at)
+        chunks = zip(texts, self._columns.chunk_digests(), strict=True)
+        for (text_pieces, texts_quoted), digests in chunks:
+            row_ids, ids_quoted = next(ids)
+            hashes = binascii.hexlify(digests, b"\n", DIGEST_SIZE).split(b"\n")
+            yield JsonBatch(row_ids, ids_quoted, hashes, text_pieces, texts_quoted)
+
+    def _id_pieces(self) -> Iterator[tuple[list[bytes], bool]]:
+        """Per chunk, the ids as the index file writes them, in UTF-8 (raw: False)."""
+        if self._id_at is not None:
+            yield from self._columns.encoded_pieces(self._id_at)
+            return
+        first = 1
+        for size in self._columns.chunk_sizes():
+            ids = "\n".join(row_number_ids(first, size))  # `row-<n>`: nothing to escape
+            yield ids.encode("ascii").split(b"\n"), False
+            first += size
+
+    def _position(self, row_id: str) -> int:
+        if self._positions is not None:
+            return self._positions[row_id]
+        position = self._row_number(row_id)
+        if position is None:
+            raise KeyError(row_id)
+        return position
+
+    def _row_number(self, row_id: str) -> int | None:
+        """The position of a `row-<n>` id, None for anything else."""
+        digits = row_id[4:]
+        if not (row_id.startswith("row-") and digits.isdigit() and digits.isascii()):
+            return None
+        number = int(digits)
+        if f"row-{number}" != row_id or not 1 <= number <= len(self._columns):
+            return None
+        return number - 1
+
+
+def table_store(data: Columns, id_column: str | None, text_column: str) -> TableStore | None:
+    """The index's rows over a table's columns: ids from `id_column`, or from row numbers
+    (None). None when an id is empty or blank, holds a control character or repeats."""
+    text_at = data.position(text_column)
+    if id_column is None:
+        return TableStore(data, text_at=text_at)
+    id_at = data.position(id_column)
+    positions = dict(zip(data.column(id_at), range(len(data)), strict=True))
+    if (
+        len(positions) != len(data)
+        or "" in positions
+        or any(map(str.isspace, positions))
+        or any(_has_control(cell, quoted) for cell, quoted in data.cells(id_at))
+    ):
+        return None
+    return TableStore(data, text_at=text_at, id_at=id_at, positions=positions)
+
+
+def _has_control(cell: str, quoted: bool) -> bool:
+    """Whether an id in the cell holds a character ids must not contain (`_records`): a cell
+    stored raw holds no C0 control, so in ASCII only DEL can be there."""
+    if not quoted and cell.isascii():
+        return "\x7f" in cell
+    return _records.has_control(decode_cell(cell, quoted))
+
+
+def _json(values: Sequence[str]) -> list[bytes]:
+    """The values as JSON string literals, in UTF-8."""
+    return "\n".join(map(encode_basestring, values)).encode("utf-8").split(b"\n")
