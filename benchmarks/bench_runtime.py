@@ -9,9 +9,13 @@
    peak memory, and the same for a bare Python loop doing the same message bookkeeping.
    Repeated with 10x the steps to show the cost per step stays flat as the history grows; the
    last line is the cost of each extra step between the two sizes (fixed costs cancel out).
-2. Concurrency: 100 runs at once whose model sleeps 50 ms per call (11 calls each); wall time
+2. Record writes: what one short run (one tool call, then the final answer) writes, counted
+   from Python's audit events (`open` for writing, `os.rename` for the atomic writes' renames),
+   and its wall time on each `--fixed-dirs` folder (tmpfs and a real disk): the difference is
+   what the disk adds to every run.
+3. Concurrency: 100 runs at once whose model sleeps 50 ms per call (11 calls each); wall time
    against the ideal 11 x 50 ms.
-3. `runlens --help` start-up time.
+4. `runlens --help` start-up time.
 
 Timings are medians over `--repeat` rounds, with the fastest and slowest round's wall time
 beside them: on a shared machine one round can be slowed by other work, and the median is
@@ -19,8 +23,7 @@ what a run sees typically. Deleting a round's workspaces afterwards is not part 
 is left out of the timed region.
 
 Workspaces go to `--dir` (default: /dev/shm when it exists), so the figures measure the
-runtime rather than the disk: on this machine's disk one atomic file write (create + rename)
-costs 1-2 ms, on tmpfs about 50 µs, and a run makes about eight of them.
+runtime rather than the disk; section 2 measures the disk's share. `--only` runs one section.
 
 Targets (issue: Agent runtime): <= 0.25 ms per step; 100 concurrent runs within 20 % of the
 ideal; `runlens --help` under 0.3 s. This prints measurements; it asserts nothing.
@@ -32,17 +35,20 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from runlens.contracts import ArtifactContract, JsonRules
+from runlens.inputs import TableInput
 from runlens.models.messages import ModelResponse, ToolCall
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
 from runlens.runtime.loop import LoopLimits
@@ -78,8 +84,10 @@ def _plugin() -> Plugin:
                 "work", "Work", (SuccessCriterion("artifact_validated", OUTPUT),), tools=("note",)
             ),
         ),
+        # Declared, never called: the model below takes notes, so the figures are the
+        # runtime's own rather than the input tool's (bench_evidence.py times that).
+        input=TableInput(tool_name="read_rows", id_column="id", text_column="text"),
         tools=lambda context: (tool,),
-        input_tool="note",
     )
 
 
@@ -239,6 +247,86 @@ def _print_marginal(per_run: list[tuple[int, dict[str, float]]]) -> None:
         )
 
 
+class _WriteCounter:
+    """Counts, from audit events, the files opened for writing and the renames under a folder.
+
+    An audit hook cannot be removed: it stays installed and counts only while `active`.
+    """
+
+    _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.opened: Counter[str] = Counter()
+        self.folder = ""
+        self.active = False
+        sys.addaudithook(self._hook)
+
+    def _hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.active:
+            return
+        if event == "os.rename" and str(args[1]).startswith(self.folder):
+            self.counts["renames (atomic writes)"] += 1
+            self.opened[Path(str(args[1])).name] += 1
+        elif event == "open" and str(args[0]).startswith(self.folder):
+            mode, flags = args[1], args[2]
+            writing = (
+                any(c in mode for c in "wax+")
+                if isinstance(mode, str)
+                else bool(flags & self._WRITE_FLAGS)
+            )
+            if writing:
+                self.counts["files opened for writing"] += 1
+
+
+_COUNTER: _WriteCounter | None = None
+
+
+def record_writes(dirs: list[str], runs: int, repeat: int) -> None:
+    """Section 2: the writes of one short run, and its wall time per folder."""
+    global _COUNTER, _DIR
+    plugin = _plugin()
+    counter = _COUNTER = _COUNTER or _WriteCounter()
+    saved = _DIR
+    print(f"\nRecord writes of one run (1 tool call + final answer; median of {repeat} x {runs})")
+    try:
+        for folder in dirs:
+            _DIR = folder
+            with _folder() as root:
+                counter.counts.clear()
+                counter.opened.clear()
+                counter.folder, counter.active = str(root.resolve()), True
+                status = asyncio.run(_one_run(plugin, root, 0, 1, 0.0))
+                counter.active = False
+                assert status == "completed", status
+            rounds: list[float] = []
+            cpus: list[float] = []
+            for _ in range(repeat):
+                with _folder() as root:
+
+                    async def all_runs(root: Path = root) -> None:
+                        for number in range(runs):
+                            await _one_run(plugin, root, number, 1, 0.0)
+
+                    gc.collect()
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    asyncio.run(all_runs())
+                    cpus.append((time.process_time() - cpu_started) / runs)
+                    rounds.append((time.perf_counter() - started) / runs)
+            counts = ", ".join(f"{n} {what}" for what, n in sorted(counter.counts.items()))
+            renamed = ", ".join(
+                f"{name} x{n}" if n > 1 else name for name, n in sorted(counter.opened.items())
+            )
+            print(
+                f"  {folder:<20} wall {statistics.median(rounds) * 1000:6.2f} ms/run "
+                f"(best {min(rounds) * 1000:.2f}, worst {max(rounds) * 1000:.2f}), "
+                f"cpu {statistics.median(cpus) * 1000:.2f} ms/run; {counts}"
+            )
+            print(f"  {'':<20} atomic writes: {renamed}")
+    finally:
+        _DIR = saved
+
+
 def concurrent(count: int, steps: int, latency: float, repeat: int) -> None:
     plugin = _plugin()
     ideal = (steps + 1) * latency
@@ -291,12 +379,23 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--dir", default=_DIR, help="where run workspaces are created")
     parser.add_argument("--repeat", type=int, default=5, help="rounds per figure (median)")
+    parser.add_argument(
+        "--fixed-dirs",
+        default=",".join(d for d in ("/dev/shm", tempfile.gettempdir()) if Path(d).is_dir()),
+        help="comma-separated folders for section 2 (e.g. tmpfs and a real disk)",
+    )
+    parser.add_argument("--only", choices=("steps", "writes", "concurrent", "startup"))
     args = parser.parse_args()
     globals()["_DIR"] = args.dir
     print(f"workspaces under {args.dir or tempfile.gettempdir()}")
-    per_step(args.runs, args.steps, args.repeat)
-    concurrent(args.concurrent, args.steps, args.latency, max(args.repeat // 2, 1))
-    startup(args.repeat)
+    if args.only in (None, "steps"):
+        per_step(args.runs, args.steps, args.repeat)
+    if args.only in (None, "writes"):
+        record_writes(args.fixed_dirs.split(","), max(args.runs // 4, 1), args.repeat)
+    if args.only in (None, "concurrent"):
+        concurrent(args.concurrent, args.steps, args.latency, max(args.repeat // 2, 1))
+    if args.only in (None, "startup"):
+        startup(args.repeat)
 
 
 if __name__ == "__main__":

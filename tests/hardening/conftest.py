@@ -65,7 +65,7 @@ def start_run(workspace: Path, csv_path: Path, *args: object, **env: str) -> sub
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=child_env(**env),
+        env=child_env(None, **env),
     )
 
 
@@ -97,7 +97,7 @@ def wait_for_event(
                     event = json.loads(line)
                 except ValueError:
                     continue
-                if accept(event):
+                if isinstance(event, dict) and accept(event):
                     return event
         if process.poll() is not None:
             raise AssertionError(f"the run ended before the event: {process.stderr}")

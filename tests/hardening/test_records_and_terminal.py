@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ def _copy(
     return home, workspace
 
 
-DAMAGE = {
+DAMAGE: dict[str, tuple[str, Callable[[bytes], bytes], str]] = {
     "truncated manifest": ("manifest.json", lambda raw: raw[: len(raw) // 2], "manifest.json"),
     "0xff in events": (
         "runtime/events.jsonl",
@@ -61,7 +62,9 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("case", DAMAGE, ids=list(DAMAGE))
-def test_damaged_records_are_named_and_the_rest_is_shown(finished: Path, tmp_path: Path, case: str):
+def test_damaged_records_are_named_and_the_rest_is_shown(
+    finished: Path, tmp_path: Path, case: str
+) -> None:
     relative, damage, named = DAMAGE[case]
     home, workspace = _copy(finished, tmp_path)
     target = workspace / relative
@@ -78,7 +81,7 @@ def test_damaged_records_are_named_and_the_rest_is_shown(finished: Path, tmp_pat
             json.loads(result.stdout)
 
 
-def test_show_finds_a_run_by_a_unique_prefix_or_suffix(finished: Path, tmp_path: Path):
+def test_show_finds_a_run_by_a_unique_prefix_or_suffix(finished: Path, tmp_path: Path) -> None:
     home, _ = _copy(finished, tmp_path)
     shutil.copytree(finished, home / "run_20261201T101500Z_ffff01")
     for part in ("0a23ec", "run_20261201T101500Z_0a", "run_20261201T101500Z_0a23ec"):
@@ -91,7 +94,7 @@ def test_show_finds_a_run_by_a_unique_prefix_or_suffix(finished: Path, tmp_path:
     assert missing.returncode == 2 and "no run 'nothing'" in missing.stderr
 
 
-def test_run_ids_stay_whole_at_80_columns(finished: Path, tmp_path: Path):
+def test_run_ids_stay_whole_at_80_columns(finished: Path, tmp_path: Path) -> None:
     home, _ = _copy(finished, tmp_path)
     result = subprocess.run(
         runlens_command("runs"),
@@ -111,7 +114,7 @@ def test_run_ids_stay_whole_at_80_columns(finished: Path, tmp_path: Path):
 )
 def test_show_says_when_the_workspace_no_longer_matches_its_record(
     finished: Path, tmp_path: Path, change: str
-):
+) -> None:
     home, workspace = _copy(finished, tmp_path)
     targets = {
         "edit the backlog": workspace / "artifacts" / "product_backlog.json",
@@ -134,7 +137,7 @@ def test_show_says_when_the_workspace_no_longer_matches_its_record(
     assert json.loads(untouched.stdout)["changed_since_run"] == []
 
 
-def test_plan_lines_of_a_failed_run_say_the_result(tmp_path: Path):
+def test_plan_lines_of_a_failed_run_say_the_result(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("feedback_id,text\nfb_1,fine\nfb_1,duplicate id\n", encoding="utf-8")
     workspace = tmp_path / "ws"
@@ -151,7 +154,7 @@ def test_plan_lines_of_a_failed_run_say_the_result(tmp_path: Path):
     assert "turn None" not in shown.stdout
 
 
-def test_progress_prints_a_line_per_batch_when_not_a_terminal(tmp_path: Path):
+def test_progress_prints_a_line_per_batch_when_not_a_terminal(tmp_path: Path) -> None:
     result = runlens(
         "run", "feedback-analysis", SAMPLE, "--workspace", tmp_path / "ws"
     )  # stderr is a pipe: not a terminal
@@ -163,7 +166,7 @@ def test_progress_prints_a_line_per_batch_when_not_a_terminal(tmp_path: Path):
     assert "batch call" in shown.stdout
 
 
-def test_model_text_cannot_drive_the_terminal(finished: Path, tmp_path: Path):
+def test_model_text_cannot_drive_the_terminal(finished: Path, tmp_path: Path) -> None:
     home, workspace = _copy(finished, tmp_path)
     record_path = workspace / "runtime" / "run.json"
     record_path.chmod(0o644)
@@ -176,7 +179,7 @@ def test_model_text_cannot_drive_the_terminal(finished: Path, tmp_path: Path):
     assert "[bold red]markup[/]" in shown.stdout
 
 
-def test_no_step_is_shown_running_while_an_earlier_one_still_is(tmp_path: Path):
+def test_no_step_is_shown_running_while_an_earlier_one_still_is(tmp_path: Path) -> None:
     result = runlens("run", "feedback-analysis", SAMPLE, "--workspace", tmp_path / "ws")
     order = ["load_feedback", "analyze_feedback", "build_backlog", "write_report"]
     shown: dict[str, str] = {}

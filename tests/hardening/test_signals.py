@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from .conftest import start_run, wait_for_event, write_feedback_csv
 LIMIT_SECONDS = 5.0
 
 
-def _stop(process, signum: int) -> float:
+def _stop(process: subprocess.Popen[str], signum: int) -> float:
     sent = time.monotonic()
     process.send_signal(signum)
     process.wait(timeout=60)
@@ -29,13 +30,14 @@ def _stop(process, signum: int) -> float:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_during_the_batch_phase_cancels_within_seconds(
     tmp_path: Path, large_csv: Path, signum: int
-):
+) -> None:
     workspace = tmp_path / "ws"
     process = start_run(workspace, large_csv, "--json")
     wait_for_event(workspace, lambda e: e["type"] == "batch.completed", process)
     elapsed = _stop(process, signum)
     assert process.returncode == 1
     assert elapsed < LIMIT_SECONDS, f"took {elapsed:.1f}s to stop"
+    assert process.stdout is not None
     stdout = process.stdout.read()
     assert json.loads(stdout)["status"] == "cancelled"  # --json still prints one object
     record = json.loads((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
@@ -56,7 +58,7 @@ def test_a_signal_during_the_batch_phase_cancels_within_seconds(
     assert events[-1]["type"] == "run.cancelled"
 
 
-def test_sigterm_while_the_input_is_read_cancels(tmp_path: Path):
+def test_sigterm_while_the_input_is_read_cancels(tmp_path: Path) -> None:
     big = write_feedback_csv(tmp_path / "big.csv", 300_000)
     workspace = tmp_path / "ws"
     process = start_run(workspace, big, "--json")

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,13 +21,15 @@ from runlens.tools.workspace import Workspace
 from .conftest import SAMPLE, runlens, runlens_command, start_run, wait_for_event
 
 
-def _events(workspace: Path) -> list[dict]:
+def _events(workspace: Path) -> list[dict[str, Any]]:
     path = workspace / "runtime" / "events.jsonl"
     return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 
 
 @pytest.mark.parametrize("round_number", range(3))
-def test_racing_runs_on_one_workspace_exactly_one_proceeds(tmp_path: Path, round_number: int):
+def test_racing_runs_on_one_workspace_exactly_one_proceeds(
+    tmp_path: Path, round_number: int
+) -> None:
     workspace = tmp_path / "ws"
     processes = [start_run(workspace, SAMPLE, "--max-turns", "1", "--json") for _ in range(3)]
     outcomes = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in processes]  # type: ignore[union-attr]
@@ -46,7 +49,7 @@ def test_racing_runs_on_one_workspace_exactly_one_proceeds(tmp_path: Path, round
     assert not (workspace / "runtime" / "lock.json").exists(), "the finished run released it"
 
 
-def test_a_finished_workspace_is_refused_with_exit_code_2(tmp_path: Path):
+def test_a_finished_workspace_is_refused_with_exit_code_2(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     first = runlens("run", "feedback-analysis", SAMPLE, "--workspace", workspace, "--json")
     assert first.returncode == 0, first.stderr
@@ -58,7 +61,7 @@ def test_a_finished_workspace_is_refused_with_exit_code_2(tmp_path: Path):
     assert len({event["run_id"] for event in events}) == 1
 
 
-def test_the_lock_names_its_holder_and_claims_are_exclusive(tmp_path: Path):
+def test_the_lock_names_its_holder_and_claims_are_exclusive(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path / "ws")
     held = WorkspaceLock.claim(workspace, "run_a")
     try:
@@ -79,7 +82,9 @@ def test_the_lock_names_its_holder_and_claims_are_exclusive(tmp_path: Path):
     again.release()
 
 
-def test_the_heartbeat_keeps_the_lock_fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_heartbeat_keeps_the_lock_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.05)
     workspace = Workspace(tmp_path / "ws")
     held = WorkspaceLock.claim(workspace, "run_a")
@@ -94,7 +99,7 @@ def test_the_heartbeat_keeps_the_lock_fresh(tmp_path: Path, monkeypatch: pytest.
         held.release()
 
 
-def test_liveness_by_pid_on_this_host_and_by_heartbeat_elsewhere():
+def test_liveness_by_pid_on_this_host_and_by_heartbeat_elsewhere() -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
     here = socket.gethostname()
@@ -123,7 +128,7 @@ def _kill_mid_analysis(tmp_path: Path, large_csv: Path) -> tuple[Path, Path]:
 
 def test_kill_9_leaves_a_run_that_is_shown_and_recorded_as_interrupted(
     tmp_path: Path, large_csv: Path
-):
+) -> None:
     home, workspace = _kill_mid_analysis(tmp_path, large_csv)
     runtime = workspace / "runtime"
     assert (runtime / "lock.json").exists()
@@ -170,7 +175,9 @@ def test_kill_9_leaves_a_run_that_is_shown_and_recorded_as_interrupted(
     assert "interrupted" in text.stdout and "Traceback" not in text.stderr
 
 
-def test_readers_racing_to_settle_a_dead_run_settle_it_once(tmp_path: Path, large_csv: Path):
+def test_readers_racing_to_settle_a_dead_run_settle_it_once(
+    tmp_path: Path, large_csv: Path
+) -> None:
     home, workspace = _kill_mid_analysis(tmp_path, large_csv)
     readers = [
         subprocess.Popen(
@@ -190,7 +197,7 @@ def test_readers_racing_to_settle_a_dead_run_settle_it_once(tmp_path: Path, larg
     assert types.count("run.interrupted") == 1
 
 
-def test_a_live_run_is_not_taken_for_interrupted(tmp_path: Path, large_csv: Path):
+def test_a_live_run_is_not_taken_for_interrupted(tmp_path: Path, large_csv: Path) -> None:
     home = tmp_path / "home"
     workspace = home / "run_live"
     process = start_run(workspace, large_csv)

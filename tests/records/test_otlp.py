@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -16,7 +17,7 @@ from runlens.records.otlp import to_otlp, traces_url
 
 
 class _Collector(BaseHTTPRequestHandler):
-    received: ClassVar[list[tuple[str, dict]]] = []
+    received: ClassVar[list[tuple[str, dict[str, Any]]]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -30,8 +31,11 @@ class _Collector(BaseHTTPRequestHandler):
         pass
 
 
+Received = list[tuple[str, dict[str, Any]]]
+
+
 @pytest.fixture
-def collector():
+def collector() -> Iterator[tuple[str, Received]]:
     _Collector.received = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -50,20 +54,39 @@ def _workspace_with_trace(tmp_path: Path) -> Path:
     workspace = tmp_path / "ws"
     (workspace / "runtime").mkdir(parents=True)
     log = EventLog(None, "run_x")
-    log.publish("run.started")
+    log.publish("run.started", {"tools": ["write_file"], "repair_turns": 0})
     log.publish(
-        "model.called", {"turn": 1, "duration_ms": 5, "input_tokens": 12, "output_tokens": 3}
+        "model.called",
+        {
+            "turn": 1,
+            "purpose": "turn",
+            "duration_ms": 5,
+            "input_tokens": 12,
+            "output_tokens": 3,
+            "finish_reason": "tool_calls",
+            "tool_calls": ["write_file"],
+            "content": None,
+        },
     )
-    log.publish("tool.called", {"tool_call_id": "c1", "name": "write_file"})
-    log.publish("tool.completed", {"tool_call_id": "c1", "name": "write_file"})
-    log.publish("run.completed")
+    log.publish("tool.called", {"tool_call_id": "c1", "name": "write_file", "arguments": {}})
+    log.publish(
+        "tool.completed",
+        {
+            "tool_call_id": "c1",
+            "name": "write_file",
+            "duration_ms": 1.0,
+            "result": "ok",
+            "result_chars": 2,
+        },
+    )
+    log.publish("run.completed", {"round": 1})
     trace = build_trace("run_x", log.events, plugin="p", model="openai:m", status="completed")
-    (workspace / "runtime" / "trace.json").write_text(json.dumps(trace), encoding="utf-8")
+    (workspace / "runtime" / "trace.json").write_text(json.dumps(trace.encode()), encoding="utf-8")
     (workspace / "runtime" / "run.json").write_text("{}", encoding="utf-8")
     return workspace
 
 
-def test_export_trace_to_a_collector(tmp_path, collector):
+def test_export_trace_to_a_collector(tmp_path: Path, collector: tuple[str, Received]) -> None:
     url, received = collector
     workspace = _workspace_with_trace(tmp_path)
     result = CliRunner().invoke(cli, ["export-trace", str(workspace), "--endpoint", url])
@@ -80,7 +103,7 @@ def test_export_trace_to_a_collector(tmp_path, collector):
     assert len(root["traceId"]) == 32 and len(root["spanId"]) == 16
 
 
-def test_unreachable_collector_is_a_clear_error(tmp_path):
+def test_unreachable_collector_is_a_clear_error(tmp_path: Path) -> None:
     workspace = _workspace_with_trace(tmp_path)
     result = CliRunner().invoke(
         cli, ["export-trace", str(workspace), "--endpoint", "http://127.0.0.1:9"]
@@ -89,7 +112,7 @@ def test_unreachable_collector_is_a_clear_error(tmp_path):
     assert "could not send the trace" in result.output
 
 
-def test_endpoint_from_environment():
+def test_endpoint_from_environment() -> None:
     assert (
         traces_url(None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"})
         == "http://c:4318/v1/traces"

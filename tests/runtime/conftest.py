@@ -15,6 +15,9 @@ from runlens.cli import cli
 from runlens.records.events import read_events
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT
 
+#: The `good_documents` fixture: analysis, backlog and report.
+Documents = tuple[dict[str, Any], dict[str, Any], str]
+
 
 def write_call(path: str, content: str | dict[str, Any]) -> dict[str, Any]:
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
@@ -45,11 +48,17 @@ class RunOutcome:
 
     @property
     def record(self) -> dict[str, Any]:
-        return json.loads((self.workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
+        record: dict[str, Any] = json.loads(
+            (self.workspace / "runtime" / "run.json").read_text(encoding="utf-8")
+        )
+        return record
 
     @property
     def manifest(self) -> dict[str, Any]:
-        return json.loads((self.workspace / "manifest.json").read_text(encoding="utf-8"))
+        manifest: dict[str, Any] = json.loads(
+            (self.workspace / "manifest.json").read_text(encoding="utf-8")
+        )
+        return manifest
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -65,11 +74,16 @@ class RunOutcome:
 
     @property
     def json(self) -> dict[str, Any]:
-        return json.loads(self.output)
+        document: dict[str, Any] = json.loads(self.output)
+        return document
+
+
+#: The `run_script` fixture: `run_script(turns, *extra_args, csv=None)`.
+RunScript = Callable[..., RunOutcome]
 
 
 @pytest.fixture
-def run_script(tmp_path: Path, feedback_csv: Path) -> Callable[..., RunOutcome]:
+def run_script(tmp_path: Path, feedback_csv: Path) -> RunScript:
     """`run_script(turns, *extra_args)` runs feedback-analysis with a scripted model."""
     counter = iter(range(1000))
 

@@ -14,11 +14,13 @@ import pytest
 
 from runlens.records.events import read_events
 
-from .conftest import turns_for
+from .conftest import Documents, turns_for
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_cancels_the_run(tmp_path: Path, feedback_csv: Path, good_documents, signum):
+def test_interrupt_cancels_the_run(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents, signum: int
+) -> None:
     hook = tmp_path / "slow.py"
     hook.write_text("import time; time.sleep(60)", encoding="utf-8")
     hooks = tmp_path / "hooks.json"

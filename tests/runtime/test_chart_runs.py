@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from runlens.cli import cli
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT, REPORT_HEADINGS
 
-from .conftest import RunOutcome, turns_for, write_call
+from .conftest import Documents, RunOutcome, RunScript, turns_for, write_call
 
 DRAW = {"name": "write_insight_chart", "arguments": {}}
 LINK = "![Pain points by rows and sentiment](insight_chart.svg)"
@@ -55,6 +55,7 @@ def validate_json(workspace: Path) -> tuple[int, dict[str, Any]]:
 
 def manifest_entry(outcome: RunOutcome, name: str) -> dict[str, Any]:
     (entry,) = [a for a in outcome.manifest["artifacts"] if a["name"] == name]
+    assert isinstance(entry, dict)
     return entry
 
 
@@ -73,7 +74,9 @@ def chart_row(output: str) -> str:
     return line
 
 
-def test_a_drawn_chart_is_validated_in_every_record(run_script, good_documents):
+def test_a_drawn_chart_is_validated_in_every_record(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     analysis, backlog, _ = good_documents
     outcome = run_script(charted_turns(analysis, backlog))
     assert outcome.exit_code == 0, outcome.output
@@ -119,7 +122,9 @@ def tampered(svg: str) -> tuple[str, str, str]:
     return svg.replace(match[0], wrong, 1), key, value
 
 
-def test_a_tampered_chart_number_rejects_the_chart_not_the_report(run_script, good_documents):
+def test_a_tampered_chart_number_rejects_the_chart_not_the_report(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     analysis, backlog, _ = good_documents
     honest = run_script(charted_turns(analysis, backlog))
     assert honest.exit_code == 0, honest.output
@@ -163,7 +168,9 @@ def test_a_tampered_chart_number_rejects_the_chart_not_the_report(run_script, go
     assert "rejected" in chart_row(shown.stdout)
 
 
-def test_a_run_without_a_chart_completes_with_the_chart_missing(run_script, good_documents):
+def test_a_run_without_a_chart_completes_with_the_chart_missing(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     outcome = run_script(turns_for(*good_documents))
     assert outcome.exit_code == 0, outcome.output
     assert outcome.json["status"] == "completed"
@@ -187,7 +194,9 @@ def test_a_run_without_a_chart_completes_with_the_chart_missing(run_script, good
         assert "missing (optional)" in chart_row(result.stdout)
 
 
-def test_a_report_linking_an_undrawn_chart_fails_on_the_chart(run_script, good_documents):
+def test_a_report_linking_an_undrawn_chart_fails_on_the_chart(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     analysis, backlog, _ = good_documents
     outcome = run_script(turns_for(analysis, backlog, LINKED_REPORT))
     assert outcome.exit_code == 1

@@ -5,6 +5,7 @@ repair message the model reads names the right value."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from runlens.models.messages import UserMessage
 from runlens.plugins import load_plugin
@@ -12,7 +13,7 @@ from runlens.runtime.run import RunSettings, run_plugin
 from runlens.testing import ScriptedModel
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT, REPORT_HEADINGS
 
-from .conftest import turns_for, write_call
+from .conftest import Documents, RunScript, turns_for, write_call
 
 # The three rows of FEEDBACK_CSV, as the `good_documents` analysis reads them.
 SUMMARY = "3 rows analysed: 2 negative (66.7%), 1 neutral. Backlog: 2 items (1 P0, 1 P1)."
@@ -29,7 +30,9 @@ WRONG = report(SUMMARY.replace("3 rows analysed", "4 rows analysed"))
 SUMMARY_LINE = WRONG.splitlines().index(SUMMARY.replace("3 rows", "4 rows")) + 1
 
 
-def test_a_wrong_figure_fails_the_run_and_rejects_only_the_report(run_script, good_documents):
+def test_a_wrong_figure_fails_the_run_and_rejects_only_the_report(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     analysis, backlog, _ = good_documents
     outcome = run_script(turns_for(analysis, backlog, WRONG))
     assert outcome.exit_code == 1
@@ -46,14 +49,16 @@ def test_a_wrong_figure_fails_the_run_and_rejects_only_the_report(run_script, go
     assert outcome.plan["write_report"] == "failed"
 
 
-def test_the_right_figures_complete(run_script, good_documents):
+def test_the_right_figures_complete(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, _ = good_documents
     outcome = run_script(turns_for(analysis, backlog, report(SUMMARY)))
     assert outcome.exit_code == 0, outcome.output
     assert outcome.json["status"] == "completed"
 
 
-def test_a_repair_round_that_fixes_the_figure_completes(run_script, good_documents):
+def test_a_repair_round_that_fixes_the_figure_completes(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     analysis, backlog, _ = good_documents
     turns = [
         *turns_for(analysis, backlog, WRONG),
@@ -68,8 +73,8 @@ def test_a_repair_round_that_fixes_the_figure_completes(run_script, good_documen
 
 
 def test_the_repair_message_the_model_reads_names_the_right_value(
-    tmp_path, feedback_csv, good_documents
-):
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
     analysis, backlog, _ = good_documents
     model = ScriptedModel([*turns_for(analysis, backlog, WRONG), {"content": "Done."}])
     result = asyncio.run(

@@ -6,26 +6,28 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from runlens.hooks.manager import HookDecision, HookEvent, HookManager
+from runlens.validation.base import ValidationContext, ValidatorResult
 from runlens_feedback.contracts import REPORT
 
-from .conftest import turns_for
+from .conftest import Documents, RunScript, turns_for
 
 PY = sys.executable
 
 
-def test_pre_tool_use_first_block_wins():
+def test_pre_tool_use_first_block_wins() -> None:
     manager = HookManager()
     calls: list[str] = []
 
-    def first(payload):
+    def first(payload: dict[str, Any]) -> HookDecision:
         calls.append("first")
         return HookDecision.block("no writes on Fridays")
 
-    def second(payload):
+    def second(payload: dict[str, Any]) -> HookDecision:
         calls.append("second")
         return HookDecision.allow()
 
@@ -36,13 +38,13 @@ def test_pre_tool_use_first_block_wins():
     assert outcomes[0].decision == HookDecision(True, "no writes on Fridays")
 
 
-def test_raising_and_slow_blocking_hooks_fail_closed():
+def test_raising_and_slow_blocking_hooks_fail_closed() -> None:
     manager = HookManager(default_timeout=0.05)
 
-    def broken(payload):
+    def broken(payload: dict[str, Any]) -> None:
         raise RuntimeError("boom")
 
-    async def slow(payload):
+    async def slow(payload: dict[str, Any]) -> None:
         await asyncio.sleep(5)
 
     manager.register(HookEvent.PRE_TOOL_USE, broken)
@@ -55,10 +57,10 @@ def test_raising_and_slow_blocking_hooks_fail_closed():
     assert outcome.decision.blocked and "timed out" in outcome.decision.reason
 
 
-def test_observing_hooks_do_not_block():
+def test_observing_hooks_do_not_block() -> None:
     manager = HookManager()
 
-    def broken(payload):
+    def broken(payload: dict[str, Any]) -> None:
         raise RuntimeError("boom")
 
     manager.register(HookEvent.POST_TOOL_USE, broken)
@@ -71,7 +73,7 @@ def _hooks_file(
 ) -> Path:
     hook_script = tmp_path / f"hook_{event}.py"
     hook_script.write_text(script, encoding="utf-8")
-    group: dict = {
+    group: dict[str, Any] = {
         "hooks": [{"type": "command", "command": f"{PY} {hook_script}", "timeout": timeout}]
     }
     if matcher:
@@ -90,7 +92,9 @@ if payload["tool_input"]["path"].endswith(".md"):
 """
 
 
-def test_command_hook_that_blocks(run_script, good_documents, tmp_path):
+def test_command_hook_that_blocks(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     hooks = _hooks_file(tmp_path, "PreToolUse", BLOCK_REPORT, matcher="write_file")
     outcome = run_script(turns_for(*good_documents), "--hooks", str(hooks))
     assert outcome.exit_code == 1
@@ -103,14 +107,18 @@ def test_command_hook_that_blocks(run_script, good_documents, tmp_path):
     assert "missing required files: artifacts/insight_report.md" in outcome.record["error_message"]
 
 
-def test_command_hook_that_passes(run_script, good_documents, tmp_path):
+def test_command_hook_that_passes(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     hooks = _hooks_file(tmp_path, "PreToolUse", "import sys, json; json.load(sys.stdin)")
     outcome = run_script(turns_for(*good_documents), "--hooks", str(hooks))
     assert outcome.exit_code == 0, outcome.output
     assert "hook.blocked" not in outcome.types
 
 
-def test_command_hook_that_hangs_blocks(run_script, good_documents, tmp_path):
+def test_command_hook_that_hangs_blocks(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     hooks = _hooks_file(
         tmp_path,
         "PreToolUse",
@@ -124,7 +132,9 @@ def test_command_hook_that_hangs_blocks(run_script, good_documents, tmp_path):
     assert outcome.exit_code == 1  # the input was never read, so no evidence index
 
 
-def test_command_hook_exiting_1_is_a_blocking_hook_error(run_script, good_documents, tmp_path):
+def test_command_hook_exiting_1_is_a_blocking_hook_error(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     hooks = _hooks_file(
         tmp_path,
         "PreToolUse",
@@ -148,7 +158,9 @@ if artifact["name"].endswith(".md") and "TODO" in open(artifact["path"], encodin
 """
 
 
-def test_stop_command_hook_rejects_only_its_artifact(run_script, good_documents, tmp_path):
+def test_stop_command_hook_rejects_only_its_artifact(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     analysis, backlog, report = good_documents
     hooks = _hooks_file(tmp_path, "Stop", STOP_HOOK)
     outcome = run_script(turns_for(analysis, backlog, report + "\nTODO\n"), "--hooks", str(hooks))
@@ -159,7 +171,9 @@ def test_stop_command_hook_rejects_only_its_artifact(run_script, good_documents,
     assert finding["artifact"] == REPORT
 
 
-def test_hooks_file_errors_are_usage_errors(run_script, tmp_path, good_documents):
+def test_hooks_file_errors_are_usage_errors(
+    run_script: RunScript, tmp_path: Path, good_documents: Documents
+) -> None:
     bad = tmp_path / "hooks.json"
     bad.write_text('{"hooks": {"BeforeEverything": []}}', encoding="utf-8")
     outcome = run_script(turns_for(*good_documents), "--hooks", str(bad))
@@ -167,7 +181,9 @@ def test_hooks_file_errors_are_usage_errors(run_script, tmp_path, good_documents
 
 
 @pytest.mark.parametrize("content", ["{", "[]"])
-def test_unreadable_hooks_file(run_script, tmp_path, good_documents, content):
+def test_unreadable_hooks_file(
+    run_script: RunScript, tmp_path: Path, good_documents: Documents, content: str
+) -> None:
     bad = tmp_path / "hooks.json"
     bad.write_text(content, encoding="utf-8")
     assert run_script(turns_for(*good_documents), "--hooks", str(bad)).exit_code == 2
@@ -176,25 +192,24 @@ def test_unreadable_hooks_file(run_script, tmp_path, good_documents, content):
 class _Hung:
     name = "HungValidator"
 
-    def validate(self, context):
+    def validate(self, context: ValidationContext) -> ValidatorResult:
         import time
 
         time.sleep(30)
+        return ValidatorResult(validator=self.name, findings=(), summary=None)
 
 
 class _Passing:
     name = "PassingValidator"
 
-    def validate(self, context):
-        from runlens.validation.base import ValidatorResult
-
+    def validate(self, context: ValidationContext) -> ValidatorResult:
         return ValidatorResult(validator=self.name, findings=(), summary=None)
 
 
-def test_a_hung_validator_blocks_after_its_timeout_and_does_not_hold_the_process(tmp_path):
+def test_a_hung_validator_blocks_after_its_timeout_and_does_not_hold_the_process(
+    tmp_path: Path,
+) -> None:
     import time
-
-    from runlens.validation.base import ValidationContext
 
     manager = HookManager()
     manager.register_validator(_Hung(), timeout=0.3)
@@ -205,5 +220,6 @@ def test_a_hung_validator_blocks_after_its_timeout_and_does_not_hold_the_process
     assert time.monotonic() - started < 5
     (hung, _), (passing, _) = results
     assert hung.blocked and hung.findings[0].code == "hook_error"
+    assert hung.summary is not None
     assert "timed out after 0.3s" in hung.summary
     assert not passing.blocked, "validators after a hung one still run"

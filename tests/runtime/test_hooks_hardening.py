@@ -30,7 +30,7 @@ from runlens.testing import ScriptedModel
 from runlens.validation.base import ValidationContext
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
-from .conftest import turns_for
+from .conftest import Documents, RunScript, turns_for
 
 PY = sys.executable
 FIVE_MB = 5 * 1024 * 1024
@@ -127,8 +127,8 @@ if payload["artifact"]["name"].endswith(".md"):
 
 
 def test_a_stop_hooks_own_timeout_applies_not_the_global_one(
-    tmp_path, feedback_csv, good_documents
-):
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW_ON_REPORT, encoding="utf-8")
     hook = CommandHook(HookEvent.STOP, f"{PY} {script}", timeout=20)
@@ -145,7 +145,7 @@ def test_a_stop_hooks_own_timeout_applies_not_the_global_one(
     assert result.status == "completed", result.error_message
 
 
-def test_the_budget_of_a_stop_command_follows_its_timeout_per_artifact(tmp_path):
+def test_the_budget_of_a_stop_command_follows_its_timeout_per_artifact(tmp_path: Path) -> None:
     context = ValidationContext(
         workspace=tmp_path, contracts=load_plugin("feedback-analysis").contracts
     )
@@ -154,8 +154,8 @@ def test_the_budget_of_a_stop_command_follows_its_timeout_per_artifact(tmp_path)
 
 
 def test_a_stop_hook_past_its_own_timeout_blocks_and_leaves_nothing(
-    run_script, good_documents, tmp_path
-):
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     marker = tmp_path / "spawned.jsonl"
     script = tmp_path / "hang.py"
     script.write_text(HANG, encoding="utf-8")
@@ -183,8 +183,8 @@ EVENTS = [
 
 @pytest.mark.parametrize(("event", "matcher"), EVENTS, ids=[e for e, _ in EVENTS])
 def test_a_timed_out_hook_leaves_no_process_behind(
-    run_script, good_documents, tmp_path, event, matcher
-):
+    run_script: RunScript, good_documents: Documents, tmp_path: Path, event: str, matcher: str
+) -> None:
     marker = tmp_path / "spawned.jsonl"
     script = tmp_path / "hang.py"
     script.write_text(HANG, encoding="utf-8")
@@ -202,7 +202,7 @@ def test_a_timed_out_hook_leaves_no_process_behind(
     assert any("timed out after 1s" in reason for reason in reasons)
 
 
-def test_a_background_child_does_not_outlive_a_hook_that_exited(tmp_path):
+def test_a_background_child_does_not_outlive_a_hook_that_exited(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     hook = CommandHook(HookEvent.STOP, f"sleep 301 & echo $$ $! > {pids}; exit 0", timeout=30)
     started = time.monotonic()
@@ -213,7 +213,7 @@ def test_a_background_child_does_not_outlive_a_hook_that_exited(tmp_path):
     _assert_gone(pgid, [child])
 
 
-def test_an_abandoned_stop_round_kills_its_command_and_starts_no_more(tmp_path):
+def test_an_abandoned_stop_round_kills_its_command_and_starts_no_more(tmp_path: Path) -> None:
     marker = tmp_path / "spawned.jsonl"
     script = tmp_path / "hang.py"
     script.write_text(HANG, encoding="utf-8")
@@ -250,8 +250,13 @@ CANCEL_CASES = [
     ("event", "matcher", "signum"), CANCEL_CASES, ids=[f"{e}-{s.name}" for e, _, s in CANCEL_CASES]
 )
 def test_cancelling_the_run_kills_the_running_hook(
-    tmp_path, feedback_csv, good_documents, event, matcher, signum
-):
+    tmp_path: Path,
+    feedback_csv: Path,
+    good_documents: Documents,
+    event: str,
+    matcher: str,
+    signum: signal.Signals,
+) -> None:
     marker = tmp_path / "spawned.jsonl"
     script = tmp_path / "hang.py"
     script.write_text(HANG, encoding="utf-8")
@@ -379,8 +384,8 @@ BAD_SETTINGS: list[tuple[str, Any, str, str]] = [
     ids=[case[0] for case in BAD_SETTINGS],
 )
 def test_bad_settings_are_a_usage_error_naming_file_and_key(
-    tmp_path, feedback_csv, document, key, fragment
-):
+    tmp_path: Path, feedback_csv: Path, document: Any, key: str, fragment: str
+) -> None:
     path = tmp_path / "hooks.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     result = _invoke("run", "feedback-analysis", str(feedback_csv), "--hooks", str(path))
@@ -421,8 +426,8 @@ BAD_FILES: list[tuple[str, Any, str]] = [
     ("content", "fragment"), [case[1:] for case in BAD_FILES], ids=[case[0] for case in BAD_FILES]
 )
 def test_unusable_settings_files_are_a_usage_error_naming_the_file(
-    tmp_path, feedback_csv, content, fragment
-):
+    tmp_path: Path, feedback_csv: Path, content: Any, fragment: str
+) -> None:
     path = tmp_path / "hooks.json"
     if isinstance(content, bytes):
         path.write_bytes(content)
@@ -439,7 +444,7 @@ def test_unusable_settings_files_are_a_usage_error_naming_the_file(
     assert str(path) in result.stderr and fragment in result.stderr, result.stderr
 
 
-def test_every_problem_is_listed_with_its_path(tmp_path):
+def test_every_problem_is_listed_with_its_path(tmp_path: Path) -> None:
     path = tmp_path / "hooks.json"
     document = {
         "hooks": {
@@ -461,7 +466,7 @@ def test_every_problem_is_listed_with_its_path(tmp_path):
         assert where in message
 
 
-def test_good_settings_load_with_their_timeouts(tmp_path):
+def test_good_settings_load_with_their_timeouts(tmp_path: Path) -> None:
     path = tmp_path / "hooks.json"
     path.write_bytes(
         "\ufeff".encode()
@@ -493,7 +498,9 @@ if payload["artifact"]["name"].endswith(".md"):
 """
 
 
-def test_five_megabytes_of_stderr_stay_out_of_the_records(run_script, good_documents, tmp_path):
+def test_five_megabytes_of_stderr_stay_out_of_the_records(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     script = tmp_path / "flood.py"
     script.write_text(FLOOD_STDERR, encoding="utf-8")
     hooks = _settings(tmp_path / "hooks.json", "Stop", f"{PY} {script}", timeout=30)
@@ -508,7 +515,7 @@ def test_five_megabytes_of_stderr_stay_out_of_the_records(run_script, good_docum
     assert (outcome.workspace / "runtime" / "run.json").stat().st_size < 1024 * 1024
 
 
-def test_a_hook_flooding_both_pipes_does_not_hang(tmp_path):
+def test_a_hook_flooding_both_pipes_does_not_hang(tmp_path: Path) -> None:
     flood = f"import sys; sys.stdout.write('o' * {FIVE_MB}); sys.stderr.write('e' * {FIVE_MB})"
     command = f'{PY} -c "{flood}"'
     started = time.monotonic()
@@ -517,7 +524,7 @@ def test_a_hook_flooding_both_pipes_does_not_hang(tmp_path):
     assert time.monotonic() - started < 10
 
 
-def test_a_cut_in_a_multibyte_character_is_clean(tmp_path):
+def test_a_cut_in_a_multibyte_character_is_clean(tmp_path: Path) -> None:
     command = f"{PY} -c \"import sys; sys.stderr.write('é' * 100_000); sys.exit(2)\""
     reason = CommandHook(HookEvent.STOP, command, timeout=20).decide({}, tmp_path).reason
     assert reason.endswith("… [truncated, 200000 bytes in all]")
@@ -525,13 +532,13 @@ def test_a_cut_in_a_multibyte_character_is_clean(tmp_path):
     assert reason.startswith("é" * (OUTPUT_LIMIT // 2))
 
 
-def test_stdout_is_the_reason_when_stderr_is_empty(tmp_path):
+def test_stdout_is_the_reason_when_stderr_is_empty(tmp_path: Path) -> None:
     hook = CommandHook(HookEvent.STOP, "echo use the template; exit 2", timeout=20)
     assert hook.decide({}, tmp_path).reason == "use the template"
 
 
 @pytest.mark.parametrize("reads", [False, True], ids=["ignores-stdin", "reads-stdin"])
-def test_a_large_payload_is_no_problem_whether_read_or_not(tmp_path, reads):
+def test_a_large_payload_is_no_problem_whether_read_or_not(tmp_path: Path, reads: bool) -> None:
     command = f'{PY} -c "import sys; sys.stdin.buffer.read()"' if reads else "exit 0"
     payload = {"tool_input": {"content": "x" * FIVE_MB}}
     started = time.monotonic()
@@ -557,8 +564,8 @@ with open(sys.argv[1], "a", encoding="utf-8") as out:
 
 
 def test_relative_commands_resolve_against_the_settings_folder(
-    tmp_path, feedback_csv, good_documents, monkeypatch
-):
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "project" / "config"
     (config / "hooks").mkdir(parents=True)
     (config / "hooks" / "record.py").write_text(RECORDER, encoding="utf-8")
@@ -604,7 +611,7 @@ def test_relative_commands_resolve_against_the_settings_folder(
     assert "hook.blocked" not in [e["type"] for e in events]
 
 
-def test_a_hook_in_code_without_a_settings_folder_runs_in_the_workspace(tmp_path):
+def test_a_hook_in_code_without_a_settings_folder_runs_in_the_workspace(tmp_path: Path) -> None:
     (tmp_path / ANALYSIS).parent.mkdir(parents=True)
     (tmp_path / ANALYSIS).write_text("{}", encoding="utf-8")
     hook = CommandHook(HookEvent.STOP, f"test -f {ANALYSIS} || exit 2", timeout=20)

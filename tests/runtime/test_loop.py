@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from runlens.models.messages import Message, ToolSpec
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
-from .conftest import turns_for
+from .conftest import Documents, RunScript, turns_for
 
 
-def test_model_mistakes_become_tool_errors(run_script, good_documents):
+def test_model_mistakes_become_tool_errors(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     mistakes = {
         "tool_calls": [
             {"name": "delete_everything", "arguments": {}},
@@ -34,7 +41,7 @@ def test_model_mistakes_become_tool_errors(run_script, good_documents):
     assert "offset" in failed[1]["error"]
 
 
-def test_max_turns_limit(run_script):
+def test_max_turns_limit(run_script: RunScript) -> None:
     looping = [{"tool_calls": [{"name": "list_files", "arguments": {}}]}] * 50
     outcome = run_script(looping, "--max-turns", "5")
     assert outcome.exit_code == 1
@@ -49,20 +56,22 @@ def test_max_turns_limit(run_script):
     assert outcome.record["metrics"]["turns"] == 5
 
 
-def test_max_tool_calls_limit(run_script):
+def test_max_tool_calls_limit(run_script: RunScript) -> None:
     many = [{"tool_calls": [{"name": "list_files", "arguments": {}}] * 4}] * 10
     outcome = run_script(many, "--max-tool-calls", "6")
     assert outcome.record["error_message"].startswith("loop limit: max tool calls (6) reached")
     assert outcome.record["metrics"]["tool_calls"] == 6
 
 
-def test_empty_answers_are_nudged_then_fail(run_script):
+def test_empty_answers_are_nudged_then_fail(run_script: RunScript) -> None:
     outcome = run_script([{"content": ""}])
     assert outcome.exit_code == 1
     assert outcome.record["error_message"].startswith("the model gave 3 empty answers in a row")
 
 
-def test_input_error_fails_at_the_input_step(run_script, tmp_path, good_documents):
+def test_input_error_fails_at_the_input_step(
+    run_script: RunScript, tmp_path: Path, good_documents: Documents
+) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("feedback_id,body\nfb_001,hello\n", encoding="utf-8")
     outcome = run_script(turns_for(*good_documents), csv=bad)
@@ -74,7 +83,9 @@ def test_input_error_fails_at_the_input_step(run_script, tmp_path, good_document
     assert (outcome.workspace / "manifest.json").is_file()
 
 
-def test_limit_with_valid_deliverables_still_fails(run_script, good_documents):
+def test_limit_with_valid_deliverables_still_fails(
+    run_script: RunScript, good_documents: Documents
+) -> None:
     turns = (
         turns_for(*good_documents)[:2]
         + [{"tool_calls": [{"name": "list_files", "arguments": {}}]}] * 10
@@ -92,7 +103,7 @@ def test_limit_with_valid_deliverables_still_fails(run_script, good_documents):
     assert "hook.blocked" not in outcome.types
 
 
-def test_wall_time_stops_a_model_call_in_flight(tmp_path, feedback_csv):
+def test_wall_time_stops_a_model_call_in_flight(tmp_path: Path, feedback_csv: Path) -> None:
     import asyncio
 
     from runlens.plugins import load_plugin
@@ -100,8 +111,9 @@ def test_wall_time_stops_a_model_call_in_flight(tmp_path, feedback_csv):
     from runlens.runtime.run import RunSettings, run_plugin
     from runlens.testing import FunctionModel
 
-    async def stuck(messages, tools):
+    async def stuck(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         await asyncio.sleep(60)
+        return {"content": "Done."}
 
     settings = RunSettings(limits=LoopLimits(wall_time_seconds=0.5), validator_plugins=False)
     result = asyncio.run(
@@ -114,10 +126,13 @@ def test_wall_time_stops_a_model_call_in_flight(tmp_path, feedback_csv):
         )
     )
     assert result.status == "failed"
+    assert result.error_message is not None
     assert result.error_message.startswith("loop limit: wall time (0.5s) exceeded")
 
 
-def test_a_plugin_with_a_broken_validator_fails_the_run_cleanly(tmp_path, feedback_csv):
+def test_a_plugin_with_a_broken_validator_fails_the_run_cleanly(
+    tmp_path: Path, feedback_csv: Path
+) -> None:
     import asyncio
     import dataclasses
 
@@ -132,4 +147,5 @@ def test_a_plugin_with_a_broken_validator_fails_the_run_cleanly(tmp_path, feedba
         )
     )
     assert result.status == "failed"
+    assert result.error_message is not None
     assert result.error_message.startswith("configuration error: 'oops' is not a validator")

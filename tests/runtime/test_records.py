@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
+
+import pytest
 
 from runlens.validation import stop_validators
 from runlens_feedback import plugin
 from runlens_feedback.contracts import ANALYSIS
 
-from .conftest import turns_for
+from .conftest import Documents, RunScript, turns_for
 
 
-def test_events_are_ordered_and_complete(run_script, good_documents):
+def test_events_are_ordered_and_complete(run_script: RunScript, good_documents: Documents) -> None:
     outcome = run_script(turns_for(*good_documents))
     events = outcome.events
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
@@ -33,7 +36,7 @@ def test_events_are_ordered_and_complete(run_script, good_documents):
     assert {"step_id": "load_feedback", "status": "completed"} in steps
 
 
-def test_metrics_agree_with_events(run_script, good_documents):
+def test_metrics_agree_with_events(run_script: RunScript, good_documents: Documents) -> None:
     outcome = run_script(turns_for(*good_documents))
     metrics = outcome.record["metrics"]
     types = outcome.types
@@ -46,7 +49,7 @@ def test_metrics_agree_with_events(run_script, good_documents):
     assert "validating" in metrics["phase_seconds"]
 
 
-def test_trace_spans_are_parent_linked(run_script, good_documents):
+def test_trace_spans_are_parent_linked(run_script: RunScript, good_documents: Documents) -> None:
     outcome = run_script(turns_for(*good_documents))
     trace = json.loads((outcome.workspace / "runtime" / "trace.json").read_text())
     spans = trace["spans"]
@@ -63,7 +66,7 @@ def test_trace_spans_are_parent_linked(run_script, good_documents):
     assert all(span["start_time_unix_nano"] <= span["end_time_unix_nano"] for span in spans)
 
 
-def test_manifest_hashes_match_the_files(run_script, good_documents):
+def test_manifest_hashes_match_the_files(run_script: RunScript, good_documents: Documents) -> None:
     outcome = run_script(turns_for(*good_documents))
     manifest = outcome.manifest
     assert manifest["status"] == "completed"
@@ -78,7 +81,7 @@ def test_manifest_hashes_match_the_files(run_script, good_documents):
     assert analysis["audience"] == "developer"
 
 
-def test_run_record_and_index_hash(run_script, good_documents):
+def test_run_record_and_index_hash(run_script: RunScript, good_documents: Documents) -> None:
     outcome = run_script(turns_for(*good_documents))
     record = outcome.record
     index = (outcome.workspace / "runtime" / "evidence_index.json").read_bytes()
@@ -98,7 +101,9 @@ def test_run_record_and_index_hash(run_script, good_documents):
     ) >= 1
 
 
-def test_secrets_never_reach_records(run_script, good_documents, monkeypatch):
+def test_secrets_never_reach_records(
+    run_script: RunScript, good_documents: Documents, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "sk-test-SECRET-1234567890"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     analysis, backlog, report = good_documents
@@ -108,7 +113,9 @@ def test_secrets_never_reach_records(run_script, good_documents, monkeypatch):
         assert secret not in path.read_text(encoding="utf-8"), path
 
 
-def test_runs_and_show_commands(run_script, good_documents, tmp_path):
+def test_runs_and_show_commands(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     from click.testing import CliRunner
 
     from runlens.cli import cli

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from runlens_feedback.contracts import BACKLOG
 
-from .conftest import turns_for, write_call
+from .conftest import Documents, RunScript, turns_for, write_call
 
 
-def test_repair_round_fixes_the_backlog(run_script, good_documents):
+def test_repair_round_fixes_the_backlog(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, report = good_documents
     broken = json.loads(json.dumps(backlog))
     broken["items"][0]["priority"] = "high"
@@ -32,7 +33,9 @@ def test_repair_round_fixes_the_backlog(run_script, good_documents):
     assert set(outcome.plan.values()) == {"completed"}
 
 
-def test_repair_message_names_path_and_allowed_values(run_script, good_documents, tmp_path):
+def test_repair_message_names_path_and_allowed_values(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     analysis, backlog, report = good_documents
     backlog["items"][0]["priority"] = "high"
     outcome = run_script(turns_for(analysis, backlog, report), "--repair-turns", "2")
@@ -43,7 +46,7 @@ def test_repair_message_names_path_and_allowed_values(run_script, good_documents
     assert outcome.types[-1] == "run.failed"
 
 
-def test_repair_message_content():
+def test_repair_message_content() -> None:
     from runlens.runtime.repair import repair_message
     from runlens.validation import ValidationReport
     from runlens.validation.findings import Finding

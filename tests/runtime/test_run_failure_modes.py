@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
-from .conftest import turns_for
+from .conftest import Documents, RunScript, turns_for
 
 FAILURE_ORDER = ["hook.blocked", "artifact.rejected", "run.failed"]
 
@@ -19,7 +21,7 @@ def _assert_failure_order(types: list[str]) -> None:
     assert failed == len(types) - 1, "run.failed is the last event"
 
 
-def test_passing_run_completes(run_script, good_documents):
+def test_passing_run_completes(run_script: RunScript, good_documents: Documents) -> None:
     outcome = run_script(turns_for(*good_documents))
     assert outcome.exit_code == 0, outcome.output
     assert outcome.json["status"] == "completed"
@@ -49,7 +51,7 @@ def test_passing_run_completes(run_script, good_documents):
     assert outcome.record["evidence_index_sha256"]
 
 
-def test_missing_report(run_script, good_documents):
+def test_missing_report(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, _ = good_documents
     outcome = run_script(turns_for(analysis, backlog, None))
     assert outcome.exit_code == 1
@@ -71,7 +73,7 @@ def test_missing_report(run_script, good_documents):
     assert (outcome.workspace / ANALYSIS).is_file(), "files of a failed run stay"
 
 
-def test_bad_priority(run_script, good_documents):
+def test_bad_priority(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, report = good_documents
     backlog["items"][0]["priority"] = "high"
     outcome = run_script(turns_for(analysis, backlog, report))
@@ -86,7 +88,7 @@ def test_bad_priority(run_script, good_documents):
     _assert_failure_order(outcome.types)
 
 
-def test_missing_risks_heading(run_script, good_documents):
+def test_missing_risks_heading(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, report = good_documents
     report = report.replace("## Risks And Unknowns", "## Next Steps")
     outcome = run_script(turns_for(analysis, backlog, report))
@@ -97,7 +99,7 @@ def test_missing_risks_heading(run_script, good_documents):
     _assert_failure_order(outcome.types)
 
 
-def test_fabricated_id_in_both_artifacts(run_script, good_documents):
+def test_fabricated_id_in_both_artifacts(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, report = good_documents
     analysis["items"][0]["feedback_id"] = "fb_999"
     backlog["items"][0]["evidence_feedback_ids"] = ["fb_999"]
@@ -112,7 +114,7 @@ def test_fabricated_id_in_both_artifacts(run_script, good_documents):
     _assert_failure_order(outcome.types)
 
 
-def test_paraphrased_evidence(run_script, good_documents):
+def test_paraphrased_evidence(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, report = good_documents
     analysis["items"][0]["evidence_text"] = "每周导出报告需要等待很长时间，影响团队协作效率。"
     outcome = run_script(turns_for(analysis, backlog, report))
@@ -124,7 +126,7 @@ def test_paraphrased_evidence(run_script, good_documents):
     _assert_failure_order(outcome.types)
 
 
-def test_all_failures_at_once(run_script, good_documents):
+def test_all_failures_at_once(run_script: RunScript, good_documents: Documents) -> None:
     analysis, backlog, _ = good_documents
     analysis["items"][0]["evidence_text"] = "每周导出报告需要等待很长时间"
     backlog["items"][0]["priority"] = "urgent"
@@ -150,7 +152,9 @@ def test_all_failures_at_once(run_script, good_documents):
 
 
 @pytest.mark.parametrize("turns", [[{"content": "All done, trust me."}]])
-def test_model_that_claims_done_without_working(run_script, turns):
+def test_model_that_claims_done_without_working(
+    run_script: RunScript, turns: list[dict[str, Any]]
+) -> None:
     outcome = run_script(turns)
     assert outcome.exit_code == 1
     assert outcome.record["status"] == "failed"

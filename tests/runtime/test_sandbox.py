@@ -12,7 +12,7 @@ from runlens.tools.base import ToolContext
 from runlens.tools.files import list_files, read_file, write_file
 from runlens.tools.workspace import Workspace
 
-from .conftest import write_call
+from .conftest import Documents, RunScript, write_call
 
 
 @pytest.fixture
@@ -45,7 +45,9 @@ ATTACKS = [
 
 
 @pytest.mark.parametrize("path", ATTACKS)
-def test_write_refused_and_nothing_written_outside(context: ToolContext, path: str, tmp_path):
+def test_write_refused_and_nothing_written_outside(
+    context: ToolContext, path: str, tmp_path: Path
+) -> None:
     before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
     with pytest.raises(ToolError):
         write_file(context, path, "pwned")
@@ -55,25 +57,29 @@ def test_write_refused_and_nothing_written_outside(context: ToolContext, path: s
     assert not (tmp_path / "outside" / "x").exists()
 
 
-def test_write_inside_artifacts_works(context: ToolContext):
+def test_write_inside_artifacts_works(context: ToolContext) -> None:
     result = write_file(context, "artifacts/sub/report.md", "# hi")
     assert result == {"path": "artifacts/sub/report.md", "bytes": 4}
     assert read_file(context, "artifacts/sub/report.md") == "# hi"
 
 
 @pytest.mark.parametrize("path", ["../outside", "/etc/passwd", "artifacts/escape"])
-def test_reads_outside_refused(context: ToolContext, path: str):
+def test_reads_outside_refused(context: ToolContext, path: str) -> None:
     with pytest.raises(ToolError):
         read_file(context, path) if "escape" not in path else list_files(context, path)
 
 
-def test_reads_of_runtime_and_input_allowed(context: ToolContext):
+def test_reads_of_runtime_and_input_allowed(context: ToolContext) -> None:
     assert read_file(context, "runtime/run.json") == "{}"
     listed = list_files(context)
-    assert {"path": "input/in.csv", "bytes": 4} in listed["files"]
+    files = listed["files"]
+    assert isinstance(files, list)
+    assert {"path": "input/in.csv", "bytes": 4} in files
 
 
-def test_attacks_in_a_run_are_recorded_and_the_run_goes_on(run_script, good_documents, tmp_path):
+def test_attacks_in_a_run_are_recorded_and_the_run_goes_on(
+    run_script: RunScript, good_documents: Documents, tmp_path: Path
+) -> None:
     from .conftest import turns_for
 
     attacks = [

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from runlens_feedback.contracts import ANALYSIS, REPORT
 
-from .conftest import turns_for, write_call
+from .conftest import Documents, RunScript, turns_for, write_call
 
 KEY = "sk-proj-ECHOED-0123456789abcdef"
 
 
 def test_a_key_echoed_into_evidence_and_a_file_name_fails_and_is_redacted(
-    run_script, good_documents, monkeypatch
-):
+    run_script: RunScript, good_documents: Documents, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     analysis, backlog, report = copy.deepcopy(good_documents)
     analysis["items"][1]["evidence_text"] = f"Authorization: Bearer {KEY}"
@@ -36,7 +38,9 @@ def test_a_key_echoed_into_evidence_and_a_file_name_fails_and_is_redacted(
     assert KEY.encode() not in (outcome.workspace / "manifest.json").read_bytes()
 
 
-def test_a_short_token_is_still_kept_out_of_records(run_script, good_documents, monkeypatch):
+def test_a_short_token_is_still_kept_out_of_records(
+    run_script: RunScript, good_documents: Documents, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token = "tok123"  # six characters: records blanked such values before, and still do
     monkeypatch.setenv("RUNLENS_UI_TOKEN", token)
     analysis, backlog, report = copy.deepcopy(good_documents)

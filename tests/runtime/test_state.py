@@ -20,13 +20,13 @@ ALLOWED = [
 
 
 @pytest.mark.parametrize(("current", "target"), ALLOWED)
-def test_allowed(current: str, target: str):
+def test_allowed(current: str, target: str) -> None:
     assert check_transition(RunStatus(current), RunStatus(target)) == RunStatus(target)
 
 
 @pytest.mark.parametrize("terminal", ["completed", "failed", "cancelled"])
 @pytest.mark.parametrize("target", [s.value for s in RunStatus])
-def test_terminal_states_never_change(terminal: str, target: str):
+def test_terminal_states_never_change(terminal: str, target: str) -> None:
     with pytest.raises(InvalidTransition):
         check_transition(RunStatus(terminal), RunStatus(target))
 
@@ -35,6 +35,6 @@ def test_terminal_states_never_change(terminal: str, target: str):
     ("current", "target"),
     [("created", "validating"), ("created", "completed"), ("running", "completed")],
 )
-def test_skipping_validation_is_impossible(current: str, target: str):
+def test_skipping_validation_is_impossible(current: str, target: str) -> None:
     with pytest.raises(InvalidTransition):
         check_transition(RunStatus(current), RunStatus(target))

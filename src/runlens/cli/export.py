@@ -22,9 +22,10 @@ def export_trace_command(run: str, endpoint: str | None, home: Path | None) -> N
     from runlens.errors import UserError
     from runlens.records.otlp import export_trace, traces_url
     from runlens.records.store import find_workspace
+    from runlens.tools.workspace import Workspace
 
     workspace = find_workspace(run, home)
-    trace_path = workspace / "runtime" / "trace.json"
+    trace_path = workspace / Workspace.TRACE
     if not trace_path.is_file():
         raise UserError(f"run has no trace yet: {trace_path}")
     url = traces_url(endpoint)

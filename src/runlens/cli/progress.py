@@ -1,7 +1,12 @@
-"""Live progress of a run for a person at a terminal: plan steps, the tool being called."""
+"""Live progress of a run for a person at a terminal: plan steps, the tool being called.
+
+It knows the core's events only (`runlens.records.catalogue`). A plugin's own events
+(`plugin.event`) are shown generically: by name, with their scalar fields, and counted.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.console import Console, Group
@@ -37,6 +42,8 @@ class RunProgress:
         self.batches_done = 0
         self.batches_failed = 0
         self.batches_total = 0
+        #: A plugin's own events seen so far, by name.
+        self.plugin_events: Counter[str] = Counter()
         self._live: Live | None = None
 
     def __enter__(self) -> RunProgress:
@@ -96,8 +103,23 @@ class RunProgress:
                 )
         elif event.type == "repair.requested":
             self.activity = f"repair round {data.get('round')}: model fixing findings"
+        elif event.type == "plugin.event":
+            self._plugin_event(str(data.get("name")), data.get("data"))
         if self._live is not None:
             self._live.update(self._render())
+
+    def _plugin_event(self, name: str, fields: Any) -> None:
+        self.plugin_events[name] += 1
+        shown = ""
+        if isinstance(fields, dict):
+            shown = ", ".join(
+                f"{key}={value}"
+                for key, value in fields.items()
+                if not isinstance(value, (dict, list))
+            )
+        self.activity = f"{name}: {shown}" if shown else name
+        if self._live is None:  # a log gets one line per event, as for batches
+            self.console.print(terminal_safe(f"  {self.activity}"), highlight=False, markup=False)
 
     def _hand_over(self, step_id: str | None) -> None:
         """A later step starts: the steps before it that are still under way have delivered
@@ -129,8 +151,12 @@ class RunProgress:
         if self.batches_total:
             batches = f" · batches {self.batches_done}/{self.batches_total}"
             batches += f" ({self.batches_failed} failed)" if self.batches_failed else ""
+        events = "".join(f" · {name} {count}" for name, count in self.plugin_events.items())
         footer = Text(
-            f"{self.activity} · turns {self.turns} · tool calls {self.tool_calls}{batches}",
+            terminal_safe(
+                f"{self.activity} · turns {self.turns} · tool calls {self.tool_calls}"
+                f"{batches}{events}"
+            ),
             style="dim",
         )
         return Group(table, footer)

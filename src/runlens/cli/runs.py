@@ -145,17 +145,16 @@ def show_command(run: str, home: Path | None, events: bool, as_json: bool) -> No
     from runlens.cli.common import exit_on_user_error
     from runlens.records.events import read_event_log
     from runlens.records.store import find_workspace, read_json_object
-    from runlens.runtime.recovery import load_run, plan_from_events, workspace_changes
+    from runlens.runtime.recovery import load_run, workspace_changes
+    from runlens.tools.workspace import Workspace
 
     workspace = exit_on_user_error()(find_workspace)(run, home)
-    view = load_run(workspace)
-    manifest, problem = read_json_object(workspace / "manifest.json", "manifest.json")
+    view = load_run(workspace)  # a live run's record is brought up to date from its events
+    manifest, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
     problems = [*view.problems, *([problem] if problem else [])]
-    timeline, event_problems = read_event_log(workspace / "runtime" / "events.jsonl")
+    timeline, event_problems = read_event_log(workspace / Workspace.EVENTS)
     problems.extend(event_problems)
     changes = workspace_changes(workspace, view.record, manifest or {})
-    if view.record.get("status") in ("created", "running", "validating"):
-        view.record["plan"] = plan_from_events(view.record.get("plan"), timeline)
     if as_json:
         click.echo(
             json.dumps(
@@ -287,6 +286,14 @@ def _describe(event: dict[str, Any]) -> str:
         return f"{data.get('validator')}: {data.get('summary') or 'passed'}"
     if kind in ("run.failed", "hook.blocked", "run.interrupted", "run.cancelled"):
         return str(data.get("error_message") or data.get("reason") or "")
+    if kind == "plugin.event":  # a plugin's own event: its name, then its scalar fields
+        inner = data.get("data")
+        fields = _scalars(inner) if isinstance(inner, dict) else ""
+        return f"{data.get('name')}: {fields}" if fields else str(data.get("name"))
+    return _scalars(data)
+
+
+def _scalars(data: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in data.items() if not isinstance(v, (dict, list)))
 
 

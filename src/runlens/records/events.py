@@ -1,11 +1,15 @@
 """The run's event stream: append-only, one JSON object per line, `seq` from 1.
 
 Every other record (metrics, trace, run.json's view of progress) is derived from this stream
-by subscribers, so nothing is counted twice in different places. Writing is cheap on purpose:
-one encode and one unbuffered `write` per event. Nothing is held back in a Python buffer, so
-once `publish` returns the line is in the operating system's hands: a crash, `kill -9` or
-Ctrl-C afterwards loses nothing already published (a power cut is the one thing it does not
-cover: that would need an fsync per event).
+by subscribers, so nothing is counted twice in different places. What may be published, and
+each event's data, is the closed catalogue of `runlens.records.catalogue`: `publish` takes a
+catalogue type (its data checked by mypy through the overloads below), `emit` what a tool
+emits (checked at run time).
+
+Writing is cheap on purpose: one encode and one unbuffered `write` per event. Nothing is held
+back in a Python buffer, so once `publish` returns the line is in the operating system's
+hands: a crash, `kill -9` or Ctrl-C afterwards loses nothing already published (a power cut
+is the one thing it does not cover: that would need an fsync per event).
 """
 
 from __future__ import annotations
@@ -13,44 +17,16 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
+from runlens.records import catalogue as c
+from runlens.records.catalogue import EventType, check_event_type, tool_event
 from runlens.records.encoding import dumps_compact
-
-EventType = str  # `noun.past_verb`, e.g. "tool.completed"; the known set is in KNOWN_EVENT_TYPES
-
-KNOWN_EVENT_TYPES = frozenset(
-    {
-        "run.created",
-        "run.started",
-        "plan.step.updated",
-        "model.called",
-        "model.retried",
-        "model.failed",
-        "tool.called",
-        "tool.completed",
-        "tool.failed",
-        "evidence.indexed",
-        "batch.completed",
-        "batch.failed",
-        "hook.blocked",
-        "hook.failed",
-        "run.warned",
-        "run.validating",
-        "validator.completed",
-        "artifact.validated",
-        "artifact.rejected",
-        "repair.requested",
-        "run.completed",
-        "run.failed",
-        "run.cancelled",
-        "run.interrupted",
-    }
-)
+from runlens.tools.workspace import Workspace
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +34,8 @@ class Event:
     seq: int
     ts: str
     run_id: str
-    type: EventType
+    #: One of the catalogue's types (`runlens.records.catalogue`); `data` has its shape.
+    type: str
     data: dict[str, Any]
     #: time.time() of the event, for derived records (not serialised; `ts` is its ISO form).
     at: float = 0.0
@@ -99,15 +76,87 @@ class EventLog:
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
 
-    def publish(self, event_type: EventType, data: dict[str, Any] | None = None) -> Event:
+    @overload
+    def publish(self, event_type: Literal["run.created"], data: c.RunCreated) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["run.started"], data: c.RunStarted) -> Event: ...
+    @overload
+    def publish(
+        self, event_type: Literal["plan.step.updated"], data: c.PlanStepUpdated
+    ) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["model.called"], data: c.ModelCalled) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["model.retried"], data: c.ModelRetried) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["model.failed"], data: c.ModelFailed) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["tool.called"], data: c.ToolCalled) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["tool.completed"], data: c.ToolCompleted) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["tool.failed"], data: c.ToolFailed) -> Event: ...
+    @overload
+    def publish(
+        self, event_type: Literal["evidence.indexed"], data: c.EvidenceIndexed
+    ) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["batch.completed"], data: c.BatchCompleted) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["batch.failed"], data: c.BatchFailed) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["hook.blocked"], data: c.HookBlocked) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["hook.failed"], data: c.HookFailed) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["run.warned"], data: c.RunWarned) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["run.validating"], data: c.RunValidating) -> Event: ...
+    @overload
+    def publish(
+        self, event_type: Literal["validator.completed"], data: c.ValidatorCompleted
+    ) -> Event: ...
+    @overload
+    def publish(
+        self, event_type: Literal["artifact.validated", "artifact.rejected"], data: c.ArtifactJudged
+    ) -> Event: ...
+    @overload
+    def publish(
+        self, event_type: Literal["repair.requested"], data: c.RepairRequested
+    ) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["run.completed"], data: c.RunCompleted) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["run.failed"], data: c.RunFailed) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["run.cancelled"], data: c.RunCancelled) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["run.interrupted"], data: c.RunInterrupted) -> Event: ...
+    @overload
+    def publish(self, event_type: Literal["plugin.event"], data: c.PluginEvent) -> Event: ...
+
+    def publish(self, event_type: str, data: Any) -> Event:
+        """Append one event of the catalogue; `UnknownEventType` for any other type.
+
+        `data` is checked by mypy against the type's shape (the overloads above), not at run
+        time: this runs for every model and tool call. What tools publish goes through `emit`.
+        """
+        return self._append(check_event_type(event_type), data)
+
+    def emit(self, name: str, data: Mapping[str, Any]) -> Event:
+        """Publish what a tool emits (`ToolContext.emit`): a core event tools may publish,
+        checked against its shape, or a plugin's own as `plugin.event` (see the catalogue)."""
+        return self._append(*tool_event(name, data))
+
+    def _append(self, event_type: EventType, data: dict[str, Any]) -> Event:
         self._seq += 1
         now, timestamp = self._clock.now()
-        event = Event(self._seq, timestamp, self.run_id, event_type, data or {}, now)
+        event = Event(self._seq, timestamp, self.run_id, event_type, data, now)
         if self._stream is not None:
             line = dumps_compact(event.to_dict())
             if self._redact is not None:
                 line = self._redact(line.decode("utf-8")).encode("utf-8")
-            _append(self._stream, line + b"\n")
+            _write_all(self._stream, line + b"\n")
         self.events.append(event)
         for subscriber in self._subscribers:
             subscriber(event)
@@ -139,7 +188,7 @@ class _UtcClock:
         return nanos / 1e9, f"{self._prefix}.{rest // 1000:06d}+00:00"
 
 
-def _append(stream: io.FileIO, data: bytes) -> None:
+def _write_all(stream: io.FileIO, data: bytes) -> None:
     """Write all of `data`."""
     written = stream.write(data)
     while written < len(data):  # rare: a raw write may be partial (e.g. cut by a signal)
@@ -163,7 +212,7 @@ def read_event_log(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     except FileNotFoundError:
         return events, problems
     except OSError as error:
-        return events, [f"runtime/events.jsonl: cannot be read ({error.strerror})"]
+        return events, [f"{Workspace.EVENTS}: cannot be read ({error.strerror})"]
     lines = raw.split(b"\n")
     last = len(lines) - 1 if lines and lines[-1] == b"" else len(lines)
     for number, line in enumerate(lines[:last], start=1):
@@ -182,5 +231,5 @@ def read_event_log(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
                 events.append(value)
                 continue
             problem = f"a JSON {type(value).__name__}, not an event object"
-        problems.append(f"runtime/events.jsonl line {number}: damaged, {problem}; skipped")
+        problems.append(f"{Workspace.EVENTS} line {number}: damaged, {problem}; skipped")
     return events, problems

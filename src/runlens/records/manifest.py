@@ -1,17 +1,63 @@
-"""The manifest: what a run delivered, with hashes and validation status (SPEC section 11)."""
+"""The manifest: what a run delivered, with hashes and validation status (SPEC section 11).
+
+`manifest.json` at the workspace root, written once when the run ends (and by the reader that
+settles a run whose process died), whatever the outcome.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from runlens.contracts import ArtifactContract
+from runlens.contracts.model import Audience
+from runlens.records.base import Record
+from runlens.runtime.state import RunStatus
 from runlens.validation.findings import Finding
 
+MANIFEST_SCHEMA_VERSION: Final = 1
 #: Status of an artifact in a run that ended before validation ran.
-NOT_VALIDATED = "not_validated"
+NOT_VALIDATED: Final = "not_validated"
+ArtifactState = Literal["validated", "rejected", "missing", "not_validated"]
+
+
+class ManifestInput(Record):
+    name: str
+    """The input file's name (its copy is `input/<name>`)."""
+    source_hash: str | None
+    """SHA-256 of the input's bytes; None when the file is gone."""
+
+
+class ManifestArtifact(Record):
+    """One deliverable: the contract's metadata, the file's size and hash, its verdict."""
+
+    name: str
+    label: str
+    description: str
+    audience: Audience
+    sensitivity: str
+    required: bool
+    size: int | None
+    """None when the file does not exist."""
+    sha256: str | None
+    status: ArtifactState
+    findings: list[Finding]
+
+
+class Manifest(Record):
+    """What `manifest.json` holds."""
+
+    schema_version: Literal[1] = MANIFEST_SCHEMA_VERSION
+    run_id: str
+    plugin: str
+    model: str
+    status: RunStatus
+    error_message: str | None
+    input: ManifestInput
+    evidence_index_sha256: str | None
+    artifacts: list[ManifestArtifact]
 
 
 def _sha256(path: Path) -> str:
@@ -25,20 +71,19 @@ def _sha256(path: Path) -> str:
 def artifact_entry(
     workspace: Path,
     contract: ArtifactContract,
-    status: str | None,
+    status: ArtifactState | None,
     findings: Sequence[Finding],
-) -> dict[str, Any]:
+) -> ManifestArtifact:
     path = workspace / contract.name
     exists = path.is_file()
-    if status is None:
-        status = NOT_VALIDATED if exists else "missing"
-    return {
+    state: ArtifactState = status or (NOT_VALIDATED if exists else "missing")
+    return ManifestArtifact(
         **contract.to_metadata(),
-        "size": path.stat().st_size if exists else None,
-        "sha256": _sha256(path) if exists else None,
-        "status": status,
-        "findings": [f.model_dump() for f in findings if f.artifact == contract.name],
-    }
+        size=path.stat().st_size if exists else None,
+        sha256=_sha256(path) if exists else None,
+        status=state,
+        findings=[f for f in findings if f.artifact == contract.name],
+    )
 
 
 def build_manifest(
@@ -46,22 +91,24 @@ def build_manifest(
     run: Mapping[str, Any],
     workspace: Path,
     contracts: Sequence[ArtifactContract],
-    statuses: Mapping[str, str] | None,
+    statuses: Mapping[str, ArtifactState] | None,
     findings: Sequence[Finding],
     input_name: str,
     source_hash: str | None,
-) -> dict[str, Any]:
+) -> Manifest:
+    """`run` gives `run_id`, `plugin`, `model`, `status`, `error_message` and
+    `evidence_index_sha256` (a run record, or what a reader could read of one)."""
     statuses = statuses or {}
-    return {
-        "run_id": run["run_id"],
-        "plugin": run["plugin"],
-        "model": run["model"],
-        "status": run["status"],
-        "error_message": run["error_message"],
-        "input": {"name": input_name, "source_hash": source_hash},
-        "evidence_index_sha256": run.get("evidence_index_sha256"),
-        "artifacts": [
+    return Manifest(
+        run_id=run["run_id"],
+        plugin=run["plugin"],
+        model=run["model"],
+        status=run["status"],
+        error_message=run["error_message"],
+        input=ManifestInput(name=input_name, source_hash=source_hash),
+        evidence_index_sha256=run.get("evidence_index_sha256"),
+        artifacts=[
             artifact_entry(workspace, contract, statuses.get(contract.name), findings)
             for contract in contracts
         ],
-    }
+    )

@@ -1,4 +1,9 @@
-"""Run metrics, folded from the event stream (never counted separately)."""
+"""Run metrics, folded from the event stream (never counted separately).
+
+The same fold serves a live run (a subscriber of its `EventLog`) and a dead one (the events
+read back from `events.jsonl` by `runtime.recovery`), so both count alike. A plugin's own
+events (`plugin.event`) are counted per name in `plugin_events`; nothing here knows them.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,33 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from runlens.records.base import Record
 from runlens.records.events import Event
+
+
+class RunMetrics(Record):
+    """`metrics` of `runtime/run.json` (SPEC section 11)."""
+
+    turns: int
+    model_calls: int
+    model_retries: int
+    model_failures: int
+    tool_calls: int
+    tool_failures: int
+    tool_calls_by_name: dict[str, int]
+    input_tokens: int | None
+    """None when the provider reported no token counts."""
+    output_tokens: int | None
+    validation_rounds: int
+    repair_rounds: int
+    hooks_blocked: int
+    findings_by_code: dict[str, int]
+    batches_completed: int
+    batches_failed: int
+    plugin_events: dict[str, int]
+    """Events of the plugin's own (`plugin.event`), by name."""
+    phase_seconds: dict[str, float]
+    """Wall time per phase (`running`, `validating`), summed over repair rounds."""
 
 
 class MetricsCollector:
@@ -29,6 +60,7 @@ class MetricsCollector:
         self.findings_by_code: Counter[str] = Counter()
         self.batches_completed = 0
         self.batches_failed = 0
+        self.plugin_events: Counter[str] = Counter()
         self._phase_started: dict[str, float] = {}
         self.phase_seconds: defaultdict[str, float] = defaultdict(float)
         self._current_phase: str | None = None
@@ -73,10 +105,17 @@ class MetricsCollector:
     def _hook_blocked(self, event: Event) -> None:
         self.hooks_blocked += int(event.data.get("hooks_blocked", 1))
 
+    def _plugin_event(self, event: Event) -> None:
+        self.plugin_events[str(event.data.get("name"))] += 1
+
     def _count(self, attribute: str) -> None:
         setattr(self, attribute, getattr(self, attribute) + 1)
 
+    def snapshot(self) -> RunMetrics:
+        return RunMetrics(**self.as_dict())
+
     def as_dict(self) -> dict[str, Any]:
+        """The figures as `run.json` holds them (the fields of `RunMetrics`)."""
         return {
             "turns": self.turns,
             "model_calls": self.model_calls,
@@ -93,6 +132,7 @@ class MetricsCollector:
             "findings_by_code": dict(self.findings_by_code),
             "batches_completed": self.batches_completed,
             "batches_failed": self.batches_failed,
+            "plugin_events": dict(self.plugin_events),
             "phase_seconds": {k: round(v, 6) for k, v in self.phase_seconds.items()},
         }
 
@@ -118,7 +158,7 @@ def _phase_handler(phase: str | None) -> Callable[[MetricsCollector, Event], Non
     return handle
 
 
-_HANDLERS: dict[str, Any] = {
+_HANDLERS: dict[str, Callable[[MetricsCollector, Event], None]] = {
     "model.called": MetricsCollector._model_called,
     "model.retried": lambda c, e: c._count("model_retries"),
     "model.failed": lambda c, e: c._count("model_failures"),
@@ -128,5 +168,6 @@ _HANDLERS: dict[str, Any] = {
     "hook.blocked": MetricsCollector._hook_blocked,
     "batch.completed": lambda c, e: c._count("batches_completed"),
     "batch.failed": lambda c, e: c._count("batches_failed"),
+    "plugin.event": MetricsCollector._plugin_event,
     **{name: _phase_handler(phase) for name, phase in _PHASES.items()},
 }

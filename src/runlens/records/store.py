@@ -15,8 +15,9 @@ from typing import Any
 
 from runlens.errors import UserError
 from runlens.records.encoding import dumps_indented
+from runlens.tools.workspace import Workspace
 
-RUN_RECORD = Path("runtime") / "run.json"
+RUN_RECORD = Workspace.RUN_RECORD  # workspace-relative
 
 
 def runs_home(explicit: Path | None = None) -> Path:
@@ -37,21 +38,12 @@ def utc_now() -> str:
 
 
 def encode_record(record: Mapping[str, Any]) -> bytes:
-    """A record (`run.json`, `manifest.json`) as UTF-8 JSON, indented by two spaces.
+    """A record (`run.json`, `manifest.json`: a model's `encode()`) as UTF-8 JSON, indented by
+    two spaces.
 
     Readable with `cat` or `grep` while a run is going, and encoded at C speed (orjson).
     """
     return dumps_indented(record)
-
-
-def read_run_record(workspace: Path) -> dict[str, Any]:
-    """`runtime/run.json` of `workspace`; `UserError` when it is missing or damaged."""
-    record, problem = read_json_object(workspace / RUN_RECORD, str(workspace / RUN_RECORD))
-    if problem is not None:
-        raise UserError(problem)
-    if record is None:
-        raise UserError(f"not a RunLens workspace (no {RUN_RECORD}): {workspace}")
-    return record
 
 
 def read_json_object(path: Path, label: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -2,17 +2,72 @@
 
 Span and attribute names follow the OpenTelemetry GenAI semantic conventions where they exist
 (`invoke_agent`, `chat`, `execute_tool`, `gen_ai.*`); validators get `validate {name}` spans.
-The trace is built once, at the end of the run, from the events already in memory.
+The trace is built once, at the end of the run, from the events already in memory, and
+written to `runtime/trace.json`.
 """
 
-from __future__ import annotations
-
 import hashlib
-from typing import Any
+from typing import Any, Final, Literal, NotRequired, Self
 
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
+
+from runlens.records.base import Record
 from runlens.records.events import Event
 
+TRACE_SCHEMA_VERSION: Final = 1
+#: Without `json_schema_serialization_defaults_required`: on a TypedDict holding another it
+#: marks the inner one's `NotRequired` keys required (pydantic 2.14).
+_SPAN_CONFIG: Final = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 _NANOS = 1_000_000_000
+
+#: An OpenTelemetry attribute value (None values are left out).
+AttributeValue = str | bool | int | float | list[str]
+
+
+@with_config(_SPAN_CONFIG)
+class SpanStatus(TypedDict):
+    code: Literal["OK", "ERROR"]
+    message: NotRequired[str]
+    """What went wrong, for `ERROR`."""
+
+
+@with_config(_SPAN_CONFIG)
+class Span(TypedDict):
+    """One span, shaped like OpenTelemetry's (ids in hex, times in Unix nanoseconds)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    """None for the run's root span; every other span's parent is the root."""
+    name: str
+    kind: Literal["INTERNAL", "CLIENT"]
+    start_time_unix_nano: int
+    end_time_unix_nano: int
+    attributes: dict[str, AttributeValue]
+    status: SpanStatus
+
+
+class Trace(Record):
+    """What `runtime/trace.json` holds: the run's spans, the root first.
+
+    Spans are TypedDicts rather than models: a run has one per model and tool call, and they
+    are built, not parsed, so the builder is checked by mypy and costs no validation.
+    """
+
+    schema_version: Literal[1] = TRACE_SCHEMA_VERSION
+    trace_id: str
+    resource: dict[str, str]
+    spans: list[Span]
+
+    @classmethod
+    def of(cls, trace_id: str, resource: dict[str, str], spans: list[Span]) -> Self:
+        """A trace from spans the builder made (not validated again)."""
+        return cls.model_construct(trace_id=trace_id, resource=resource, spans=spans)
+
+    def encode(self) -> dict[str, Any]:
+        """The JSON object to write (spans are already plain dicts)."""
+        return dict(self)
 
 
 def _span_id(run_id: str, key: str) -> str:
@@ -23,13 +78,11 @@ def _nanos(seconds: float) -> int:
     return int(seconds * _NANOS)
 
 
-def build_trace(
-    run_id: str, events: list[Event], *, plugin: str, model: str, status: str
-) -> dict[str, Any]:
+def build_trace(run_id: str, events: list[Event], *, plugin: str, model: str, status: str) -> Trace:
     """Spans for the run, each model call, tool call and validator, parent-linked."""
     trace_id = hashlib.sha256(run_id.encode()).hexdigest()[:32]
     root_id = _span_id(run_id, "run")
-    spans: list[dict[str, Any]] = []
+    spans: list[Span] = []
     open_tools: dict[str, Event] = {}
     start = events[0].at if events else 0.0
     end = events[-1].at if events else 0.0
@@ -115,7 +168,7 @@ def build_trace(
         },
         error=None if status == "completed" else status,
     )
-    return {"trace_id": trace_id, "resource": {"service.name": "runlens"}, "spans": [root, *spans]}
+    return Trace.of(trace_id, {"service.name": "runlens"}, [root, *spans])
 
 
 def _span(
@@ -128,7 +181,8 @@ def _span(
     attributes: dict[str, Any],
     *,
     error: str | None = None,
-) -> dict[str, Any]:
+) -> Span:
+    status: SpanStatus = {"code": "ERROR", "message": error} if error else {"code": "OK"}
     return {
         "trace_id": trace_id,
         "span_id": span_id,
@@ -138,5 +192,5 @@ def _span(
         "start_time_unix_nano": _nanos(start),
         "end_time_unix_nano": _nanos(max(end, start)),
         "attributes": {k: v for k, v in attributes.items() if v is not None},
-        "status": {"code": "ERROR", "message": error} if error else {"code": "OK"},
+        "status": status,
     }

@@ -3,8 +3,12 @@
 A run claims its workspace before it writes anything, by creating `runtime/lock.json`
 exclusively (`O_CREAT | O_EXCL`: of several processes racing for one workspace exactly one
 succeeds). The lock records who holds it (run id, pid, host, the process's start time and the
-run's start) and is held for the run's life; a heartbeat thread touches the file's mtime every
-`HEARTBEAT_SECONDS` while the process lives. The run removes the lock after its final record.
+run's start) and is held for the run's life; while the process lives, a heartbeat touches the
+file's mtime every `HEARTBEAT_SECONDS`. The run removes the lock after its final record.
+
+One heartbeat thread per process beats for every lock the process holds: starting and joining
+a thread per run cost more than the rest of a short run's fixed work, and a process running
+many runs (a worker, a benchmark) needs one thread, not one per run.
 
 A lock whose holder is gone is how an `interrupted` run is recognised:
 
@@ -32,7 +36,6 @@ from runlens.errors import UserError
 from runlens.records.store import utc_now
 from runlens.tools.workspace import Workspace
 
-LOCK_NAME = "lock.json"
 HEARTBEAT_SECONDS = 2.0
 #: A lock held from another host whose heartbeat is older than this belongs to a dead run.
 STALE_SECONDS = 30.0
@@ -62,8 +65,6 @@ class WorkspaceLock:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     @classmethod
     def claim(cls, workspace: Workspace, run_id: str) -> WorkspaceLock:
@@ -98,36 +99,66 @@ class WorkspaceLock:
                 f"workspace already holds a run: {workspace.root} "
                 f"(see `runlens show {workspace.root}`; give each run its own --workspace)"
             )
-        lock._start_heartbeat()
+        _HEARTBEAT.add(path)
         return lock
 
     def release(self) -> None:
-        """Stop the heartbeat and remove the lock (idempotent)."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=HEARTBEAT_SECONDS)
-        self._thread = None
+        """Stop beating for the lock and remove it (idempotent)."""
+        _HEARTBEAT.discard(self.path)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
-    def _start_heartbeat(self) -> None:
-        self._thread = threading.Thread(
-            target=self._beat, name=f"runlens-heartbeat-{self.path.parent.parent.name}", daemon=True
-        )
-        self._thread.start()
+
+class _Heartbeat:
+    """The process's heartbeat thread: touches every held lock each `HEARTBEAT_SECONDS`.
+
+    Started on the first claim, a daemon that then waits for locks; a forked child starts its
+    own when it claims one (threads do not survive a fork).
+    """
+
+    def __init__(self) -> None:
+        self._paths: set[Path] = set()
+        self._guard = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def add(self, path: Path) -> None:
+        with self._guard:
+            self._paths.add(path)
+            if self._thread is None or self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._thread = threading.Thread(
+                    target=self._beat, name="runlens-heartbeat", daemon=True
+                )
+                self._thread.start()
+        self._wake.set()  # a new lock (or a changed interval) is noticed at once
+
+    def discard(self, path: Path) -> None:
+        with self._guard:
+            self._paths.discard(path)
 
     def _beat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_SECONDS):
-            try:
-                os.utime(self.path)
-            except FileNotFoundError:
-                return  # released, or taken over by a reader that found this run dead
-            except OSError:
-                continue
+        while True:
+            self._wake.wait(HEARTBEAT_SECONDS)
+            self._wake.clear()
+            with self._guard:
+                paths = list(self._paths)
+            for path in paths:
+                try:
+                    os.utime(path)
+                except FileNotFoundError:
+                    # Taken over by a reader that found this run dead: beat no more for it.
+                    self.discard(path)
+                except OSError:
+                    continue
+
+
+_HEARTBEAT = _Heartbeat()
 
 
 def lock_path(workspace: Workspace) -> Path:
-    return workspace.runtime / LOCK_NAME
+    return workspace.lock
 
 
 def read_holder(path: Path) -> LockHolder | None:

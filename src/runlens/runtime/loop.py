@@ -25,6 +25,7 @@ from runlens.models.messages import (
     UserMessage,
 )
 from runlens.models.retry import RetryAttempt, RetryPolicy, complete_with_retries
+from runlens.records.catalogue import ModelCalled
 from runlens.records.events import EventLog
 from runlens.runtime.plan import PlanTracker
 from runlens.tools.base import ToolContext
@@ -164,21 +165,19 @@ class AgentLoop:
         except Exception as error:
             self.events.publish("model.failed", {"error": str(error), "purpose": purpose})
             raise
-        self.events.publish(
-            "model.called",
-            {
-                "turn": turn,
-                "purpose": purpose,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-                "input_tokens": response.usage.input_tokens,
-                "output_tokens": response.usage.output_tokens,
-                "finish_reason": response.finish_reason,
-                "tool_calls": [call.name for call in response.tool_calls],
-                "content": _preview(response.content),
-                # What the provider repaired in the server's answer (e.g. lone surrogates).
-                **({"notes": list(response.notes)} if response.notes else {}),
-            },
-        )
+        called: ModelCalled = {
+            "turn": turn,
+            "purpose": purpose,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            "input_tokens": response.usage.input_tokens,
+            "output_tokens": response.usage.output_tokens,
+            "finish_reason": response.finish_reason,
+            "tool_calls": [call.name for call in response.tool_calls],
+            "content": _preview(response.content),
+        }
+        if response.notes:  # what the provider repaired in the answer (e.g. lone surrogates)
+            called["notes"] = list(response.notes)
+        self.events.publish("model.called", called)
         return response
 
     async def execute(self, call: ToolCall) -> ToolResultMessage:
@@ -248,19 +247,29 @@ class AgentLoop:
                 )
 
     def _record_tool_result(self, call: ToolCall, outcome: ToolOutcome, started: float) -> None:
-        data: dict[str, Any] = {
-            "tool_call_id": call.tool_call_id,
-            "name": call.name,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-        }
+        duration_ms = round((time.perf_counter() - started) * 1000, 3)
         if outcome.is_error:
-            data["error"] = outcome.content
-            data["error_kind"] = outcome.error_kind
-            self.events.publish("tool.failed", data)
+            self.events.publish(
+                "tool.failed",
+                {
+                    "tool_call_id": call.tool_call_id,
+                    "name": call.name,
+                    "duration_ms": duration_ms,
+                    "error": outcome.content,
+                    "error_kind": outcome.error_kind,
+                },
+            )
         else:
-            data["result"] = _preview(outcome.content)
-            data["result_chars"] = len(outcome.content)
-            self.events.publish("tool.completed", data)
+            self.events.publish(
+                "tool.completed",
+                {
+                    "tool_call_id": call.tool_call_id,
+                    "name": call.name,
+                    "duration_ms": duration_ms,
+                    "result": _preview(outcome.content),
+                    "result_chars": len(outcome.content),
+                },
+            )
 
 
 def _preview(text: str | None) -> str | None:

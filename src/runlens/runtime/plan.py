@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from runlens.plugins.base import PlanStep
+from runlens.records.catalogue import PlanStepUpdated, StepStatus
+from runlens.records.run_record import PlanStepRecord
 
-StepStatus = Literal["pending", "running", "completed", "failed"]
+#: Publishes `plan.step.updated` (`EventLog.publish`).
+PublishStep = Callable[[Literal["plan.step.updated"], PlanStepUpdated], object]
 
 
 class PlanTracker:
     """Keeps each step's status; every change is published as `plan.step.updated`."""
 
-    def __init__(
-        self, steps: Sequence[PlanStep], publish: Callable[[str, dict[str, Any]], object]
-    ) -> None:
+    def __init__(self, steps: Sequence[PlanStep], publish: PublishStep) -> None:
         self.steps = tuple(steps)
         self.status: dict[str, StepStatus] = {step.step_id: "pending" for step in steps}
         #: Why a step has its status, when it is not self-evident (a failure's cause).
@@ -35,7 +36,7 @@ class PlanTracker:
         if self.status.get(step_id) == status:
             return
         self.status[step_id] = status
-        data: dict[str, Any] = {"step_id": step_id, "status": status}
+        data: PlanStepUpdated = {"step_id": step_id, "status": status}
         if reason:
             data["reason"] = self.reasons[step_id] = reason
         else:
@@ -101,19 +102,17 @@ class PlanTracker:
             if self.status[step.step_id] == "running":
                 self.set(step.step_id, "failed", reason)
 
-    def as_records(self) -> list[dict[str, Any]]:
-        records = []
-        for step in self.steps:
-            record: dict[str, Any] = {
-                "id": step.step_id,
-                "title": step.title,
-                "status": self.status[step.step_id],
-                "success_criteria": [c.describe() for c in step.success_criteria],
-            }
-            if step.step_id in self.reasons:
-                record["reason"] = self.reasons[step.step_id]
-            records.append(record)
-        return records
+    def as_records(self) -> list[PlanStepRecord]:
+        return [
+            PlanStepRecord(
+                id=step.step_id,
+                title=step.title,
+                status=self.status[step.step_id],
+                success_criteria=[c.describe() for c in step.success_criteria],
+                reason=self.reasons.get(step.step_id),
+            )
+            for step in self.steps
+        ]
 
 
 def _holds(

@@ -6,6 +6,8 @@ validators use, so the instructions and the gate cannot drift apart.
 
 from __future__ import annotations
 
+from typing import Any
+
 from runlens.contracts import ArtifactContract, MarkdownCitations, QuoteRules
 from runlens.plugins.base import Plugin
 
@@ -17,6 +19,20 @@ _RUNTIME_RULES = """\
   RunLens then validates every deliverable; the run completes only if all checks pass.
 - Evidence must be real: every cited id must exist in the input, and every quoted text must be
   copied verbatim from the row it cites (no paraphrase, no translation, no ellipsis)."""
+
+
+def _required_only(schema: Any) -> Any:
+    """`schema` without the properties no object requires: the prompt states what a
+    deliverable must hold, and stays short (optional fields are still checked when given)."""
+    if isinstance(schema, list):
+        return [_required_only(value) for value in schema]
+    if not isinstance(schema, dict):
+        return schema
+    pruned = {key: _required_only(value) for key, value in schema.items()}
+    properties, required = pruned.get("properties"), pruned.get("required")
+    if isinstance(properties, dict) and isinstance(required, list):
+        pruned["properties"] = {k: v for k, v in properties.items() if k in required}
+    return pruned
 
 
 def describe_contract(contract: ArtifactContract) -> str:
@@ -32,7 +48,7 @@ def describe_contract(contract: ArtifactContract) -> str:
     if contract.json_schema is not None:
         schema = {k: v for k, v in contract.json_schema.items() if k != "$schema"}
         lines.append("It must satisfy this JSON Schema (draft 2020-12):")
-        lines.append(_compact_json(schema))
+        lines.append(_compact_json(_required_only(schema)))
     if contract.required_headings:
         rules = contract.heading_rules
         how = []

@@ -31,10 +31,11 @@ from runlens.atomic import write_atomic
 from runlens.evidence import file_sha256
 from runlens.records.encoding import dumps_compact
 from runlens.records.events import read_event_log
+from runlens.records.run_record import live_record
 from runlens.records.store import encode_record, read_json_object, utc_now
 from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
 from runlens.runtime.state import RunStatus
-from runlens.tools.workspace import Workspace
+from runlens.tools.workspace import INPUT, Workspace
 
 #: Temporary files of `runlens.atomic` writes: `.<name>.<12 hex>.tmp`.
 _TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$")
@@ -57,21 +58,28 @@ class RunView:
 
 
 def load_run(workspace: Path, *, settle: bool = True) -> RunView:
-    """Read a workspace's run record (settling it if its process died), never raising."""
+    """Read a workspace's run record (settling it if its process died), never raising.
+
+    The record of a run still going is brought up to date from its events (`live_record`):
+    `run.json` is written when a run starts and when it ends, the events as things happen.
+    """
     root = Workspace(workspace)
-    record, problem = read_json_object(root.run_record, "runtime/run.json")
+    record, problem = read_json_object(root.run_record, Workspace.RUN_RECORD)
     view = RunView(workspace, record or {}, [problem] if problem else [])
     if record is None:
         view.record.setdefault("run_id", workspace.name)
         if problem is None:
-            view.problems.append("runtime/run.json: missing")
+            view.problems.append(f"{Workspace.RUN_RECORD}: missing")
         return view
     if not isinstance(record.get("run_id"), str):
         view.record["run_id"] = workspace.name
-    if settle and view.record.get("status") in _NON_TERMINAL:
-        settled = settle_if_interrupted(root, view.record)
+    if view.record.get("status") in _NON_TERMINAL:
+        settled = settle_if_interrupted(root, view.record) if settle else None
         if settled is not None:
             view.record = settled
+        else:
+            events, _ = read_event_log(root.events)
+            view.record = live_record(view.record, events)
     return view
 
 
@@ -90,7 +98,7 @@ def settle_if_interrupted(workspace: Workspace, record: dict[str, Any]) -> dict[
     if not _claim(claim):
         return settled  # another reader is settling it; it writes the records
     try:
-        current, _ = read_json_object(workspace.run_record, "runtime/run.json")
+        current, _ = read_json_object(workspace.run_record, Workspace.RUN_RECORD)
         if current is not None and current.get("status") not in _NON_TERMINAL:
             return current  # settled by a reader that finished just before us
         _append_interrupted_event(workspace, settled)
@@ -123,8 +131,8 @@ def _claim(path: Path) -> bool:
 def _interrupted_record(
     record: dict[str, Any], holder: LockHolder | None, workspace: Workspace
 ) -> dict[str, Any]:
-    """The record of the dead run, brought up to date from its event log: `run.json` is
-    rewritten at status changes only, the events up to the last one published."""
+    """The record of the dead run, brought up to date from its event log: `run.json` was
+    written when the run started, the events up to the last one published."""
     if holder is None:
         cause = "its process ended without finishing it (the workspace holds no lock)"
     else:
@@ -135,12 +143,15 @@ def _interrupted_record(
         )
     message = f"interrupted: {cause}"
     events, _ = read_event_log(workspace.events)
-    steps = plan_from_events(record.get("plan"), events)
-    for step in steps:
-        if isinstance(step, dict) and step.get("status") == "running":
-            step.update(status="failed", reason="interrupted while under way")
+    live = live_record(record, events)
+    steps = [
+        {**step, "status": "failed", "reason": "interrupted while under way"}
+        if isinstance(step, dict) and step.get("status") == "running"
+        else step
+        for step in live["plan"]
+    ]
     settled = {
-        **record,
+        **live,
         "status": RunStatus.INTERRUPTED.value,
         "error_message": message,
         "finished_at": utc_now(),
@@ -150,26 +161,6 @@ def _interrupted_record(
     if metrics is not None:
         settled["metrics"] = metrics
     return settled
-
-
-def plan_from_events(plan: Any, events: list[dict[str, Any]]) -> list[Any]:
-    """The plan steps of a record with each step's latest status from `plan.step.updated`
-    events (`run.json` is rewritten at status changes only; the events are current)."""
-    latest: dict[str, tuple[str, str | None]] = {}
-    for event in events:
-        data = event.get("data")
-        if event.get("type") == "plan.step.updated" and isinstance(data, dict):
-            latest[str(data.get("step_id"))] = (str(data.get("status")), data.get("reason"))
-    steps: list[Any] = []
-    for step in plan if isinstance(plan, list) else []:
-        if isinstance(step, dict) and str(step.get("id")) in latest:
-            status, reason = latest[str(step.get("id"))]
-            step = {key: value for key, value in step.items() if key != "reason"}
-            step["status"] = status
-            if reason:
-                step["reason"] = reason
-        steps.append(step)
-    return steps
 
 
 def _replayed_metrics(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -241,9 +232,9 @@ def _write_interrupted_records(workspace: Workspace, record: dict[str, Any]) -> 
     source = workspace.input / input_name if input_name else None
     manifest = build_manifest(
         run={
-            "run_id": record.get("run_id"),
-            "plugin": record.get("plugin"),
-            "model": record.get("model"),
+            "run_id": str(record.get("run_id")),
+            "plugin": str(record.get("plugin") or "unknown"),
+            "model": str(record.get("model") or "unknown"),
             "status": record["status"],
             "error_message": record["error_message"],
             "evidence_index_sha256": record.get("evidence_index_sha256"),
@@ -255,7 +246,7 @@ def _write_interrupted_records(workspace: Workspace, record: dict[str, Any]) -> 
         input_name=input_name,
         source_hash=file_sha256(source) if source is not None and source.is_file() else None,
     )
-    write_atomic(workspace.manifest, encode_record(manifest))
+    write_atomic(workspace.manifest, encode_record(manifest.encode()))
     write_atomic(workspace.run_record, encode_record(record))
 
 
@@ -304,16 +295,16 @@ def workspace_changes(
     source = manifest.get("input")
     if isinstance(source, dict) and isinstance(source.get("source_hash"), str):
         name = Path(str(source.get("name") or "")).name
-        path = workspace / "input" / name
+        path = workspace / INPUT / name
         if name and (not path.is_file() or file_sha256(path) != source["source_hash"]):
-            changes.append(f"input/{name} was changed or removed after the run")
+            changes.append(f"{INPUT}/{name} was changed or removed after the run")
     index_hash = record.get("evidence_index_sha256")
-    index = Workspace(workspace).evidence_index
+    index = workspace / Workspace.EVIDENCE_INDEX
     if isinstance(index_hash, str):
         if not index.is_file():
-            changes.append("runtime/evidence_index.json was removed after the run")
+            changes.append(f"{Workspace.EVIDENCE_INDEX} was removed after the run")
         elif file_sha256(index) != index_hash:
-            changes.append("runtime/evidence_index.json was changed after the run")
+            changes.append(f"{Workspace.EVIDENCE_INDEX} was changed after the run")
     return changes
 
 

@@ -3,16 +3,23 @@
 The flow is one-way: input tool -> Evidence Index -> AgentLoop -> final answer -> Stop
 validators -> status, events, manifest. Every record is derived from the event stream, and
 every record is written whatever the outcome (SPEC sections 2, 7 and 11).
+
+Record writes are kept to what crash safety needs: `runtime/run.json` is written when the run
+starts running and when it ends; what changes in between (status, plan, metrics, warnings,
+the Evidence Index hash) is in `events.jsonl`, which readers fold in (`live_record`) and
+`runtime.recovery` replays for a run whose process died. The end writes the trace, the
+manifest and the final run record, in that order (a reader sees a terminal `run.json` only
+once the other two exist).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from runlens import cancellation
 from runlens.atomic import write_atomic
@@ -25,10 +32,12 @@ from runlens.models.base import Model
 from runlens.models.messages import Message, SystemMessage, UserMessage
 from runlens.models.retry import RetryPolicy
 from runlens.plugins.base import Plugin
+from runlens.records.catalogue import EVENTS_SCHEMA_VERSION
 from runlens.records.encoding import dumps_compact
 from runlens.records.events import EventLog, Subscriber
 from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
+from runlens.records.run_record import LoopLimitsRecord, RunRecord
 from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
 from runlens.runtime.lock import WorkspaceLock
@@ -165,13 +174,14 @@ class Run:
         self.events.publish(
             "run.created",
             {
+                "schema_version": EVENTS_SCHEMA_VERSION,
                 "plugin": plugin.name,
                 "model": model.spec,
                 "input": input_path.name,
                 "workspace": str(self.workspace.root),
             },
         )
-        self._write_run_record()
+        # runtime/run.json is first written when the run starts running (`_transition`).
 
     # -- public -----------------------------------------------------------------------------
 
@@ -249,7 +259,7 @@ class Run:
             emit=self._emit,
             warn=self._warn,
         )
-        registry = ToolRegistry([*self.plugin.tools(context), *FILE_TOOLS])
+        registry = ToolRegistry([*self.plugin.build_tools(context), *FILE_TOOLS])
         self._register_hooks()
         loop = AgentLoop(
             model=self.model,
@@ -293,7 +303,7 @@ class Run:
 
     def _opening_messages(self) -> list[Message]:
         system_prompt = build_system_prompt(self.plugin)
-        write_atomic(self.workspace.runtime / "system_prompt.md", system_prompt.encode("utf-8"))
+        write_atomic(self.workspace.system_prompt, system_prompt.encode("utf-8"))
         task = (
             f"{self.plugin.task_prompt}\n\nThe input file is "
             f"{self._input_relative}. Start by calling "
@@ -377,7 +387,9 @@ class Run:
                 # (SPEC section 6: `artifact.rejected` is for artifacts with findings). The
                 # verdict and the manifest list it as `missing`.
                 continue
-            event_type = "artifact.validated" if status == "validated" else "artifact.rejected"
+            event_type: Literal["artifact.validated", "artifact.rejected"] = (
+                "artifact.validated" if status == "validated" else "artifact.rejected"
+            )
             self.events.publish(
                 event_type,
                 {
@@ -452,17 +464,21 @@ class Run:
     # -- records ----------------------------------------------------------------------------
 
     def _transition(self, target: RunStatus, error_message: str | None = None) -> None:
+        first_start = self.status is RunStatus.CREATED and target is RunStatus.RUNNING
         self.status = check_transition(self.status, target)
         if error_message is not None:
             self.error_message = error_message
         if target.is_terminal:
-            self.finished_at = utc_now()
-            return  # `_finalize` writes the final record with the trace and the manifest
-        self._write_run_record()
+            self.finished_at = utc_now()  # `_finalize` writes the final record
+        elif first_start:
+            # The one write before the end: it makes the workspace a run that `runlens runs`
+            # lists and a reader can settle if the process dies. Later changes of status are
+            # events (`run.validating`, `repair.requested`), folded in by readers.
+            self._write_run_record()
 
-    def _emit(self, event_type: str, data: dict[str, Any]) -> None:
-        """For tools: publish a plugin-specific event into the run's stream."""
-        self.events.publish(event_type, data)
+    def _emit(self, name: str, data: Mapping[str, Any]) -> None:
+        """For tools: publish a batch event, or a plugin's own (`EventLog.emit`)."""
+        self.events.emit(name, data)
 
     def _warn(self, message: str) -> None:
         """For tools: a warning shown with the verdict and kept in run.json (once each)."""
@@ -470,7 +486,6 @@ class Run:
             return
         self.warnings.append(message)
         self.events.publish("run.warned", {"message": message})
-        self._write_run_record()
 
     def _on_evidence_index(self, path: Path) -> None:
         self.index_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -484,7 +499,6 @@ class Run:
             },
         )
         self.plan.on_evidence_index()
-        self._write_run_record()
 
     def _artifact_statuses(self) -> dict[str, str]:
         if self.report is not None:
@@ -496,34 +510,34 @@ class Run:
             for contract in self.plugin.contracts
         }
 
-    def _run_record(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "plugin": self.plugin.name,
-            "model": self.model.spec,
-            "status": self.status.value,
-            "error_message": self.error_message,
-            "warnings": list(self.warnings),
-            "input": self._input_relative,
-            "plan": self.plan.as_records(),
-            "metrics": self.metrics.as_dict(),
-            "created_at": self.created_at,
-            "finished_at": self.finished_at,
-            "evidence_index_sha256": self.index_sha256,
-            # How the input was read (encoding, confidence, method, delimiter), once indexed.
-            "input_format": self.input_format,
-            "repair_turns": self.settings.repair_turns,
-            "limits": {
-                "max_turns": self.settings.limits.max_turns,
-                "max_tool_calls": self.settings.limits.max_tool_calls,
-                "wall_time_seconds": self.settings.limits.wall_time_seconds,
-            },
-        }
+    def _run_record(self) -> RunRecord:
+        limits = self.settings.limits
+        return RunRecord(
+            run_id=self.run_id,
+            plugin=self.plugin.name,
+            model=self.model.spec,
+            status=self.status,
+            error_message=self.error_message,
+            warnings=list(self.warnings),
+            input=self._input_relative,
+            plan=self.plan.as_records(),
+            metrics=self.metrics.snapshot(),
+            created_at=self.created_at,
+            finished_at=self.finished_at,
+            evidence_index_sha256=self.index_sha256,
+            input_format=self.input_format,
+            repair_turns=self.settings.repair_turns,
+            limits=LoopLimitsRecord(
+                max_turns=limits.max_turns,
+                max_tool_calls=limits.max_tool_calls,
+                wall_time_seconds=limits.wall_time_seconds,
+            ),
+        )
 
-    def _write_run_record(self, record: dict[str, Any] | None = None) -> None:
+    def _write_run_record(self, record: RunRecord | None = None) -> None:
         if record is None:
             record = self._run_record()
-        self._write_record(self.workspace.run_record, encode_record(record))
+        self._write_record(self.workspace.run_record, encode_record(record.encode()))
 
     def _write_record(self, path: Path, encoded: bytes) -> None:
         """Secrets blanked out (in the encoded text), then written atomically."""
@@ -541,9 +555,9 @@ class Run:
             model=self.model.spec,
             status=self.status.value,
         )
-        self._write_record(self.workspace.trace, dumps_compact(trace))
+        self._write_record(self.workspace.trace, dumps_compact(trace.encode()))
         manifest = build_manifest(
-            run=record,
+            run=record.encode(),
             workspace=self.workspace.root,
             contracts=self.plugin.contracts,
             statuses=self.report.artifacts if self.report else None,
@@ -551,7 +565,7 @@ class Run:
             input_name=self.input_path.name,
             source_hash=self._source_hash(),
         )
-        self._write_record(self.workspace.manifest, encode_record(manifest))
+        self._write_record(self.workspace.manifest, encode_record(manifest.encode()))
         self._write_run_record(record)
         self.events.close()
         self.lock.release()

@@ -8,18 +8,36 @@ other exception is caught by the loop and also returned to the model as a tool e
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from runlens.models.messages import ToolSpec
+from runlens.models.messages import Message, ModelResponse, ToolSpec
 
 if TYPE_CHECKING:
     from runlens.models.base import Model
     from runlens.tools.workspace import Workspace
 
 ToolFunction = Callable[..., Any | Awaitable[Any]]
+
+
+class CallModel(Protocol):
+    """A model call through the run's retries and records, for tools (e.g. one batch).
+
+    `purpose` names the call in `model.called` (`batch`, ...): only the loop's own calls are
+    turns of the conversation.
+    """
+
+    async def __call__(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], *, purpose: str
+    ) -> ModelResponse: ...
+
+
+#: Publishes an event into the run's stream: `emit(name, data)` (see `ToolContext.emit`).
+Emit = Callable[[str, Mapping[str, Any]], None]
+#: Records a warning the user must see with the verdict: `warn(message)`.
+Warn = Callable[[str], None]
 
 
 @dataclass
@@ -40,14 +58,17 @@ class ToolContext:
     input_sheet: str | None = None
     #: Called by an input tool once it has written runtime/evidence_index.json.
     on_evidence_index: Callable[[Path], None] | None = None
-    #: Publishes a plugin-specific event (e.g. a batch finished) into the run's event stream.
-    emit: Callable[[str, dict[str, Any]], None] | None = None
+    #: Publishes an event into the run's stream. `batch.completed` / `batch.failed` (the batch
+    #: engine's) are checked against their shapes; any other name is the plugin's own and is
+    #: published as `plugin.event` `{name, data}` (`runlens.records.catalogue`). Naming
+    #: another core event raises `ValueError`.
+    emit: Emit | None = None
     #: Records a warning the user must see with the verdict (e.g. some rows could not be
     #: analysed, ids were derived from row numbers): `run.warned`, `warnings` in run.json.
-    warn: Callable[[str], None] | None = None
+    warn: Warn | None = None
     #: Makes a model call through the run's retries and records (e.g. one analysis batch):
     #: `await call_model(messages, tools, purpose="batch")`.
-    call_model: Callable[..., Awaitable[Any]] | None = None
+    call_model: CallModel | None = None
     #: Per-run scratch state for tools (e.g. a cached CSV table). Never shown to the model.
     state: dict[str, Any] = field(default_factory=dict)
 

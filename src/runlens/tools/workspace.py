@@ -10,31 +10,47 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path, PurePosixPath
+from typing import Final
 
 from runlens.errors import ToolError
 
-ARTIFACTS = "artifacts"
-RUNTIME = "runtime"
-INPUT = "input"
+ARTIFACTS: Final = "artifacts"
+RUNTIME: Final = "runtime"
+INPUT: Final = "input"
 
 
 class Workspace:
     """A run's folder: `input/`, `artifacts/`, `runtime/` and `manifest.json`.
 
-    The record paths are computed once here rather than on each access: the runtime touches
-    them on every record write, and building a `Path` costs more than the write's syscalls.
+    The one place the layout is written down: the class constants are the workspace-relative
+    names (for messages and for readers holding only a root), the attributes the paths of
+    this workspace. The paths are computed once rather than on each access: the runtime
+    touches them on every record write, and building a `Path` costs more than the write's
+    syscalls.
     """
+
+    RUN_RECORD: Final = f"{RUNTIME}/run.json"
+    EVENTS: Final = f"{RUNTIME}/events.jsonl"
+    TRACE: Final = f"{RUNTIME}/trace.json"
+    EVIDENCE_INDEX: Final = f"{RUNTIME}/evidence_index.json"
+    #: Where `runlens validate --source` writes the index it builds, beside the run's own.
+    REBUILT_INDEX: Final = f"{RUNTIME}/evidence_index.source.json"
+    SYSTEM_PROMPT: Final = f"{RUNTIME}/system_prompt.md"
+    LOCK: Final = f"{RUNTIME}/lock.json"
+    MANIFEST: Final = "manifest.json"
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.artifacts = self.root / ARTIFACTS
         self.runtime = self.root / RUNTIME
         self.input = self.root / INPUT
-        self.evidence_index = self.runtime / "evidence_index.json"
-        self.run_record = self.runtime / "run.json"
-        self.events = self.runtime / "events.jsonl"
-        self.trace = self.runtime / "trace.json"
-        self.manifest = self.root / "manifest.json"
+        self.evidence_index = self.root / self.EVIDENCE_INDEX
+        self.run_record = self.root / self.RUN_RECORD
+        self.events = self.root / self.EVENTS
+        self.trace = self.root / self.TRACE
+        self.system_prompt = self.root / self.SYSTEM_PROMPT
+        self.lock = self.root / self.LOCK
+        self.manifest = self.root / self.MANIFEST
 
     def create(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,116 @@
+"""`runtime/run.json`: the run's status, plan, metrics and timestamps (SPEC section 11).
+
+The run writes it twice: when it starts running and when it ends (with the trace and the
+manifest). Between the two, what changes (status, plan steps, metrics, warnings, the Evidence
+Index hash) is in the event stream, and `live_record` folds those events into the record:
+`runlens runs`/`show` do so for a live run, `runtime.recovery` for a run whose process died.
+
+Readers accept what older versions wrote: they read `run.json` as a JSON object and use the
+keys they know (`RunRecord` is what this version writes, and the published JSON Schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Literal
+
+from runlens.records.base import Record
+from runlens.records.catalogue import StepStatus
+from runlens.records.metrics import RunMetrics
+from runlens.runtime.state import RunStatus
+
+RUN_SCHEMA_VERSION: Final = 1
+
+
+class PlanStepRecord(Record):
+    """One plan step: `{id, title, status, success_criteria}`, and why when it failed."""
+
+    id: str
+    title: str
+    status: StepStatus
+    success_criteria: list[str]
+    reason: str | None = None
+
+
+class LoopLimitsRecord(Record):
+    max_turns: int
+    max_tool_calls: int
+    wall_time_seconds: float
+
+
+class RunRecord(Record):
+    """What `runtime/run.json` holds."""
+
+    schema_version: Literal[1] = RUN_SCHEMA_VERSION
+    run_id: str
+    plugin: str
+    model: str
+    """The model spec (`offline`, `scripted:turns.json`, `openai:gpt-4o`, ...)."""
+    status: RunStatus
+    error_message: str | None
+    warnings: list[str]
+    """What the user must know even of a completed run (rows not analysed, derived ids)."""
+    input: str
+    """Workspace-relative path of the input's copy (`input/<name>`)."""
+    plan: list[PlanStepRecord]
+    metrics: RunMetrics
+    created_at: str
+    finished_at: str | None
+    evidence_index_sha256: str | None
+    input_format: dict[str, Any] | None
+    """How the input was read (encoding, confidence, delimiter, columns), once indexed."""
+    repair_turns: int
+    limits: LoopLimitsRecord
+
+
+#: Events after which a live run is in this status (`run.json` says `running` meanwhile).
+_LIVE_STATUS = {
+    "run.started": RunStatus.RUNNING.value,
+    "run.validating": RunStatus.VALIDATING.value,
+    "repair.requested": RunStatus.RUNNING.value,
+}
+
+
+def live_record(record: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """`record` (a non-terminal `run.json`) brought up to date from the run's events: status,
+    plan steps, warnings and the Evidence Index. Metrics are replayed separately (they need
+    every event's time). Damaged values in either are left as they are, never raised on."""
+    latest: dict[str, tuple[str, str | None]] = {}
+    live = dict(record)
+    warnings = [w for w in _list(record.get("warnings")) if isinstance(w, str)]
+    for event in events:
+        data = event.get("data")
+        if not isinstance(data, Mapping):
+            continue
+        kind = event.get("type")
+        if kind == "plan.step.updated":
+            reason = data.get("reason")
+            latest[str(data.get("step_id"))] = (
+                str(data.get("status")),
+                reason if isinstance(reason, str) else None,
+            )
+        elif isinstance(kind, str) and kind in _LIVE_STATUS:
+            live["status"] = _LIVE_STATUS[kind]
+        elif kind == "run.warned" and isinstance(data.get("message"), str):
+            if data["message"] not in warnings:
+                warnings.append(data["message"])
+        elif kind == "evidence.indexed":
+            live["evidence_index_sha256"] = data.get("sha256")
+            live["input_format"] = data.get("input_format")
+    live["warnings"] = warnings
+    live["plan"] = _updated_plan(record.get("plan"), latest)
+    return live
+
+
+def _updated_plan(plan: Any, latest: Mapping[str, tuple[str, str | None]]) -> list[Any]:
+    steps: list[Any] = []
+    for step in _list(plan):
+        if isinstance(step, dict) and str(step.get("id")) in latest:
+            status, reason = latest[str(step.get("id"))]
+            step = {**step, "status": status, "reason": reason}
+        steps.append(step)
+    return steps
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
