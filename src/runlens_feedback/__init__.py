@@ -11,16 +11,18 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runlens.plugins import PlanStep, Plugin, SuccessCriterion
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, REPORT
+from runlens import Conformance, PlanStep, Plugin, SuccessCriterion
+from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, INPUT, REPORT
 from runlens_feedback.figures import FIGURE_RULES
 from runlens_feedback.validators import BacklogThemeValidator, ChartValidator
 
 if TYPE_CHECKING:
-    from runlens.models.base import Model
-    from runlens.tools.base import Tool, ToolContext
+    from runlens import Model, Tool, ToolContext
 
 NAME = "feedback-analysis"
+
+
+_SAMPLES = Path(__file__).parent / "conformance"
 
 
 def _text(name: str) -> str:
@@ -28,9 +30,9 @@ def _text(name: str) -> str:
 
 
 def _tools(context: ToolContext) -> Sequence[Tool]:
-    from runlens_feedback.tools import build_tools
+    from runlens_feedback.tools import own_tools
 
-    return build_tools(context)
+    return own_tools(context)
 
 
 def _describe_result(workspace: Path) -> object:
@@ -50,7 +52,7 @@ PLAN = (
         "load_feedback",
         "Load the feedback CSV and build the Evidence Index",
         (SuccessCriterion("evidence_index_built"),),
-        tools=("read_feedback_csv",),
+        tools=(INPUT.tool_name,),
     ),
     PlanStep(
         "analyze_feedback",
@@ -90,8 +92,8 @@ def _build() -> Plugin:
         contracts=CONTRACTS,
         figure_rules=FIGURE_RULES,
         plan=PLAN,
+        input=INPUT,
         tools=_tools,
-        input_tool="read_feedback_csv",
         task_prompt=(
             "Analyse the product feedback in the input CSV and write the three deliverables: "
             f"{ANALYSIS}, {BACKLOG} and {REPORT}; draw {CHART} with write_insight_chart and "
@@ -100,8 +102,12 @@ def _build() -> Plugin:
         offline_model=_offline_model,
         extra_validators=(BacklogThemeValidator(), ChartValidator()),
         describe_result=_describe_result,
-        id_column="feedback_id",
-        text_column="text",
+        # What `runlens check-plugin feedback-analysis` runs (conformance/*).
+        conformance=Conformance(
+            fixture=_SAMPLES / "feedback.csv",
+            passing_model=_SAMPLES / "passing.yaml",
+            fabricating_model=_SAMPLES / "fabricating.yaml",
+        ),
     )
 
 

@@ -40,7 +40,7 @@ from runlens_feedback.contracts import SENTIMENTS
 from runlens_feedback.trend import month_name, week_name
 
 if TYPE_CHECKING:
-    from runlens.evidence import CsvTable, EvidenceIndex
+    from runlens import CsvTable, EvidenceIndex
 
 Item = Mapping[str, Any]
 RowMetadata = Mapping[str, Mapping[str, Any]]
@@ -84,7 +84,9 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
     return result
 
 
-def _analysed(items: Sequence[Item], row_metadata: RowMetadata) -> list[tuple[Mapping, str]]:
+def _analysed(
+    items: Sequence[Item], row_metadata: RowMetadata
+) -> list[tuple[Mapping[str, Any], str]]:
     """(metadata, sentiment) of each analysed row, each row once, in item order."""
     seen: set[str] = set()
     rows = []
@@ -138,7 +140,7 @@ def _blank(values: list[tuple[str, str]]) -> list[dict[str, Any]]:
     return [_entry("", "", blank, "blank")] if blank else []
 
 
-def _category(column: str, values: list[tuple[str, str]], *, reason: str) -> dict | str:
+def _category(column: str, values: list[tuple[str, str]], *, reason: str) -> dict[str, Any] | str:
     given = [value for value, _ in values if value]
     distinct = Counter(given)
     if len(distinct) < 2:
@@ -178,7 +180,7 @@ def _date(value: str) -> dt.date | None:
         return None
 
 
-def _trend(column: str, values: list[tuple[str, str]]) -> dict | str:
+def _trend(column: str, values: list[tuple[str, str]]) -> dict[str, Any] | str:
     """The column as a trend, or why it is none (then it may still be a category)."""
     dated = [(_date(value), sentiment) for value, sentiment in values if value]
     if not dated or sum(1 for day, _ in dated if day) < DATE_SHARE * len(dated):
@@ -220,7 +222,7 @@ def _trend(column: str, values: list[tuple[str, str]]) -> dict | str:
 def table_metadata(table: CsvTable, index: EvidenceIndex) -> dict[str, dict[str, str]]:
     """Each row's other columns by its id (`{feedback_id: {column: value}}`, the index's id
     and text columns left out): the `row_metadata` to break down, read as the figure check
-    reads the source (`runlens.validation.figures.SOURCE_ROWS`: the index's ids in source
+    reads the source (`runlens.SOURCE_ROWS`: the index's ids in source
     order, so ids made from row numbers pair up too)."""
     skipped = (index.id_column, index.text_column)
     kept = [(n, column) for n, column in enumerate(table.columns) if column not in skipped]

@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from runlens.validation.figures import Figure
-from runlens.validation.numbers import stated_numbers
+from runlens import Figure, stated_numbers
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import Lang
 from runlens_feedback.breakdowns import SPECIAL_LABELS

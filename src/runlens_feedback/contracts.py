@@ -6,18 +6,26 @@ system prompt that tells a model what will be checked.
 
 from __future__ import annotations
 
-from runlens.contracts import (
+from typing import Literal
+
+from runlens import (
     ArtifactContract,
     Coverage,
     EvidenceQuote,
     HeadingRules,
     JsonRules,
     MarkdownCitations,
+    TableInput,
 )
 
-SENTIMENTS = ("positive", "neutral", "negative", "mixed")
-SEVERITIES = ("low", "medium", "high", "critical")
-PRIORITIES = ("P0", "P1", "P2", "P3")
+Sentiment = Literal["positive", "neutral", "negative", "mixed"]
+Severity = Literal["low", "medium", "high", "critical"]
+Priority = Literal["P0", "P1", "P2", "P3"]
+
+#: The closed value sets of the deliverables, here only (the analyst's labels use these).
+SENTIMENTS: tuple[Sentiment, ...] = ("positive", "neutral", "negative", "mixed")
+SEVERITIES: tuple[Severity, ...] = ("low", "medium", "high", "critical")
+PRIORITIES: tuple[Priority, ...] = ("P0", "P1", "P2", "P3")
 REPORT_HEADINGS = (
     "# FeedbackLens Insight Report",
     "## Product Context",
@@ -28,12 +36,18 @@ REPORT_HEADINGS = (
     "## Risks And Unknowns",
 )
 
+#: The input, read by `read_feedback_csv`: its rows are identified by `feedback_id` and quoted
+#: from `text`, unless the user names other columns (`--id-column`, `--text-column`).
+INPUT = TableInput(tool_name="read_feedback_csv", id_column="feedback_id", text_column="text")
+
 ANALYSIS = "artifacts/feedback_analysis.json"
 BACKLOG = "artifacts/product_backlog.json"
 REPORT = "artifacts/insight_report.md"
 CHART = "artifacts/insight_chart.svg"
 
 _NON_EMPTY_STRING = {"type": "string", "minLength": 1}
+#: A string with at least one character that is not whitespace.
+_TEXT = {"type": "string", "pattern": "\\S"}
 
 ANALYSIS_CONTRACT = ArtifactContract(
     name=ANALYSIS,
@@ -65,12 +79,20 @@ ANALYSIS_CONTRACT = ArtifactContract(
                         "pain_point",
                         "evidence_text",
                     ],
+                    # The one declaration of an analysis item's fields: the batch tool's
+                    # submit schema is derived from it, and only these fields are kept.
                     "properties": {
                         "feedback_id": _NON_EMPTY_STRING,
                         "sentiment": {"type": "string"},
                         "severity": {"type": "string"},
-                        "pain_point": {"type": "string"},
+                        "pain_point": _TEXT,
                         "evidence_text": {"type": "string"},
+                        # Optional: they feed the summary's grouping, its language counts and
+                        # its choice of representative quotes.
+                        "theme": {"type": "string"},
+                        "suggested_action": {"type": "string"},
+                        "language": {"type": "string"},
+                        "sentiment_score": {"type": "number"},
                     },
                 },
             },
@@ -79,7 +101,10 @@ ANALYSIS_CONTRACT = ArtifactContract(
                 "items": {
                     "type": "object",
                     "required": ["reason"],
-                    "properties": {"reason": _NON_EMPTY_STRING},
+                    "properties": {
+                        "reason": _NON_EMPTY_STRING,
+                        "feedback_ids": {"type": "array", "items": _NON_EMPTY_STRING},
+                    },
                 },
             },
         },

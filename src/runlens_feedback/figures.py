@@ -37,8 +37,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from runlens.evidence import EvidenceIndex
-from runlens.validation.figures import SOURCE_ROWS, Figure, FigureRule, Label
+from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Label
 from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
 from runlens_feedback.analyst.labels import Lang

@@ -20,16 +20,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from runlens.cancellation import checkpoint
-from runlens.models.base import Model
-from runlens.models.messages import (
+from runlens import (
     AssistantMessage,
     Message,
+    Model,
     ModelResponse,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
     UserMessage,
+    checkpoint,
 )
 from runlens_feedback.batches import SUBMIT_TOOL, parse_batch_message
 from runlens_feedback.chart import CHART_FILE

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from runlens.validation.quotes import splits_word
+from runlens import splits_word
 
 #: Characters that end a clause: a cut right after one reads as a whole clause.
 CLAUSE_ENDS = frozenset("，。！？；、：,;:!?.．｡")

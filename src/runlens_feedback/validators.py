@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from runlens.validation import Collector, Problem, ValidationContext, ValidatorResult
-from runlens.validation.figures import computed_figures
+from runlens import Collector, Problem, ValidationContext, ValidatorResult, computed_figures
 from runlens_feedback.aggregate import group_key
 from runlens_feedback.chart import CHART_FILE, check_chart
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT

@@ -87,7 +87,8 @@ class OfflineRun:
 
     @property
     def result(self) -> dict[str, Any]:
-        return json.loads(self.output)
+        document: dict[str, Any] = json.loads(self.output)
+        return document
 
     @property
     def analysis(self) -> dict[str, Any]:
@@ -106,7 +107,8 @@ class OfflineRun:
         return {name: (self.workspace / name).read_bytes() for name in names}
 
     def _json(self, name: str) -> dict[str, Any]:
-        return json.loads((self.workspace / name).read_text(encoding="utf-8"))
+        document: dict[str, Any] = json.loads((self.workspace / name).read_text(encoding="utf-8"))
+        return document
 
 
 def run_offline(csv_path: Path, workspace: Path) -> OfflineRun:

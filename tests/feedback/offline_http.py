@@ -104,7 +104,7 @@ class OfflineChatServer:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def __enter__(self) -> OfflineChatServer:
         self._thread.start()

@@ -7,6 +7,7 @@ import json
 import random
 import unicodedata
 from collections import Counter
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,7 +28,7 @@ SENTIMENTS = ("positive", "neutral", "negative", "mixed")
 SEVERITIES = ("low", "medium", "high", "critical")
 
 
-def model_items(count: int, *, seed: int = 1, themes: bool = True) -> list[dict]:
+def model_items(count: int, *, seed: int = 1, themes: bool = True) -> list[dict[str, Any]]:
     """Items as a model might submit them: many themes or wordings, long quotes."""
     rng = random.Random(seed)
     items = []
@@ -62,7 +63,7 @@ def test_beyond_fifteen_themes_the_smallest_join_other() -> None:
     assert ("other", "theme") not in group_items(fifteen)
 
 
-def size(summary: dict) -> int:
+def size(summary: dict[str, Any]) -> int:
     return len(json.dumps(summary, ensure_ascii=False).encode("utf-8"))
 
 
@@ -207,7 +208,9 @@ def test_short_quotes_do_not_split_an_accent_from_its_letter() -> None:
 # -- themes, names and priorities (severity, reach, trend) ----------------------------------
 
 
-def themed(key: str, count: int, *, start: int = 0, severity: str = "medium") -> list[dict]:
+def themed(
+    key: str, count: int, *, start: int = 0, severity: str = "medium"
+) -> list[dict[str, Any]]:
     return [
         {
             "feedback_id": f"{key}-{start + n}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,14 +18,14 @@ from runlens_feedback.analyst.backlog import MAX_EVIDENCE_IDS
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_feedback.csv"
 
 
-def sample_items() -> list[dict]:
+def sample_items() -> list[dict[str, Any]]:
     with SAMPLE.open(encoding="utf-8", newline="") as handle:
         return analyze_rows(list(csv.DictReader(handle)))
 
 
 def item(
     feedback_id: str, theme: str, sentiment: str = "negative", severity: str = "medium"
-) -> dict:
+) -> dict[str, Any]:
     return {
         "feedback_id": feedback_id,
         "theme": theme,
@@ -35,7 +36,7 @@ def item(
     }
 
 
-def assert_backlog_shape(backlog: dict, items: list[dict]) -> None:
+def assert_backlog_shape(backlog: dict[str, Any], items: list[dict[str, Any]]) -> None:
     known = {str(i["feedback_id"]) for i in items}
     for entry in backlog["items"]:
         assert entry["priority"] in PRIORITIES
@@ -117,7 +118,7 @@ def test_max_items_and_order() -> None:
         ({"low": 2}, 2, 100, "P3"),
     ],
 )
-def test_priority_rule(severity: dict, mentions: int, total: int, priority: str) -> None:
+def test_priority_rule(severity: dict[str, Any], mentions: int, total: int, priority: str) -> None:
     assert priority_for(severity, mentions, total)[0] == priority
 
 
@@ -285,7 +286,7 @@ ENGLISH_TEMPLATE_WORDS = (
 )
 
 
-def language_items(language: str) -> list[dict]:
+def language_items(language: str) -> list[dict[str, Any]]:
     """Rows of a discovered theme and of a table theme, all declaring `language`."""
     rows = [item(f"d{n}", "导出_·_周报", severity="high" if n < 2 else "medium") for n in range(3)]
     rows += [item(f"b{n}", "billing_pricing", severity="critical") for n in range(2)]
@@ -344,7 +345,7 @@ def test_the_backlog_language_is_the_reports() -> None:
     """The same rule as the report body (`report_language`): the analysed items' main
     language, English on a tie."""
 
-    def titles(items: list[dict]) -> dict[str, str]:
+    def titles(items: list[dict[str, Any]]) -> dict[str, str]:
         return {entry["theme"]: entry["title"] for entry in build_backlog(items)["items"]}
 
     zh, en = language_items("zh"), language_items("en")

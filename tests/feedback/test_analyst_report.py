@@ -8,6 +8,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from markdown_it import MarkdownIt
 
@@ -66,7 +67,7 @@ def english_rows() -> list[dict[str, str]]:
     return [row for row in sample_rows() if not re.search(r"[\u4e00-\u9fff]", row["text"])]
 
 
-def render(rows: list[dict[str, str]], **kwargs) -> tuple[list[dict], str]:
+def render(rows: list[dict[str, str]], **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
     items = analyze_rows(rows)
     report = render_report(
         items,
@@ -119,7 +120,7 @@ def test_sentiment_and_severity_counts_match_the_items() -> None:
                     assert f"- {value.capitalize()}: {counts[value]} ({share})" in summary
 
 
-def is_problem(item: dict) -> bool:
+def is_problem(item: dict[str, Any]) -> bool:
     """The documented rule: negative and mixed rows, neutral requests and neutral rows above
     low severity; never praise or empty rows."""
     if item.get("theme") in ("praise", "empty"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +31,7 @@ def sample_rows() -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def assert_item_invariants(row: dict[str, str], item: dict) -> None:
+def assert_item_invariants(row: dict[str, str], item: dict[str, Any]) -> None:
     text = row["text"]
     assert item.keys() >= KEYS
     assert item["feedback_id"] == row["feedback_id"]

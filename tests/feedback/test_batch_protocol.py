@@ -196,4 +196,7 @@ def test_when_every_batch_fails_the_run_fails_with_the_cause(tmp_path: Path) -> 
 
 
 def payload_record(workspace: Path) -> dict[str, Any]:
-    return json.loads((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
+    record: dict[str, Any] = json.loads(
+        (workspace / "runtime" / "run.json").read_text(encoding="utf-8")
+    )
+    return record

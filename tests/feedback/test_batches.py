@@ -1,4 +1,5 @@
-"""analyze_in_batches: rows without text never reach the model and are recorded as such."""
+"""analyze_in_batches: rows without text never reach the model and are recorded as such;
+the submit tool and the item checks come from the analysis contract."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from runlens.evidence import CsvTable
 from runlens.models.messages import Message, ModelResponse, ToolSpec, UserMessage
 from runlens.tools.base import ToolContext
 from runlens.tools.workspace import Workspace
-from runlens_feedback.batches import NO_TEXT_REASON, analysis_json, analyze_in_batches
-from runlens_feedback.contracts import ANALYSIS
+from runlens_feedback.batches import NO_TEXT_REASON, SUBMIT_SPEC, analyze_in_batches, check_items
+from runlens_feedback.contracts import ANALYSIS, SENTIMENTS, SEVERITIES
 from runlens_feedback.offline import OfflineAnalyst
 
 from .helpers import write_csv
@@ -27,7 +28,9 @@ ROWS = [
 ]
 
 
-def run_batches(tmp_path: Path, rows: list[dict[str, str]], batch_size: int) -> tuple[Any, list]:
+def run_batches(
+    tmp_path: Path, rows: list[dict[str, str]], batch_size: int
+) -> tuple[Any, list[Any]]:
     csv_path = write_csv(tmp_path / "in.csv", rows)
     table = CsvTable.open(csv_path, required_columns=("feedback_id", "text"))
     index = table.evidence_index(id_column="feedback_id", text_column="text")
@@ -50,8 +53,6 @@ def run_batches(tmp_path: Path, rows: list[dict[str, str]], batch_size: int) -> 
             context,
             table,
             index,
-            id_column="feedback_id",
-            text_column="text",
             batch_size=batch_size,
             concurrency=2,
         )
@@ -87,13 +88,51 @@ def test_the_tool_result_is_the_summary(tmp_path: Path) -> None:
     assert summary["total_rows"] == len(ROWS)
     assert summary["analysed_rows"] == len(analysis["items"]) == 2
     assert {"pain_points", "sentiment", "severity", "failed_batches"} <= set(summary)
+    declared = set(SUBMIT_SPEC.parameters["properties"]["items"]["items"]["properties"])
+    assert all(set(item) <= declared for item in analysis["items"])  # e.g. no "flags"
 
 
-def test_the_analysis_file_is_json_with_one_entry_per_line() -> None:
-    items = [{"feedback_id": "a", "evidence_text": "好用👍\n第二行"}, {"feedback_id": "b"}]
-    failed = [{"batch": 1, "feedback_ids": ["c"], "reason": NO_TEXT_REASON}]
-    encoded = analysis_json(items, failed)
-    assert json.loads(encoded) == {"items": items, "failed_batches": failed}
-    lines = encoded.decode("utf-8").splitlines()
-    assert len(lines) == 1 + len(items) + 2 + len(failed) + 1
-    assert json.loads(analysis_json([], [])) == {"items": [], "failed_batches": []}
+def test_the_submit_tool_is_derived_from_the_analysis_contract() -> None:
+    element = SUBMIT_SPEC.parameters["properties"]["items"]["items"]
+    assert SUBMIT_SPEC.name == "submit_batch_analysis"
+    assert element["required"] == [
+        "feedback_id",
+        "sentiment",
+        "severity",
+        "pain_point",
+        "evidence_text",
+    ]
+    assert element["properties"]["sentiment"]["enum"] == list(SENTIMENTS)
+    assert element["properties"]["severity"]["enum"] == list(SEVERITIES)
+    assert {"theme", "suggested_action", "language", "sentiment_score"} <= set(
+        element["properties"]
+    )
+
+
+def test_items_are_checked_by_the_contracts_rules(tmp_path: Path) -> None:
+    csv_path = write_csv(tmp_path / "in.csv", ROWS)
+    table = CsvTable.open(csv_path, required_columns=("feedback_id", "text"))
+    index = table.evidence_index(id_column="feedback_id", text_column="text")
+    good = {
+        "feedback_id": "a",
+        "sentiment": "negative",
+        "severity": "medium",
+        "pain_point": "slow export",
+        "evidence_text": "Export is slow",
+    }
+    problems = check_items(
+        [
+            good,
+            {**good, "sentiment": "angry"},
+            {**good, "pain_point": "  "},
+            {**good, "evidence_text": "Export is fast"},
+            {**good, "feedback_id": "b", "evidence_text": "登录经常失败"},
+        ],
+        index,
+    )
+    assert problems[0] == [] and problems[4] == []
+    assert problems[1] == [
+        'items[1].sentiment is "angry"; allowed: positive, neutral, negative, mixed'
+    ]
+    assert len(problems[2]) == 1 and problems[2][0].startswith("items[2].pain_point:")
+    assert problems[3] == ["items[3].evidence_text is not a verbatim fragment of a"]

@@ -39,6 +39,7 @@ def rows(count: int, **columns: Any) -> tuple[list[dict[str, Any]], dict[str, di
 
 def column(result: dict[str, Any], name: str) -> dict[str, Any]:
     (found,) = [c for c in result["columns"] if c["column"] == name]
+    assert isinstance(found, dict)
     return found
 
 

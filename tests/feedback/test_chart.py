@@ -169,7 +169,7 @@ def test_hostile_label_text_is_escaped_and_still_checked(tmp_path: Path) -> None
     assert b"<script" not in svg and b"\x0b" not in svg and b"\x1b" not in svg
     root = ET.fromstring(svg)  # still well-formed XML
     labels = [t.text for t in root.iter(f"{{{SVG_NS}}}text") if t.get("data-label")]
-    assert labels and labels[0].startswith("</text><script>")  # shown as text, not markup
+    assert labels and (labels[0] or "").startswith("</text><script>")  # shown as text, not markup
     assert check_chart(svg, []) == []
     assert chart_findings(verdict(run.workspace)) == []  # its numbers still tie to figures
 

@@ -19,9 +19,11 @@ from runlens_feedback.discovery import (
 
 from .corpus import mixed_corpus
 
+Mixed = tuple[list[str], list[str], ThemeCatalogue]
+
 
 @pytest.fixture(scope="module")
-def mixed() -> tuple[list[str], list[str], ThemeCatalogue]:
+def mixed() -> Mixed:
     texts, domains = mixed_corpus()
     return texts, domains, discover_themes(texts)
 
@@ -33,7 +35,7 @@ def _domains(catalogue: ThemeCatalogue, domains: list[str]) -> dict[str, Counter
     return found
 
 
-def test_each_domain_gets_themes_of_its_own(mixed) -> None:
+def test_each_domain_gets_themes_of_its_own(mixed: Mixed) -> None:
     texts, domains, catalogue = mixed
     assert len(catalogue.assignments) == len(texts)
     by_theme = _domains(catalogue, domains)
@@ -45,10 +47,12 @@ def test_each_domain_gets_themes_of_its_own(mixed) -> None:
     assert catalogue.other_rows <= 0.1 * len(texts)
 
 
-def test_names_are_words_a_pm_reads(mixed) -> None:
+def test_names_are_words_a_pm_reads(mixed: Mixed) -> None:
     _, domains, catalogue = mixed
     by_theme = _domains(catalogue, domains)
-    names = {by_theme[t.key].most_common(1)[0][0]: [] for t in catalogue.themes}
+    names: dict[str, list[str]] = {
+        by_theme[t.key].most_common(1)[0][0]: [] for t in catalogue.themes
+    }
     for theme in catalogue.themes:
         names[by_theme[theme.key].most_common(1)[0][0]].append(theme.name.casefold())
     vocabulary = {
@@ -67,7 +71,7 @@ def test_names_are_words_a_pm_reads(mixed) -> None:
         assert not set(theme.keywords) & GENERIC_SENTIMENT
 
 
-def test_word_sense_comes_from_the_rest_of_the_row(mixed) -> None:
+def test_word_sense_comes_from_the_rest_of_the_row(mixed: Mixed) -> None:
     """A waiter "server" and a web "server" land in different themes."""
     texts, domains, catalogue = mixed
     by_domain: dict[str, set[str]] = {}
@@ -78,7 +82,7 @@ def test_word_sense_comes_from_the_rest_of_the_row(mixed) -> None:
     assert not by_domain["restaurant"] & by_domain["software"]
 
 
-def test_at_most_fifteen_themes_and_other_is_never_a_theme(mixed) -> None:
+def test_at_most_fifteen_themes_and_other_is_never_a_theme(mixed: Mixed) -> None:
     texts, _, catalogue = mixed
     assert 1 <= len(catalogue.themes) <= MAX_THEMES
     keys = [t.key for t in catalogue.themes]
@@ -116,7 +120,9 @@ def test_generic_praise_and_complaints_do_not_make_a_theme() -> None:
     assert catalogue.other_rows > biggest.rows  # "other" is big, yet never a named theme
 
 
-def test_a_short_row_with_one_rare_topical_word_joins_its_theme(monkeypatch) -> None:
+def test_a_short_row_with_one_rare_topical_word_joins_its_theme(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Step 4c: "The sommelier." shares one word, rare in the restaurant rows, with them: its
     cosine stays under the floor, its anchor term places it. Rows without a topical word,
     or whose only word no theme anchors, stay "other"."""
@@ -155,7 +161,7 @@ def test_terms_drop_stopwords_and_sentiment_but_keep_topics() -> None:
     assert "crash" in terms("The app crashes on start")  # a concrete problem word stays
 
 
-def test_discovery_is_deterministic(mixed) -> None:
+def test_discovery_is_deterministic(mixed: Mixed) -> None:
     texts, _, catalogue = mixed
     again = discover_themes(list(texts))
     assert again == catalogue
@@ -201,7 +207,7 @@ def test_chinese_only_input() -> None:
         assert all("\u4e00" <= ch <= "\u9fff" or ch in " ·" for ch in theme.name)
 
 
-def test_describe_is_compact_json(mixed) -> None:
+def test_describe_is_compact_json(mixed: Mixed) -> None:
     _, _, catalogue = mixed
     described = catalogue.describe()
     assert [d["key"] for d in described[: len(catalogue.themes)]] == [

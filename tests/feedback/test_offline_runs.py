@@ -12,6 +12,7 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -208,7 +209,9 @@ def test_inputs_of_every_kind_complete(tmp_path: Path, rows: Rows, encoding: str
         pytest.param(lambda n: f"用户-{n}", id="chinese"),
     ],
 )
-def test_ids_of_any_format_are_cited_and_verified(tmp_path: Path, make_id) -> None:
+def test_ids_of_any_format_are_cited_and_verified(
+    tmp_path: Path, make_id: Callable[[int], str]
+) -> None:
     rows = [{**row, "feedback_id": make_id(n)} for n, row in enumerate(ENGLISH * 4, start=1)]
     run = run_rows(tmp_path, rows)
     assert_completed(run)

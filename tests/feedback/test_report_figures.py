@@ -76,7 +76,7 @@ def workspace(sample_run: OfflineRun, tmp_path: Path) -> Path:
 # -- no false rejections --------------------------------------------------------------------
 
 
-def test_the_sample_report_states_only_figures_each_tied_to_its_own(sample_run) -> None:
+def test_the_sample_report_states_only_figures_each_tied_to_its_own(sample_run: OfflineRun) -> None:
     assert sample_run.result["status"] == "completed"
     stated = assert_every_number_is_a_tied_figure(sample_run.workspace)
     assert len(stated) > 80  # the whole table and summary are checked, not skipped
@@ -99,7 +99,9 @@ def test_the_sample_report_states_only_figures_each_tied_to_its_own(sample_run) 
         pytest.param(generated_rows(400), "utf-8", id="generated-400"),
     ],
 )
-def test_every_test_inputs_report_states_only_figures(tmp_path, rows, encoding) -> None:
+def test_every_test_inputs_report_states_only_figures(
+    tmp_path: Path, rows: list[dict[str, str]], encoding: str
+) -> None:
     run = run_offline(write_csv(tmp_path / "in.csv", rows, encoding=encoding), tmp_path / "ws")
     assert run.result["status"] == "completed", run.result["error_message"]
     assert assert_every_number_is_a_tied_figure(run.workspace)
@@ -238,7 +240,9 @@ def test_a_wrong_theme_row_count_in_the_table_is_a_mismatch(workspace: Path) -> 
 @pytest.mark.parametrize(
     ("written", "rejected"), [("off", True), ("whole", False), ("finer", False)]
 )
-def test_a_theme_share_is_compared_at_the_precision_written(workspace, written, rejected) -> None:
+def test_a_theme_share_is_compared_at_the_precision_written(
+    workspace: Path, written: str, rejected: bool
+) -> None:
     _, key, rows, share = leading_row((workspace / REPORT).read_text(encoding="utf-8"))
     analysed = len(json.loads((workspace / ANALYSIS).read_text(encoding="utf-8"))["items"])
     exact = Decimal(rows) / Decimal(analysed) * 100

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -23,7 +24,7 @@ def rendered(renderable: object) -> str:
     return console.export_text()
 
 
-def entry(n: int, ids: list[str], **extra: object) -> dict:
+def entry(n: int, ids: list[str], **extra: object) -> dict[str, Any]:
     return {
         "title": f"Fix problem {n}",
         "priority": f"P{min(n, 3)}",

@@ -4,13 +4,15 @@ verdicts, and a plugin of its own declaring figure rules without touching core."
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from runlens.contracts import ArtifactContract
-from runlens.evidence import build_evidence_index
+from runlens.evidence import EvidenceIndex, build_evidence_index
+from runlens.inputs import TableInput
 from runlens.plugins import Plugin
 from runlens.validation import stop_validators, validate_workspace
 from runlens.validation.figures import Figure, FigureRule, Statement, check_figures
@@ -212,7 +214,7 @@ ORDERS = "artifacts/orders.json"
 SUMMARY = "artifacts/summary.md"
 
 
-def order_figures(documents: dict[str, Any], index: Any) -> list[Figure]:
+def order_figures(documents: Mapping[str, Any], index: EvidenceIndex) -> list[Figure]:
     orders = documents[ORDERS]["orders"]
     late = sum(1 for order in orders if order["late"])
     return [
@@ -239,7 +241,7 @@ def orders_plugin() -> Plugin:
         contracts=contracts,
         plan=(),
         tools=lambda context: (),
-        input_tool="read_orders",
+        input=TableInput(tool_name="read_orders", id_column="id", text_column="text"),
         figure_rules=(rule,),
     )
 

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from runlens.contracts import ArtifactContract
+from runlens.tools.workspace import Workspace
 from runlens.validation.findings import Finding, FindingCode
 
 if TYPE_CHECKING:
     from runlens.evidence import EvidenceIndex
     from runlens.validation.trust import UntrustedIndex
 
-EVIDENCE_INDEX = "runtime/evidence_index.json"
+EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
 
 #: How many items of one kind a summary lists before it says "and N more".
 SUMMARY_ITEMS = 5
@@ -34,7 +35,8 @@ class ValidationContext:
     """What a validator may look at: the workspace, the contracts, the expected index hash.
 
     `expected_index_sha256` is the hash the run recorded when it wrote the Evidence Index
-    (`runtime/run.json` field `evidence_index_sha256`); None switches the tamper check off.
+    (`runtime/run.json` field `evidence_index_sha256`); None skips only that comparison: the
+    index is judged against its source either way (`runlens.validation.trust`).
 
     One context serves one validation round. What several validators ask about the same
     artifact (is it a usable file, what JSON does it hold) is worked out once per round and
@@ -64,7 +66,12 @@ class ValidationContext:
         return self.index_file if self.index_file is not None else self.workspace / EVIDENCE_INDEX
 
     def file_problem(self, artifact_name: str) -> str | None:
-        """`file_problem(workspace, artifact_name)`, worked out once per round."""
+        """Why `artifact_name` is not a usable regular file inside the workspace, or None if it
+        is; worked out once per round.
+
+        A directory is not a deliverable, and neither is a symlink that leads out of the
+        workspace: the model's tools could never have written its target.
+        """
         key = ("file", artifact_name)
         if key not in self._shared:
             self._shared[key] = _file_problem(self.workspace, artifact_name, self._resolved)
@@ -252,15 +259,6 @@ class Collector:
 _ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 
 
-def file_problem(workspace: Path, artifact_name: str) -> str | None:
-    """Why `artifact_name` is not a usable regular file inside the workspace, or None if it is.
-
-    A directory is not a deliverable, and neither is a symlink that leads out of the
-    workspace: the model's tools could never have written its target.
-    """
-    return _file_problem(workspace, artifact_name, workspace.resolve)
-
-
 def _file_problem(
     workspace: Path, artifact_name: str, resolved_workspace: Callable[[], Path]
 ) -> str | None:
@@ -280,11 +278,6 @@ def _file_problem(
     return None
 
 
-def artifact_file(workspace: Path, artifact_name: str) -> Path | None:
-    """The artifact's path when it is a regular file inside the workspace, else None."""
-    return None if file_problem(workspace, artifact_name) else workspace / artifact_name
-
-
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -299,18 +292,9 @@ def parse_json(path: Path) -> Any:
 
 
 def load_document(workspace: Path, artifact_name: str) -> tuple[bool, Any]:
-    """`(True, document)` when the artifact is a readable JSON file, else `(False, None)`.
-
-    Used by validators that need the parsed document but leave reporting an unreadable one to
-    the JSON validator, so one problem gives one finding.
-    """
-    path = artifact_file(workspace, artifact_name)
-    if path is None:
-        return False, None
-    try:
-        return True, parse_json(path)
-    except (ValueError, OSError):
-        return False, None
+    """`ValidationContext.load_document` outside a validation round (for a tool that reads a
+    deliverable written earlier in the run): nothing is shared, each call reads the file."""
+    return ValidationContext(workspace, ()).load_document(artifact_name)
 
 
 def join_path(location: str, key: str) -> str:

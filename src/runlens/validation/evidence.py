@@ -57,8 +57,18 @@ class EvidenceCitationValidator(ContractValidator):
         for contract in present:
             readable, document = context.load_document(contract.name)
             if readable:  # an unparsable artifact is JsonOutputValidationHook's finding
-                _Checker(collector, index, contract).check(document)
+                check_citations(collector, index, contract, document)
         return collector.result()
+
+
+def check_citations(
+    collector: Collector, index: EvidenceIndex, contract: ArtifactContract, document: Any
+) -> None:
+    """The contract's evidence ids and quotes in one parsed document, checked against `index`.
+
+    The validator's checks, also run on the items a batch submits (`runlens.validation.items`).
+    """
+    _Checker(collector, index, contract).check(document)
 
 
 def _elements(match: Match) -> Iterator[tuple[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from jsonschema import SchemaError, ValidationError
 
-from runlens.contracts import ArtifactContract, walk
+from runlens.contracts import ArtifactContract, JsonRules, walk
 from runlens.contracts.paths import split
 from runlens.errors import ContractError
 from runlens.schema import CompiledSchema, compiled
@@ -67,14 +67,30 @@ class JsonOutputValidator(ContractValidator):
         return collector.result()
 
     def _check(self, collector: Collector, contract: ArtifactContract, document: Any) -> None:
-        if contract.rules is not None:
-            _check_required(collector, contract.name, document, contract.rules.required_fields)
-            for enum_path, allowed in contract.rules.enum_fields.items():
-                _check_enum(collector, contract.name, document, enum_path, allowed)
-        schema = self._schemas.get(contract.name)
-        if schema is not None:
-            reported = {f.path for f in collector.findings if f.artifact == contract.name}
-            _check_schema(collector, contract.name, document, schema, reported)
+        check_json(
+            collector, contract.name, document, contract.rules, self._schemas.get(contract.name)
+        )
+
+
+def check_json(
+    collector: Collector,
+    artifact: str,
+    document: Any,
+    rules: JsonRules | None,
+    schema: CompiledSchema | None,
+) -> None:
+    """The checks of one parsed document: `rules` (required fields, enums), then `schema`.
+
+    The validator's checks, also run on the items a batch submits (`runlens.validation.items`)
+    so an item is accepted exactly when its deliverable would be.
+    """
+    if rules is not None:
+        _check_required(collector, artifact, document, rules.required_fields)
+        for enum_path, allowed in rules.enum_fields.items():
+            _check_enum(collector, artifact, document, enum_path, allowed)
+    if schema is not None:
+        reported = {f.path for f in collector.findings if f.artifact == artifact}
+        _check_schema(collector, artifact, document, schema, reported)
 
 
 def _compile(contract: ArtifactContract) -> CompiledSchema:

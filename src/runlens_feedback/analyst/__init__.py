@@ -18,8 +18,9 @@ weights ship in `lexicon/` (see docs/quality.md). The same input always gives th
 
 from runlens_feedback.analyst.backlog import backlog_from_summary, build_backlog
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES
-from runlens_feedback.analyst.report import HEADINGS, render_report, report_from_summary
+from runlens_feedback.analyst.report import render_report, report_from_summary
 from runlens_feedback.analyst.rows import analyze_rows, analyze_text
+from runlens_feedback.contracts import REPORT_HEADINGS as HEADINGS
 
 __all__ = [
     "HEADINGS",

@@ -7,14 +7,17 @@ from typing import Literal
 # The theme keys that the aggregate's rules rely on are declared with those rules.
 from runlens_feedback.aggregate import EMPTY_THEME, FEATURE_REQUEST, PRAISE_THEME
 
-Lang = Literal["zh", "en"]
-Sentiment = Literal["positive", "neutral", "negative", "mixed"]
-Severity = Literal["low", "medium", "high", "critical"]
-Priority = Literal["P0", "P1", "P2", "P3"]
+# The closed value sets of the deliverables are declared with their contracts.
+from runlens_feedback.contracts import (
+    PRIORITIES,
+    SENTIMENTS,
+    SEVERITIES,
+    Priority,
+    Sentiment,
+    Severity,
+)
 
-SENTIMENTS: tuple[Sentiment, ...] = ("positive", "neutral", "negative", "mixed")
-SEVERITIES: tuple[Severity, ...] = ("low", "medium", "high", "critical")
-PRIORITIES: tuple[Priority, ...] = ("P0", "P1", "P2", "P3")
+Lang = Literal["zh", "en"]
 
 #: Prefix of themes derived from a row's own salient keyword.
 TOPIC_PREFIX = "topic:"

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runlens.contracts import MarkdownCitations
-from runlens.validation.citations import BRACKETS
+from runlens import CITATION_BRACKETS as BRACKETS
+from runlens import MarkdownCitations
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX

@@ -128,9 +128,6 @@ class SentimentResult:
     #: The model's probability that the text is positive (0.5 for the lexicon alone).
     probability: float = 0.5
 
-    def clause_score(self, clause_index: int) -> float:
-        return sum(c.value for c in self.contributions if c.clause_index == clause_index)
-
     def clause_signal(self, clause_index: int, sign: int) -> float:
         """Magnitude of the clause's contributions of one sign (+1, -1) or of both (0)."""
         return sum(

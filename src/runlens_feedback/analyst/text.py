@@ -49,11 +49,6 @@ def detect_language(text: str) -> Lang:
     return "zh" if cjk >= len(_LATIN_WORD.findall(text)) else "en"
 
 
-def is_cjk(char: str) -> bool:
-    """Whether one character is a CJK ideograph."""
-    return bool(_CJK.match(char))
-
-
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     """Narrow `[start, end)` so it neither begins nor ends with whitespace."""
     while start < end and text[start].isspace():
