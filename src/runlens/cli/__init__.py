@@ -24,6 +24,21 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "runs": ("runlens.cli.runs", "runs_command", "List past runs."),
     "show": ("runlens.cli.runs", "show_command", "Show one run: status, plan, findings, events."),
+    "plugins": (
+        "runlens.cli.plugin_kit",
+        "plugins_command",
+        "List the installed plugins with their deliverables.",
+    ),
+    "new-plugin": (
+        "runlens.cli.plugin_kit",
+        "new_plugin_command",
+        "Write a working plugin package from the template.",
+    ),
+    "check-plugin": (
+        "runlens.cli.plugin_kit",
+        "check_plugin_command",
+        "Run the conformance suite on an installed plugin.",
+    ),
     "export-trace": (
         "runlens.cli.export",
         "export_trace_command",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from runlens.plugins.base import Plugin
     from runlens.runtime.run import Run, RunResult
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -85,9 +86,11 @@ sheet_option = click.option(
 @click.option(
     "--model",
     "model_spec",
-    default="offline",
-    show_default=True,
-    help="offline, scripted:PATH, openai:MODEL or anthropic:MODEL.",
+    default=None,
+    help=(
+        "offline, scripted:PATH, openai:MODEL or anthropic:MODEL (default: offline, when the "
+        "plugin has an offline model)."
+    ),
 )
 @click.option(
     "--workspace",
@@ -143,7 +146,7 @@ def run_command(as_json: bool, **options: Any) -> None:
 def _prepare(
     plugin_name: str,
     input_file: Path,
-    model_spec: str,
+    model_spec: str | None,
     workspace: Path | None,
     repair_turns: int,
     hooks_file: Path | None,
@@ -157,7 +160,7 @@ def _prepare(
 ) -> Run:
     from runlens.evidence import require_regular_file
     from runlens.hooks.command import load_hooks_file
-    from runlens.models._http import env_positive_float
+    from runlens.models._settings import env_positive_float
     from runlens.models.registry import ModelContext, resolve_model
     from runlens.models.retry import RetryPolicy
     from runlens.plugins import load_plugin
@@ -168,7 +171,7 @@ def _prepare(
 
     plugin = load_plugin(plugin_name)
     require_regular_file(input_file, "input file")
-    model = resolve_model(model_spec, ModelContext(plugin=plugin))
+    model = resolve_model(_model_spec(model_spec, plugin), ModelContext(plugin=plugin))
     defaults = LoopLimits()
     limits = LoopLimits(
         max_turns=max_turns or defaults.max_turns,
@@ -200,6 +203,35 @@ def _prepare(
         settings=settings,
         run_id=run_id,
     )
+
+
+def _model_spec(model_spec: str | None, plugin: Plugin) -> str:
+    """`--model` as given, else `offline`; a usage error naming the models a plugin without
+    an offline model can run with, rather than a failure deep inside the run."""
+    from runlens.errors import UserError
+
+    spec = model_spec or "offline"
+    if spec.partition(":")[0].strip() != "offline" or plugin.offline_model is not None:
+        return spec
+    choices = ["openai:MODEL", "anthropic:MODEL", *_other_providers(), "scripted:PATH"]
+    message = (
+        f"plugin {plugin.name} has no offline model: run it with --model "
+        f"{', '.join(choices[:-1])} or {choices[-1]}"
+    )
+    if plugin.conformance is not None:
+        message += f" (its passing script: scripted:{plugin.conformance.passing_model})"
+    raise UserError(message)
+
+
+def _other_providers() -> list[str]:
+    """Model providers other packages register (`runlens.models` entry points)."""
+    from importlib.metadata import entry_points
+
+    from runlens.models.registry import GROUP
+
+    builtin = {"offline", "scripted", "openai", "anthropic"}
+    names = sorted({ep.name for ep in entry_points(group=GROUP)} - builtin)
+    return [f"{name}:MODEL" for name in names]
 
 
 def _execute(run: Run, as_json: bool) -> int:

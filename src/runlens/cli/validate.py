@@ -20,12 +20,13 @@ from runlens.cli.run import encoding_option, id_column_option, sheet_option, tex
 from runlens.errors import EvidenceIndexError, InputError, UserError
 from runlens.plugins import Plugin, available_plugins, load_plugin
 from runlens.secrets import known_secrets
+from runlens.tools.workspace import Workspace
 from runlens.validation import validate_workspace
-from runlens.validation.base import EVIDENCE_INDEX
 
-RUN_RECORD = "runtime/run.json"
+RUN_RECORD = Workspace.RUN_RECORD
+EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
 #: Where `--source` writes the index it builds: beside the run's own, never over it.
-REBUILT_INDEX = "runtime/evidence_index.source.json"
+REBUILT_INDEX = Workspace.REBUILT_INDEX
 
 
 def read_run_record(workspace: Path) -> dict[str, Any]:
