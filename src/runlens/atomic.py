@@ -26,6 +26,10 @@ class AtomicFile:
     def __init__(self, handle: int) -> None:
         self._handle = handle
 
+    def fileno(self) -> int:
+        """The temporary file's descriptor (e.g. to start writing a large file back early)."""
+        return self._handle
+
     def write(self, data: bytes) -> None:
         """`os.write` until every byte is written (a write may be partial, e.g. on a signal)."""
         view = memoryview(data)

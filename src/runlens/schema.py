@@ -64,7 +64,8 @@ class CompiledSchema:
         """Every error jsonschema finds; none, without asking it, when the fast check accepts."""
         if self.surely_valid(instance):
             return iter(())
-        return self.validator.iter_errors(instance)
+        found: Iterator[ValidationError] = self.validator.iter_errors(instance)
+        return found
 
 
 def compiled(schema: Mapping[str, Any]) -> CompiledSchema:

@@ -58,12 +58,19 @@ def run(path: Path, workspace: Path, *options: str) -> tuple[Result, dict[str, A
     return result, json.loads(result.stdout)
 
 
+def json_object(text: str) -> dict[str, Any]:
+    """`text` parsed as JSON, which must be an object (every document read here is one)."""
+    document = json.loads(text)
+    assert isinstance(document, dict), document
+    return document
+
+
 def run_record(workspace: Path) -> dict[str, Any]:
-    return json.loads((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
+    return json_object((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
 
 
 def index_header(workspace: Path) -> dict[str, Any]:
-    document = json.loads(
+    document = json_object(
         (workspace / "runtime" / "evidence_index.json").read_text(encoding="utf-8")
     )
     document.pop("items")
@@ -86,7 +93,7 @@ READABLE = [
 
 @pytest.mark.parametrize(("rows", "codec", "delimiter", "encoding"), READABLE)
 def test_readable_inputs_complete_and_record_how_they_were_read(
-    tmp_path: Path, rows, codec: str, delimiter: str, encoding: str
+    tmp_path: Path, rows: list[tuple[str, str]], codec: str, delimiter: str, encoding: str
 ) -> None:
     source = tmp_path / "feedback.csv"
     source.write_bytes(csv_text(rows, delimiter).encode(codec))
@@ -241,7 +248,9 @@ def latin1_run(tmp_path: Path) -> tuple[Path, Path]:
     return source, workspace
 
 
-def test_validate_source_reads_the_encoding_given_or_detected(latin1_run) -> None:
+def test_validate_source_reads_the_encoding_given_or_detected(
+    latin1_run: tuple[Path, Path],
+) -> None:
     source, workspace = latin1_run
     for options in ((), ("--encoding", "latin-1"), ("--encoding", "cp1252")):
         result = invoke("validate", workspace, "--source", source, "--json", *options)
@@ -252,7 +261,7 @@ def test_validate_source_reads_the_encoding_given_or_detected(latin1_run) -> Non
     assert (rebuilt["encoding"], rebuilt["encoding_method"]) == ("cp1252", "given")
 
 
-def test_validate_usage_errors(latin1_run, tmp_path: Path) -> None:
+def test_validate_usage_errors(latin1_run: tuple[Path, Path], tmp_path: Path) -> None:
     source, workspace = latin1_run
     folder = invoke("validate", workspace, "--source", tmp_path)
     assert folder.exit_code == 2
@@ -266,7 +275,7 @@ def test_validate_usage_errors(latin1_run, tmp_path: Path) -> None:
     assert "not UTF-8 text, the encoding given: undecodable byte 0xe9" in wrong.stderr
 
 
-def test_an_index_recording_an_unusable_encoding_is_tampered(latin1_run) -> None:
+def test_an_index_recording_an_unusable_encoding_is_tampered(latin1_run: tuple[Path, Path]) -> None:
     _, workspace = latin1_run
     index_path = workspace / "runtime" / "evidence_index.json"
     index = json.loads(index_path.read_text(encoding="utf-8"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ def run(path: Path, workspace: Path, *options: object) -> tuple[Result, dict[str
     return result, json.loads(result.stdout)
 
 
-def table_text(header: list[str], rows: list[tuple[str, ...]], delimiter: str = ",") -> str:
+def table_text(header: list[str], rows: Sequence[tuple[str, ...]], delimiter: str = ",") -> str:
     out = io.StringIO()
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\r\n")
     writer.writerow(header)
@@ -55,8 +56,15 @@ def reviews_csv(delimiter: str = ",") -> str:
     return table_text(["review_id", "review_body", "channel"], rows, delimiter)
 
 
+def json_object(text: str) -> dict[str, Any]:
+    """`text` parsed as JSON, which must be an object (every document read here is one)."""
+    document = json.loads(text)
+    assert isinstance(document, dict), document
+    return document
+
+
 def index_header(workspace: Path) -> dict[str, Any]:
-    document = json.loads((workspace / "runtime" / "evidence_index.json").read_text("utf-8"))
+    document = json_object((workspace / "runtime" / "evidence_index.json").read_text("utf-8"))
     document.pop("items")
     return document
 
@@ -67,7 +75,7 @@ def index_items(workspace: Path) -> dict[str, Any]:
 
 
 def run_record(workspace: Path) -> dict[str, Any]:
-    return json.loads((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
+    return json_object((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
 
 
 def analysed_ids(workspace: Path) -> list[str]:
@@ -163,8 +171,8 @@ def test_a_file_without_ids_gets_row_number_ids_and_a_warning(tmp_path: Path) ->
     source = tmp_path / "texts.csv"
     # A blank line and an all-empty row are not rows: row-3 is the third text.
     lines = table_text(["text", "channel"], [(REVIEWS[n][1], "app") for n in range(3)])
-    header, first, *rest = lines.split("\r\n")
-    source.write_text("\r\n".join([header, first, "", ",", *rest]), encoding="utf-8")
+    header_line, first, *rest = lines.split("\r\n")
+    source.write_text("\r\n".join([header_line, first, "", ",", *rest]), encoding="utf-8")
     workspace = tmp_path / "ws"
     result, payload = run(source, workspace)
     assert_completed_and_valid(result, payload, workspace)

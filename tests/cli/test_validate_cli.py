@@ -6,58 +6,66 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from runlens.cli import cli
 from runlens.evidence import build_evidence_index
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
+if TYPE_CHECKING:
+    from tests.conftest import FeedbackWorkspace
+
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
 PARAPHRASE = "每周导出报告需要等待很长时间，影响团队协作效率。"
 
 
-def invoke(*args: object):
+def invoke(*args: object) -> Result:
     runner = CliRunner(env={"COLUMNS": "200"})
     return runner.invoke(cli, ["validate", *map(str, args)], catch_exceptions=False)
 
 
-def verdict(*args: object):
+def verdict(*args: object) -> tuple[int, dict[str, Any]]:
     result = invoke(*args, "--json")
-    return result.exit_code, json.loads(result.stdout)
+    payload = json.loads(result.stdout)
+    assert isinstance(payload, dict), payload
+    return result.exit_code, payload
 
 
 # --- the article's six failure cases ---------------------------------------------------------
 
 
-def only_two_files(ws):
+def only_two_files(ws: FeedbackWorkspace) -> None:
     ws.remove(REPORT)
 
 
-def lacks_required_field(ws):
+def lacks_required_field(ws: FeedbackWorkspace) -> None:
     del ws.analysis["failed_batches"]
     ws.write()
 
 
-def priority_high(ws):
+def priority_high(ws: FeedbackWorkspace) -> None:
     ws.backlog["items"][0]["priority"] = "high"
     ws.write()
 
 
-def no_risks_section(ws):
+def no_risks_section(ws: FeedbackWorkspace) -> None:
     ws.report = ws.report.replace("## Risks And Unknowns", "Risks and unknowns are many.")
     ws.write()
 
 
-def both_cite_fb_999(ws):
+def both_cite_fb_999(ws: FeedbackWorkspace) -> None:
     ws.analysis["items"].append({**ws.analysis["items"][0], "feedback_id": "fb_999"})
     ws.backlog["items"][1]["evidence_feedback_ids"] = ["fb_999"]
     ws.write()
 
 
-def paraphrased_evidence(ws):
+def paraphrased_evidence(ws: FeedbackWorkspace) -> None:
     ws.analysis["items"][0]["evidence_text"] = PARAPHRASE
     ws.write()
 
@@ -88,7 +96,13 @@ ARTICLE_CASES = [
 
 
 @pytest.mark.parametrize(("breaks", "code", "statuses", "phrase"), ARTICLE_CASES)
-def test_each_article_failure_fails_validation(feedback_workspace, breaks, code, statuses, phrase):
+def test_each_article_failure_fails_validation(
+    feedback_workspace: FeedbackWorkspace,
+    breaks: Callable[[FeedbackWorkspace], None],
+    code: str,
+    statuses: dict[str, str],
+    phrase: str,
+) -> None:
     breaks(feedback_workspace)
     exit_code, payload = verdict(feedback_workspace.root)
     assert exit_code == 1
@@ -105,7 +119,7 @@ def test_each_article_failure_fails_validation(feedback_workspace, breaks, code,
     assert payload["artifacts"] == expected
 
 
-def test_a_passing_workspace(feedback_workspace):
+def test_a_passing_workspace(feedback_workspace: FeedbackWorkspace) -> None:
     result = invoke(feedback_workspace.root)
     assert result.exit_code == 0, result.output
     assert "PASSED" in result.stdout
@@ -118,7 +132,9 @@ def test_a_passing_workspace(feedback_workspace):
     assert "missing (optional)" in chart_row
 
 
-def test_the_human_verdict_lists_each_finding_with_its_location(feedback_workspace):
+def test_the_human_verdict_lists_each_finding_with_its_location(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     paraphrased_evidence(feedback_workspace)
     priority_high(feedback_workspace)
     result = invoke(feedback_workspace.root)
@@ -132,7 +148,9 @@ def test_the_human_verdict_lists_each_finding_with_its_location(feedback_workspa
     assert f"Findings: {BACKLOG}" in out
 
 
-def test_json_is_exactly_one_object_with_the_spec_keys(feedback_workspace):
+def test_json_is_exactly_one_object_with_the_spec_keys(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     priority_high(feedback_workspace)
     result = invoke(feedback_workspace.root, "--json")
     payload = json.loads(result.stdout)  # fails on anything around the object
@@ -147,7 +165,9 @@ def test_json_is_exactly_one_object_with_the_spec_keys(feedback_workspace):
     assert passing["findings"] == []
 
 
-def test_a_fabricated_id_in_the_backlog_only_rejects_only_the_backlog(feedback_workspace):
+def test_a_fabricated_id_in_the_backlog_only_rejects_only_the_backlog(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     feedback_workspace.backlog["items"][0]["evidence_feedback_ids"] = ["fb_999"]
     _, payload = verdict(feedback_workspace.write().root)
     assert payload["artifacts"] == {
@@ -158,7 +178,7 @@ def test_a_fabricated_id_in_the_backlog_only_rejects_only_the_backlog(feedback_w
     }
 
 
-def test_a_tampered_index_fails(feedback_workspace):
+def test_a_tampered_index_fails(feedback_workspace: FeedbackWorkspace) -> None:
     text = feedback_workspace.index_path.read_text(encoding="utf-8")
     feedback_workspace.index_path.write_text(text.replace("希望", "我们希望"), encoding="utf-8")
     exit_code, payload = verdict(feedback_workspace.root)
@@ -166,7 +186,7 @@ def test_a_tampered_index_fails(feedback_workspace):
     assert {f["code"] for f in payload["findings"]} == {"evidence_index_tampered"}
 
 
-def test_a_missing_index_fails(feedback_workspace):
+def test_a_missing_index_fails(feedback_workspace: FeedbackWorkspace) -> None:
     feedback_workspace.index_path.unlink()
     exit_code, payload = verdict(feedback_workspace.root)
     assert exit_code == 1
@@ -177,7 +197,9 @@ def test_a_missing_index_fails(feedback_workspace):
 # --- --source ----------------------------------------------------------------------------
 
 
-def test_source_builds_an_index_beside_the_runs_own_and_cites_against_it(feedback_workspace):
+def test_source_builds_an_index_beside_the_runs_own_and_cites_against_it(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     run_json = feedback_workspace.root / "runtime" / "run.json"
     record = json.loads(run_json.read_text(encoding="utf-8"))
     record["evidence_index_sha256"] = "0" * 64  # stale: the index no longer matches the record
@@ -194,7 +216,9 @@ def test_source_builds_an_index_beside_the_runs_own_and_cites_against_it(feedbac
     assert run_json.read_bytes() == before  # validate never rewrites the run record
 
 
-def test_source_never_overwrites_the_runs_index(feedback_workspace, tmp_path):
+def test_source_never_overwrites_the_runs_index(
+    feedback_workspace: FeedbackWorkspace, tmp_path: Path
+) -> None:
     original = feedback_workspace.index_path.read_bytes()
     changed = tmp_path / "changed.csv"
     text = feedback_workspace.csv.read_text(encoding="utf-8")
@@ -207,7 +231,9 @@ def test_source_never_overwrites_the_runs_index(feedback_workspace, tmp_path):
     assert feedback_workspace.index_path.read_bytes() == original
 
 
-def test_source_from_a_changed_csv_exposes_stale_quotes(feedback_workspace, tmp_path):
+def test_source_from_a_changed_csv_exposes_stale_quotes(
+    feedback_workspace: FeedbackWorkspace, tmp_path: Path
+) -> None:
     feedback_workspace.index_path.unlink()  # a workspace written without an index of its own
     changed = tmp_path / "changed.csv"
     text = feedback_workspace.csv.read_text(encoding="utf-8")
@@ -220,7 +246,7 @@ def test_source_from_a_changed_csv_exposes_stale_quotes(feedback_workspace, tmp_
 # --- usage errors: exit 2, one line on stderr -------------------------------------------------
 
 
-def assert_usage_error(result, *fragments: str) -> None:
+def assert_usage_error(result: Result, *fragments: str) -> None:
     assert result.exit_code == 2, result.output
     assert result.stdout == ""
     line = result.stderr.strip()
@@ -230,27 +256,29 @@ def assert_usage_error(result, *fragments: str) -> None:
         assert fragment in line
 
 
-def test_a_missing_workspace_is_a_usage_error(tmp_path):
+def test_a_missing_workspace_is_a_usage_error(tmp_path: Path) -> None:
     assert_usage_error(invoke(tmp_path / "nope", "--json"), "workspace not found", "nope")
 
 
-def test_an_unknown_plugin_is_a_usage_error(feedback_workspace):
+def test_an_unknown_plugin_is_a_usage_error(feedback_workspace: FeedbackWorkspace) -> None:
     result = invoke(feedback_workspace.root, "--plugin", "no-such-plugin")
     assert_usage_error(result, "unknown plugin 'no-such-plugin'", "feedback-analysis")
 
 
-def test_the_plugin_recorded_in_run_json_is_used(feedback_workspace):
+def test_the_plugin_recorded_in_run_json_is_used(feedback_workspace: FeedbackWorkspace) -> None:
     (feedback_workspace.root / "runtime" / "run.json").write_text('{"plugin": "recorded-one"}')
     assert_usage_error(invoke(feedback_workspace.root), "unknown plugin 'recorded-one'")
     assert invoke(feedback_workspace.root, "--plugin", "feedback-analysis").exit_code == 0
 
 
-def test_an_unreadable_run_record_is_a_usage_error(feedback_workspace):
+def test_an_unreadable_run_record_is_a_usage_error(feedback_workspace: FeedbackWorkspace) -> None:
     (feedback_workspace.root / "runtime" / "run.json").write_text("{oops", encoding="utf-8")
     assert_usage_error(invoke(feedback_workspace.root), "run.json")
 
 
-def test_a_bad_source_csv_is_a_usage_error_naming_the_file(feedback_workspace, tmp_path):
+def test_a_bad_source_csv_is_a_usage_error_naming_the_file(
+    feedback_workspace: FeedbackWorkspace, tmp_path: Path
+) -> None:
     bad = tmp_path / "no_ids.csv"
     bad.write_text("comment,text\nx,hello\n", encoding="utf-8")
     assert_usage_error(invoke(feedback_workspace.root, "--source", bad), "no_ids.csv")
@@ -269,7 +297,9 @@ def _console_script() -> str:
     return found
 
 
-def test_the_console_script_exit_codes(feedback_workspace, tmp_path):
+def test_the_console_script_exit_codes(
+    feedback_workspace: FeedbackWorkspace, tmp_path: Path
+) -> None:
     runlens = _console_script()
 
     def run(*args: object) -> subprocess.CompletedProcess[str]:
@@ -287,7 +317,7 @@ def test_the_console_script_exit_codes(feedback_workspace, tmp_path):
     assert "Traceback" not in usage.stderr
 
 
-def test_the_example_workspace_passes_and_its_index_matches_its_csv(tmp_path):
+def test_the_example_workspace_passes_and_its_index_matches_its_csv(tmp_path: Path) -> None:
     assert invoke(EXAMPLE).exit_code == 0
     fresh = tmp_path / "index.json"
     build_evidence_index(

@@ -4,6 +4,7 @@ backlog evidence in its theme and keeps provider keys out of deliverables and st
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from click.testing import CliRunner
@@ -11,23 +12,29 @@ from click.testing import CliRunner
 from runlens.cli import cli
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
 
+if TYPE_CHECKING:
+    from tests.conftest import FeedbackWorkspace
+
+
 KEY = "sk-live-0123456789abcdefABCDEF"
 
 
-def verdict(*args: object, env: dict[str, str] | None = None):
+def verdict(*args: object, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
     runner = CliRunner(env={"COLUMNS": "200", **(env or {})})
     result = runner.invoke(cli, ["validate", *map(str, args), "--json"], catch_exceptions=False)
-    return result.exit_code, json.loads(result.stdout), result.stdout
+    payload = json.loads(result.stdout)
+    assert isinstance(payload, dict), payload
+    return result.exit_code, payload, result.stdout
 
 
-def codes(payload) -> list[tuple[str, str]]:
+def codes(payload: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f["code"], f["artifact"]) for f in payload["findings"]]
 
 
 # --- the index is judged against input/, not against the hash in run.json ----------------------
 
 
-def forge(ws, *, text: str | None = None, add_row: bool = False) -> None:
+def forge(ws: FeedbackWorkspace, *, text: str | None = None, add_row: bool = False) -> None:
     """Rewrite the index as a forger would: consistent with itself, not with the source."""
     index = json.loads(ws.index_path.read_text(encoding="utf-8"))
     if text is not None:
@@ -38,21 +45,23 @@ def forge(ws, *, text: str | None = None, add_row: bool = False) -> None:
     ws.index_path.write_text(json.dumps(index, ensure_ascii=False), encoding="utf-8")
 
 
-def record_hash(ws, value) -> None:
+def record_hash(ws: FeedbackWorkspace, value: str | None) -> None:
     path = ws.root / "runtime" / "run.json"
     record = json.loads(path.read_text(encoding="utf-8"))
     record["evidence_index_sha256"] = value
     path.write_text(json.dumps(record), encoding="utf-8")
 
 
-def rehash(ws) -> str:
+def rehash(ws: FeedbackWorkspace) -> str:
     import hashlib
 
     return hashlib.sha256(ws.index_path.read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize("hide", ["delete run.json", "null the hash", "rewrite the hash"])
-def test_a_forged_index_fails_however_the_recorded_hash_is_hidden(feedback_workspace, hide):
+def test_a_forged_index_fails_however_the_recorded_hash_is_hidden(
+    feedback_workspace: FeedbackWorkspace, hide: str
+) -> None:
     forge(feedback_workspace, add_row=True)
     feedback_workspace.backlog["items"][0]["evidence_feedback_ids"] = ["fb_999"]
     feedback_workspace.write()
@@ -72,7 +81,7 @@ def test_a_forged_index_fails_however_the_recorded_hash_is_hidden(feedback_works
     assert payload["artifacts"][REPORT] == "validated"
 
 
-def test_a_row_text_changed_in_the_index_is_named(feedback_workspace):
+def test_a_row_text_changed_in_the_index_is_named(feedback_workspace: FeedbackWorkspace) -> None:
     forge(feedback_workspace, text="导出周报太快了，我们很满意。")
     record_hash(feedback_workspace, rehash(feedback_workspace))
     exit_code, payload, _ = verdict(feedback_workspace.root)
@@ -81,7 +90,9 @@ def test_a_row_text_changed_in_the_index_is_named(feedback_workspace):
     assert "at rows fb_001" in payload["error_message"]
 
 
-def test_a_changed_source_hash_in_the_index_is_tampered(feedback_workspace):
+def test_a_changed_source_hash_in_the_index_is_tampered(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     index = json.loads(feedback_workspace.index_path.read_text(encoding="utf-8"))
     index["source_hash"] = "f" * 64
     feedback_workspace.index_path.write_text(json.dumps(index, ensure_ascii=False), "utf-8")
@@ -91,7 +102,9 @@ def test_a_changed_source_hash_in_the_index_is_tampered(feedback_workspace):
     assert "records source_hash ffffffffffff" in payload["error_message"]
 
 
-def test_without_a_source_copy_the_index_cannot_be_trusted(feedback_workspace):
+def test_without_a_source_copy_the_index_cannot_be_trusted(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     (feedback_workspace.root / "input" / feedback_workspace.csv.name).unlink()
     exit_code, payload, _ = verdict(feedback_workspace.root)
     assert exit_code == 1
@@ -101,7 +114,9 @@ def test_without_a_source_copy_the_index_cannot_be_trusted(feedback_workspace):
     assert verdict(feedback_workspace.root, "--source", feedback_workspace.csv)[0] == 0
 
 
-def test_the_untouched_workspace_passes_without_its_run_record(feedback_workspace):
+def test_the_untouched_workspace_passes_without_its_run_record(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     (feedback_workspace.root / "runtime" / "run.json").unlink()
     exit_code, payload, _ = verdict(feedback_workspace.root)
     assert (exit_code, payload["findings"]) == (0, [])
@@ -110,7 +125,9 @@ def test_the_untouched_workspace_passes_without_its_run_record(feedback_workspac
 # --- coverage -----------------------------------------------------------------------------------
 
 
-def test_a_row_neither_analysed_nor_failed_is_not_covered(feedback_workspace):
+def test_a_row_neither_analysed_nor_failed_is_not_covered(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     del feedback_workspace.analysis["items"][2]  # fb_003
     feedback_workspace.backlog["items"][1]["evidence_feedback_ids"] = ["fb_001"]
     exit_code, payload, _ = verdict(feedback_workspace.write().root)
@@ -127,7 +144,7 @@ def test_a_row_neither_analysed_nor_failed_is_not_covered(feedback_workspace):
     }
 
 
-def test_a_row_listed_in_failed_batches_is_covered(feedback_workspace):
+def test_a_row_listed_in_failed_batches_is_covered(feedback_workspace: FeedbackWorkspace) -> None:
     del feedback_workspace.analysis["items"][2]
     feedback_workspace.analysis["failed_batches"] = [
         {"batch": 1, "feedback_ids": ["fb_003"], "reason": "model returned no item"}
@@ -140,7 +157,9 @@ def test_a_row_listed_in_failed_batches_is_covered(feedback_workspace):
 # --- backlog evidence belongs to its theme -------------------------------------------------------
 
 
-def test_backlog_evidence_from_another_theme_is_rejected(feedback_workspace):
+def test_backlog_evidence_from_another_theme_is_rejected(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     items = feedback_workspace.analysis["items"]
     items[0]["theme"], items[1]["theme"], items[2]["theme"] = "export", "login", "Dashboard"
     backlog = feedback_workspace.backlog["items"]
@@ -158,7 +177,9 @@ def test_backlog_evidence_from_another_theme_is_rejected(feedback_workspace):
 # --- secrets -------------------------------------------------------------------------------
 
 
-def test_a_known_key_in_a_deliverable_is_a_finding_and_never_printed(feedback_workspace):
+def test_a_known_key_in_a_deliverable_is_a_finding_and_never_printed(
+    feedback_workspace: FeedbackWorkspace,
+) -> None:
     feedback_workspace.report += f"\nDebug: Authorization: Bearer {KEY}\n"
     exit_code, payload, stdout = verdict(
         feedback_workspace.write().root, env={"OPENAI_API_KEY": KEY}
@@ -171,7 +192,7 @@ def test_a_known_key_in_a_deliverable_is_a_finding_and_never_printed(feedback_wo
     assert verdict(feedback_workspace.root)[0] == 0
 
 
-def test_a_key_in_a_file_name_is_found_and_redacted(feedback_workspace):
+def test_a_key_in_a_file_name_is_found_and_redacted(feedback_workspace: FeedbackWorkspace) -> None:
     feedback_workspace.write_text(f"artifacts/{KEY}.txt", "notes")
     exit_code, payload, stdout = verdict(feedback_workspace.root, env={"ANTHROPIC_API_KEY": KEY})
     assert exit_code == 1

@@ -31,15 +31,16 @@ def _wait_until_dead(thread: threading.Thread | None) -> bool:
     return thread is not None and not thread.is_alive()
 
 
-def test_a_timed_out_validator_thread_is_stopped(tmp_path: Path):
+def test_a_timed_out_validator_thread_is_stopped(tmp_path: Path) -> None:
     spinning = _Spinning()
     context = ValidationContext(workspace=tmp_path, contracts=())
     ((result, _),) = asyncio.run(run_validators([(spinning, 0.2)], context))
+    assert result.summary is not None
     assert result.blocked and "timed out after 0.2s" in result.summary
     assert _wait_until_dead(spinning.thread)
 
 
-def test_a_cancelled_round_stops_its_validator_thread(tmp_path: Path):
+def test_a_cancelled_round_stops_its_validator_thread(tmp_path: Path) -> None:
     spinning = _Spinning()
     context = ValidationContext(workspace=tmp_path, contracts=())
 

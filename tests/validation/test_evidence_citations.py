@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import time
 import unicodedata
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from runlens.contracts import ArtifactContract, EvidenceQuote
 from runlens.evidence import build_evidence_index
@@ -12,19 +15,26 @@ from runlens.validation import (
     EvidenceCitationValidator,
     QuoteLocation,
     ValidationContext,
+    ValidationReport,
     validate_workspace,
 )
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT
+
+if TYPE_CHECKING:
+    from tests.conftest import FeedbackWorkspace
+
 
 FB_001_TEXT = "导出周报太慢了，我们团队每周五都要导出，等三分钟很影响效率。"
 PARAPHRASE = "每周导出报告需要等待很长时间，影响团队协作效率。"
 
 
-def found(report):
+def found(report: ValidationReport) -> list[tuple[str, str, str]]:
     return [(f.code, f.artifact, f.path) for f in report.findings]
 
 
-def test_a_fabricated_id_cited_by_analysis_and_backlog_rejects_both(feedback_workspace, validate):
+def test_a_fabricated_id_cited_by_analysis_and_backlog_rejects_both(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     items = feedback_workspace.analysis["items"]
     items.append({**items[0], "feedback_id": "fb_999"})
     feedback_workspace.backlog["items"][1]["evidence_feedback_ids"] = ["fb_001", "fb_999"]
@@ -42,7 +52,9 @@ def test_a_fabricated_id_cited_by_analysis_and_backlog_rejects_both(feedback_wor
     }
 
 
-def test_a_fabricated_id_only_in_the_backlog_rejects_only_the_backlog(feedback_workspace, validate):
+def test_a_fabricated_id_only_in_the_backlog_rejects_only_the_backlog(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.backlog["items"][0]["evidence_feedback_ids"] = ["fb_999", "fb_998"]
     report = validate(feedback_workspace.write())
     assert {f.artifact for f in report.findings} == {BACKLOG}
@@ -55,22 +67,29 @@ def test_a_fabricated_id_only_in_the_backlog_rejects_only_the_backlog(feedback_w
     }
 
 
-def test_the_summary_stays_on_one_line(feedback_workspace, validate):
+def test_the_summary_stays_on_one_line(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.backlog["items"][0]["evidence_feedback_ids"] = ["fb_\n999"]
     report = validate(feedback_workspace.write())
     assert report.error_message == "missing evidence ids: fb_ 999"
 
 
-def test_an_id_that_is_not_a_string_is_reported(feedback_workspace, validate):
+def test_an_id_that_is_not_a_string_is_reported(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.backlog["items"][0]["evidence_feedback_ids"] = [2]
     report = validate(feedback_workspace.write())
     assert ("unknown_evidence_id", BACKLOG, "items[0].evidence_feedback_ids[0]") in found(report)
+    assert report.error_message is not None
     assert f"invalid evidence ids: {BACKLOG} items[0].evidence_feedback_ids[0]" in (
         report.error_message
     )
 
 
-def test_a_paraphrase_of_a_real_row_is_a_text_mismatch(feedback_workspace, validate):
+def test_a_paraphrase_of_a_real_row_is_a_text_mismatch(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     assert feedback_workspace.analysis["items"][0]["feedback_id"] == "fb_001"
     feedback_workspace.analysis["items"][0]["evidence_text"] = PARAPHRASE
     report = validate(feedback_workspace.write())
@@ -83,14 +102,18 @@ def test_a_paraphrase_of_a_real_row_is_a_text_mismatch(feedback_workspace, valid
     assert report.artifacts[BACKLOG] == "validated"
 
 
-def test_a_fragment_of_another_row_is_still_a_mismatch(feedback_workspace, validate):
+def test_a_fragment_of_another_row_is_still_a_mismatch(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     items = feedback_workspace.analysis["items"]
     items[0]["evidence_text"] = items[2]["evidence_text"]  # fb_003's words cited as fb_001
     report = validate(feedback_workspace.write())
     assert found(report) == [("evidence_text_mismatch", ANALYSIS, "items[0].evidence_text")]
 
 
-def test_empty_and_whitespace_quotes(feedback_workspace, validate):
+def test_empty_and_whitespace_quotes(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     items = feedback_workspace.analysis["items"]
     items[0]["evidence_text"] = ""
     items[1]["evidence_text"] = " \n\t"
@@ -99,10 +122,13 @@ def test_empty_and_whitespace_quotes(feedback_workspace, validate):
         ("empty_evidence_text", ANALYSIS, "items[0].evidence_text"),
         ("empty_evidence_text", ANALYSIS, "items[1].evidence_text"),
     ]
+    assert report.error_message is not None
     assert report.error_message.startswith("empty evidence text: ")
 
 
-def test_accepted_quotes_are_located_in_their_row(feedback_workspace, validate):
+def test_accepted_quotes_are_located_in_their_row(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     report = validate(feedback_workspace)
     first = report.quotes[0]
     start = FB_001_TEXT.index("等三分钟很影响效率")
@@ -110,7 +136,12 @@ def test_accepted_quotes_are_located_in_their_row(feedback_workspace, validate):
     assert [q.row_id for q in report.quotes] == ["fb_001", "fb_002", "fb_003"]
 
 
-def _custom_workspace(tmp_path, rows, items, min_length=1):
+def _custom_workspace(
+    tmp_path: Path,
+    rows: Iterable[tuple[str, str]],
+    items: list[dict[str, Any]],
+    min_length: int = 1,
+) -> ValidationReport:
     workspace = tmp_path / "ws"
     (workspace / "runtime").mkdir(parents=True)
     (workspace / "input").mkdir()
@@ -128,7 +159,7 @@ def _custom_workspace(tmp_path, rows, items, min_length=1):
     return validate_workspace(workspace, [contract], expected_index_sha256=sha)
 
 
-def test_a_quote_shorter_than_min_length_must_be_the_whole_text(tmp_path):
+def test_a_quote_shorter_than_min_length_must_be_the_whole_text(tmp_path: Path) -> None:
     rows = [("r1", "The export is slow every Friday"), ("r2", "Great")]
     items = [{"id": "r1", "quote": "slow"}, {"id": "r2", "quote": "Great"}]
     report = _custom_workspace(tmp_path, rows, items, min_length=6)
@@ -137,7 +168,7 @@ def test_a_quote_shorter_than_min_length_must_be_the_whole_text(tmp_path):
     assert [q.row_id for q in report.quotes] == ["r2"]
 
 
-def test_quotes_compare_in_nfc(tmp_path):
+def test_quotes_compare_in_nfc(tmp_path: Path) -> None:
     decomposed = unicodedata.normalize("NFD", "café")
     report = _custom_workspace(
         tmp_path, [("r1", "Le café est froid")], [{"id": "r1", "quote": decomposed}]
@@ -145,7 +176,7 @@ def test_quotes_compare_in_nfc(tmp_path):
     assert report.passed, report.error_message
 
 
-def test_a_quote_id_outside_evidence_fields_is_still_checked(tmp_path):
+def test_a_quote_id_outside_evidence_fields_is_still_checked(tmp_path: Path) -> None:
     contract_items = [{"id": "nope", "quote": "x"}]
     (tmp_path / "input").mkdir()
     csv_path = tmp_path / "input" / "rows.csv"
@@ -163,8 +194,8 @@ def test_a_quote_id_outside_evidence_fields_is_still_checked(tmp_path):
 
 
 def test_a_missing_index_rejects_every_citing_artifact_with_one_summary(
-    feedback_workspace, validate
-):
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.index_path.unlink()
     report = validate(feedback_workspace)
     assert found(report) == [
@@ -182,14 +213,19 @@ def test_a_missing_index_rejects_every_citing_artifact_with_one_summary(
     }
 
 
-def test_an_unreadable_index_is_reported_not_raised(feedback_workspace, validate):
+def test_an_unreadable_index_is_reported_not_raised(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.index_path.write_text("{not json", encoding="utf-8")
     report = validate(feedback_workspace, expected_index_sha256=None)
     assert {f.code for f in report.findings} == {"evidence_index_missing"}
+    assert report.error_message is not None
     assert "unreadable" in report.error_message
 
 
-def test_a_changed_index_is_tampered(feedback_workspace, validate):
+def test_a_changed_index_is_tampered(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     index = json.loads(feedback_workspace.index_path.read_text(encoding="utf-8"))
     index["items"]["fb_999"] = {"row_hash": "0" * 64, "text": "invented"}
     index["total_rows"] = len(index["items"])  # a forgery consistent with itself
@@ -200,14 +236,16 @@ def test_a_changed_index_is_tampered(feedback_workspace, validate):
         ("evidence_index_tampered", ANALYSIS, ""),
         ("evidence_index_tampered", BACKLOG, ""),
     ]
+    assert report.error_message is not None
     assert report.error_message.startswith("evidence index tampered: runtime/evidence_index.json")
     # Without a recorded hash the index is still judged against input/: the forgery is found.
     unrecorded = validate(feedback_workspace, expected_index_sha256=None)
     assert [f.code for f in unrecorded.findings] == ["evidence_index_tampered"] * 2
+    assert unrecorded.error_message is not None
     assert "does not match sample_feedback.csv at rows fb_999" in unrecorded.error_message
 
 
-def test_nothing_to_check_when_no_citing_artifact_exists(tmp_path):
+def test_nothing_to_check_when_no_citing_artifact_exists(tmp_path: Path) -> None:
     contract = ArtifactContract(name="a.json", evidence_fields=("items.id",))
     result = EvidenceCitationValidator([contract]).validate(
         ValidationContext(tmp_path, (contract,))
@@ -215,7 +253,7 @@ def test_nothing_to_check_when_no_citing_artifact_exists(tmp_path):
     assert not result.blocked
 
 
-def test_a_hundred_thousand_citations_in_linear_time(tmp_path):
+def test_a_hundred_thousand_citations_in_linear_time(tmp_path: Path) -> None:
     count = 100_000
     rows = [(f"r{n}", f"row number {n} says the export is slow") for n in range(count)]
     items = [{"id": f"r{n}", "quote": f"number {n} says"} for n in range(count)]
@@ -228,7 +266,7 @@ def test_a_hundred_thousand_citations_in_linear_time(tmp_path):
     assert elapsed < 10, f"{elapsed:.1f}s for {count} citations"
 
 
-def test_weak_quotes_are_rejected_with_what_would_have_been_accepted(tmp_path):
+def test_weak_quotes_are_rejected_with_what_would_have_been_accepted(tmp_path: Path) -> None:
     rows = [("r1", "Login fails with an invalid token. Every single time"), ("r2", "导出太慢了")]
     items = [
         {"id": "r1", "quote": "."},
@@ -242,5 +280,6 @@ def test_weak_quotes_are_rejected_with_what_would_have_been_accepted(tmp_path):
     ]
     assert [f.details.get("accepted") for f in report.findings] == [None, "Login fails", None]
     assert "quote whole words, e.g. “Login fails”" in report.findings[1].message
+    assert report.error_message is not None
     assert report.error_message.startswith("weak quotes: out.json items[0].quote is 1 character")
     assert [q.row_id for q in report.quotes] == ["r2"]

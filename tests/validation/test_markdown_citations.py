@@ -3,7 +3,9 @@ trace back to the source rows; findings name the line and column."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,6 +20,12 @@ from runlens.validation import (
 )
 from runlens.validation.id_shapes import IdShape, named_id
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT, REPORT_HEADINGS
+
+if TYPE_CHECKING:
+    from tests.conftest import FeedbackWorkspace
+
+#: The `check` fixture: validate the fixture workspace with a given report.
+Check = Callable[[str], ValidationReport]
 
 FB_001 = "导出周报太慢了，我们团队每周五都要导出，等三分钟很影响效率。"
 
@@ -42,7 +50,9 @@ def column_of(markdown: str, text: str) -> int:
 
 
 @pytest.fixture
-def check(feedback_workspace, validate):
+def check(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> Check:
     """`check(markdown)`: validate the fixture workspace with `markdown` as its report."""
 
     def run(markdown: str) -> ValidationReport:
@@ -67,7 +77,9 @@ def report_quotes(report: ValidationReport) -> list[QuoteLocation]:
 # -- forms that pass ------------------------------------------------------------------------
 
 
-def test_a_blockquote_citation_is_verified_and_located(check) -> None:
+def test_a_blockquote_citation_is_verified_and_located(
+    check: Check,
+) -> None:
     markdown = report_with(Evidence="> “导出周报太慢了” — fb_001")
     report = check(markdown)
     assert report.passed, report.error_message
@@ -75,7 +87,9 @@ def test_a_blockquote_citation_is_verified_and_located(check) -> None:
     assert report_quotes(report) == [QuoteLocation(REPORT, f"line {line}", "fb_001", 0, 7)]
 
 
-def test_an_ellipsis_after_the_closing_mark_marks_a_cut_at_the_end(check) -> None:
+def test_an_ellipsis_after_the_closing_mark_marks_a_cut_at_the_end(
+    check: Check,
+) -> None:
     markdown = report_with(
         Evidence="> “导出周报太慢了，我们团队” … — fb_001\n\n> … “等三分钟” ... [fb_001]"
     )
@@ -84,7 +98,9 @@ def test_an_ellipsis_after_the_closing_mark_marks_a_cut_at_the_end(check) -> Non
     assert [q.start for q in report_quotes(report)] == [0, FB_001.index("等三分钟")]
 
 
-def test_several_inline_citations_share_a_paragraph(check) -> None:
+def test_several_inline_citations_share_a_paragraph(
+    check: Check,
+) -> None:
     markdown = report_with(
         Executive_Summary="The complaints (“等三分钟很影响效率” — fb_001, “every single time” — "
         "fb_002) are the loudest, and “自定义指标顺序” — fb_003."
@@ -112,18 +128,22 @@ def test_several_inline_citations_share_a_paragraph(check) -> None:
         "| Quote |\n| --- |\n| “等三分钟很影响效率” — fb_001 |",
     ],
 )
-def test_every_declared_form_is_a_verified_citation(check, citation: str) -> None:
+def test_every_declared_form_is_a_verified_citation(check: Check, citation: str) -> None:
     report = check(report_with(Evidence=citation))
     assert report.passed, report.error_message
     assert [q.row_id for q in report_quotes(report)] == ["fb_001"]
 
 
-def test_a_quote_with_straight_quotes_inside_curly_ones(check) -> None:
+def test_a_quote_with_straight_quotes_inside_curly_ones(
+    check: Check,
+) -> None:
     report = check(report_with(Evidence='> “Login fails with "invalid token"” — fb_002'))
     assert report.passed, report.error_message
 
 
-def test_emphasis_around_a_citation_is_not_part_of_the_quote(check) -> None:
+def test_emphasis_around_a_citation_is_not_part_of_the_quote(
+    check: Check,
+) -> None:
     report = check(report_with(Evidence="> **“导出周报太慢了”** — *fb_001*"))
     assert report.passed, report.error_message
 
@@ -131,7 +151,9 @@ def test_emphasis_around_a_citation_is_not_part_of_the_quote(check) -> None:
 # -- what is rejected -----------------------------------------------------------------------
 
 
-def test_a_fabricated_id_is_an_unknown_evidence_id_at_the_quotation_mark(check) -> None:
+def test_a_fabricated_id_is_an_unknown_evidence_id_at_the_quotation_mark(
+    check: Check,
+) -> None:
     markdown = report_with(Evidence="Also: “全部都很好” — fb_999")
     report = check(markdown)
     line = line_of(markdown, "fb_999")
@@ -145,7 +167,7 @@ def test_a_fabricated_id_is_an_unknown_evidence_id_at_the_quotation_mark(check) 
     }
 
 
-def test_a_paraphrase_is_a_text_mismatch(check) -> None:
+def test_a_paraphrase_is_a_text_mismatch(check: Check) -> None:
     markdown = report_with(Evidence="> “Exports are instant and we love them” — fb_001")
     report = check(markdown)
     line = line_of(markdown, "Exports are instant")
@@ -159,12 +181,16 @@ def test_a_paraphrase_is_a_text_mismatch(check) -> None:
     assert finding.details["quote"] == "Exports are instant and we love them"
 
 
-def test_a_quote_attributed_to_the_wrong_row_is_a_mismatch(check) -> None:
+def test_a_quote_attributed_to_the_wrong_row_is_a_mismatch(
+    check: Check,
+) -> None:
     report = check(report_with(Evidence="> “自定义指标顺序” — fb_001"))  # fb_003's words
     assert [f[0] for f in report_findings(report)] == ["evidence_text_mismatch"]
 
 
-def test_a_quotation_in_the_evidence_section_must_cite_a_row(check) -> None:
+def test_a_quotation_in_the_evidence_section_must_cite_a_row(
+    check: Check,
+) -> None:
     markdown = report_with(
         Executive_Summary="Users call exports “painfully slow” — the top complaint.",
         Evidence="Users say “导出周报太慢了” every week.\n\n### Details\n\n> “自定义指标顺序”",
@@ -178,12 +204,15 @@ def test_a_quotation_in_the_evidence_section_must_cite_a_row(check) -> None:
     ]
     assert report.findings[0].details["section"] == "## Evidence"
     assert "— ID" in report.findings[0].message
+    assert report.error_message is not None
     assert report.error_message.startswith(
         f"unsourced quotes: {REPORT} line {first} “导出周报太慢了”"
     )
 
 
-def test_an_id_shaped_token_that_names_no_row_is_an_unknown_reference(check) -> None:
+def test_an_id_shaped_token_that_names_no_row_is_an_unknown_reference(
+    check: Check,
+) -> None:
     markdown = report_with(
         Executive_Summary="Rows fb_001, fb_002 and (fb_042) agree; P0 first, 3 rows, `fb_043`.",
         Top_Pain_Points="| Pain | Rows |\n| --- | --- |\n| exports | fb_003, fb_077 |",
@@ -208,7 +237,7 @@ def test_an_id_shaped_token_that_names_no_row_is_an_unknown_reference(check) -> 
     ],
 )
 def test_weak_quotes_say_what_would_have_been_accepted(
-    check, citation: str, phrase: str, accepted: str | None
+    check: Check, citation: str, phrase: str, accepted: str | None
 ) -> None:
     markdown = report_with(Evidence=f"> {citation}")
     report = check(markdown)
@@ -217,6 +246,7 @@ def test_weak_quotes_say_what_would_have_been_accepted(
     (finding,) = report.findings
     assert phrase in finding.message
     assert finding.details.get("accepted") == accepted
+    assert report.error_message is not None
     assert report.error_message.startswith(f"weak quotes: {REPORT} line {line}")
 
 
@@ -229,7 +259,7 @@ def test_weak_quotes_say_what_would_have_been_accepted(
     ],
 )
 def test_a_citation_in_a_code_or_html_block_is_still_checked(
-    check, block: str, column: int
+    check: Check, block: str, column: int
 ) -> None:
     markdown = report_with(Evidence=f"Code and HTML show as written:\n\n{block}")
     report = check(markdown)
@@ -237,7 +267,9 @@ def test_a_citation_in_a_code_or_html_block_is_still_checked(
     assert report_findings(report) == [("evidence_text_mismatch", f"line {line}", line, column)]
 
 
-def test_columns_count_characters_after_container_markers(check) -> None:
+def test_columns_count_characters_after_container_markers(
+    check: Check,
+) -> None:
     markdown = report_with(
         Evidence="- first\n  - nested “导出周报太慢了” — fb_001 and “没有” — fb_001"
     )
@@ -286,21 +318,28 @@ def test_unescaped_markup_is_not_what_the_reader_sees(tmp_path: Path) -> None:
 # -- the index ------------------------------------------------------------------------------
 
 
-def test_an_untrusted_index_rejects_a_report_that_quotes(feedback_workspace, validate) -> None:
+def test_an_untrusted_index_rejects_a_report_that_quotes(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.index_path.unlink()
     feedback_workspace.report = report_with(Evidence="> “导出周报太慢了” — fb_001")
     report = validate(feedback_workspace.write())
     assert (REPORT, "evidence_index_missing") in {(f.artifact, f.code) for f in report.findings}
+    assert report.error_message is not None
     assert report.error_message.count("evidence index missing") == 1  # said once
 
 
-def test_an_untrusted_index_leaves_a_report_that_quotes_nothing(feedback_workspace, validate):
+def test_an_untrusted_index_leaves_a_report_that_quotes_nothing(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.index_path.unlink()
     report = validate(feedback_workspace)
     assert report.artifacts[REPORT] == "validated"
 
 
-def test_a_missing_report_is_not_this_validators_finding(feedback_workspace, validate) -> None:
+def test_a_missing_report_is_not_this_validators_finding(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     feedback_workspace.remove(REPORT)
     report = validate(feedback_workspace)
     assert [f.code for f in report.findings if f.artifact == REPORT] == ["missing_file"]
@@ -331,7 +370,9 @@ def test_the_id_shape_is_derived_from_the_index(
     assert (shape.fits(token), shape.stands_out(token)) == (fits, stands_out)
 
 
-def test_a_declared_id_pattern_replaces_the_derived_shape(feedback_workspace, validate) -> None:
+def test_a_declared_id_pattern_replaces_the_derived_shape(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
     contract = ArtifactContract(name=REPORT, citations=MarkdownCitations(id_pattern=r"FB-\d+"))
     feedback_workspace.report = "Row FB-12 and fb_999 and “导出周报太慢了” — fb_001\n"
     report = validate(feedback_workspace.write(), contracts=[contract])
@@ -370,7 +411,9 @@ def test_punctuation_is_stripped_from_an_id_only_when_needed() -> None:
     assert named_id("“" * 1000, ids, longest) == ""
 
 
-def test_unclosed_quotation_marks_quote_nothing_and_do_not_hide_later_citations(check) -> None:
+def test_unclosed_quotation_marks_quote_nothing_and_do_not_hide_later_citations(
+    check: Check,
+) -> None:
     markdown = report_with(Evidence="“" * 5000 + " and then “导出周报太慢了” [fb_001]")
     report = check(markdown)
     # The first unclosed mark pairs with the only closing one: not a verbatim quote of fb_001.
@@ -381,7 +424,9 @@ def test_unclosed_quotation_marks_quote_nothing_and_do_not_hide_later_citations(
     assert len(report_quotes(report)) == 1
 
 
-def test_prose_in_brackets_after_a_quotation_does_not_hide_the_citation_inside(check) -> None:
+def test_prose_in_brackets_after_a_quotation_does_not_hide_the_citation_inside(
+    check: Check,
+) -> None:
     markdown = report_with(
         Executive_Summary="The “export” (“等三分钟很影响效率” — fb_001) is slow (see above)."
     )
@@ -390,7 +435,7 @@ def test_prose_in_brackets_after_a_quotation_does_not_hide_the_citation_inside(c
     assert [q.row_id for q in report_quotes(report)] == ["fb_001"]
 
 
-def test_a_bracketed_id_may_hold_spaces_when_the_ids_do(tmp_path) -> None:
+def test_a_bracketed_id_may_hold_spaces_when_the_ids_do(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "input").mkdir(parents=True)
     csv_path = workspace / "input" / "rows.csv"
@@ -410,6 +455,8 @@ def test_a_bracketed_id_may_hold_spaces_when_the_ids_do(tmp_path) -> None:
     ]
 
 
-def test_a_prose_dash_after_a_quotation_is_not_a_citation(check) -> None:
+def test_a_prose_dash_after_a_quotation_is_not_a_citation(
+    check: Check,
+) -> None:
     markdown = report_with(Executive_Summary="Exports are “painfully slow” — the top complaint.")
     assert check(markdown).passed
