@@ -28,14 +28,23 @@ beside the wall seconds.
 Targets (issue 11): the run path at least as fast as `build_evidence_index` alone (5.8 s on the
 issue's machine), with peak memory under twice the file's size. This prints; it asserts nothing.
 
-Figures on the shared 2-core machine the issue was measured on (1,000,000 rows, 195.9 MB;
-before: the code the issue measured, one run each at load average 0.3-0.9; after: medians of
-5 runs, see the plan's "Done: P" for the load):
+Figures, 1,000,000 rows (195.9 MB), on the shared 2-core machine of issue 11. Wall times
+there move by +-30 % with other work (load average 1-3 while these were taken), so the
+evidence package as it was before (commit c1efc78) was run interleaved with this one, round
+by round, 5 rounds (medians; ratios are medians of the per-round ratios):
 
-    step                       before                 after
-    open + index               11.0 s, 705 MB         see docs/inputs.md
-    run path (+ write)         14.9 s, 705 MB
-    build_evidence_index        5.1-5.9 s, 363 MB
+                                       before           after            after / before
+    CsvTable.open + evidence_index     9.4 s, 705 MB    5.7 s, 340 MB    0.63
+    + the durable write (run path)     14.3 s, 705 MB   7.6 s, 340 MB    0.53
+    build_evidence_index alone         6.9 s, 364 MB    6.8 s, 301 MB
+    bare csv.reader pass               2.6 s
+
+    open + index / the old builder alone: 0.88; with the write: 1.24
+    peak RSS / file size: 3.6 before, 1.74 after
+
+This script's own run (5 rounds, load 0.9 rising to 4): bare 1.72 s; builder alone 7.01 s
+(304 MB); open + index 6.30 s (342 MB); `TableInput.load` 7.66 s (343 MB, 1.75x the file;
+1.09x the builder alone); write alone 1.67 s; validating 100,000 citations 3.14 s.
 """
 
 from __future__ import annotations

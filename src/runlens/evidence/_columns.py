@@ -28,6 +28,8 @@ from runlens.evidence._rowhash import DIGEST_SIZE, RowHasher
 
 #: ASCII bytes JSON escapes in a value (with `"` and `\\`): the C0 controls.
 _CONTROL_BYTES: Final = bytes(range(32))
+#: Decoded chunks kept for reading rows (pages read in order decode each chunk once).
+_DECODED_KEPT: Final = 4
 #: The json module's C string decoder (json.loads uses it); absent from typeshed's stubs.
 _scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
 
@@ -95,7 +97,7 @@ class Columns:
     digest (`digest`) is over every column of the source, stored or not.
     """
 
-    __slots__ = ("_chunks", "_decoded", "_offsets", "_starts", "names", "total")
+    __slots__ = ("_chunks", "_current", "_decoded", "_offsets", "_starts", "names", "total")
 
     def __init__(self, names: tuple[str, ...], chunks: list[_Chunk]) -> None:
         self.names = names
@@ -104,8 +106,10 @@ class Columns:
         self.total = sum(chunk.count for chunk in chunks)
         #: Per (chunk, column): where each value starts, for single values read at random.
         self._offsets: dict[tuple[int, int], array[int]] = {}
-        #: The chunk last read row by row, decoded: (chunk number, its first row, its rows).
-        self._decoded: tuple[int, int, list[tuple[str, ...]]] | None = None
+        #: The chunks last read row by row, decoded (a page may span two): number -> rows.
+        self._decoded: dict[int, list[tuple[str, ...]]] = {}
+        #: The last of them: (its first row, its rows), for rows read one by one in order.
+        self._current: tuple[int, list[tuple[str, ...]]] = (0, [])
 
     def __len__(self) -> int:
         return self.total
@@ -138,9 +142,9 @@ class Columns:
 
     def row(self, row: int) -> tuple[str, ...]:
         """One row's values, in stored-column order (rows read in order decode each chunk once)."""
-        decoded = self._decoded
-        if decoded is not None and 0 <= row - decoded[1] < len(decoded[2]):
-            return decoded[2][row - decoded[1]]
+        first, rows = self._current
+        if 0 <= row - first < len(rows):
+            return rows[row - first]
         number = self._chunk_of(row)
         return self._chunk_rows(number)[row - self._chunks[number].start]
 
@@ -188,11 +192,14 @@ class Columns:
 
     def _chunk_rows(self, number: int) -> list[tuple[str, ...]]:
         chunk = self._chunks[number]
-        decoded = self._decoded
-        if decoded is None or decoded[1] != chunk.start:
+        rows = self._decoded.get(number)
+        if rows is None:
             rows = list(zip(*(chunk.values(n) for n in range(len(self.names))), strict=True))
-            decoded = self._decoded = (number, chunk.start, rows)
-        return decoded[2]
+            if len(self._decoded) >= _DECODED_KEPT:
+                del self._decoded[next(iter(self._decoded))]  # the oldest
+            self._decoded[number] = rows
+        self._current = (chunk.start, rows)
+        return rows
 
 
 class ColumnsBuilder:

@@ -20,14 +20,18 @@ FROM_ROW_NUMBER: Final = "row-number"
 ID_RULES: Final[tuple[IdRule, ...]] = (FROM_COLUMN, FROM_ROW_NUMBER)
 
 
+#: How a row-number id is spelt, for `str.format`.
+ROW_NUMBER_ID: Final = "row-{}"
+
+
 def row_number_id(row: int) -> str:
     """The id of the `row`-th data row (1-based) under the `row-number` rule."""
-    return f"row-{row}"
+    return ROW_NUMBER_ID.format(row)
 
 
 def row_number_ids(first: int, count: int) -> list[str]:
     """Ids of `count` consecutive data rows, the first of them row `first` (1-based)."""
-    return [f"row-{row}" for row in range(first, first + count)]
+    return list(map(ROW_NUMBER_ID.format, range(first, first + count)))
 
 
 def check_id_rule(value: object) -> IdRule:

@@ -26,7 +26,7 @@ from typing import Final, TypedDict
 
 from runlens.evidence import _records
 from runlens.evidence._columns import Columns, decode_cell
-from runlens.evidence._ids import IdRule, row_number_ids
+from runlens.evidence._ids import ROW_NUMBER_ID, IdRule, row_number_ids
 from runlens.evidence._rowhash import DIGEST_SIZE
 
 #: `EvidenceIndex.format`: what kind of file the source is.
@@ -34,8 +34,6 @@ CSV_FORMAT: Final = "csv"
 XLSX_FORMAT: Final = "xlsx"
 #: Rows per `json_batches` batch for stores that are not chunked already.
 _BATCH: Final = 4096
-#: How row-number ids are spelt (`_ids.row_number_id`), for `str.format` in bulk.
-_ROW_ID: Final = "row-{}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +173,7 @@ class TableStore(RowStore):
     def __iter__(self) -> Iterator[str]:
         if self._positions is not None:
             return iter(self._positions)
-        return map(_ROW_ID.format, range(1, len(self._columns) + 1))
+        return map(ROW_NUMBER_ID.format, range(1, len(self._columns) + 1))
 
     def text(self, row_id: str) -> str:
         return self._columns.value(self._position(row_id), self._text_at)
@@ -224,7 +222,7 @@ class TableStore(RowStore):
         if not (row_id.startswith("row-") and digits.isdigit() and digits.isascii()):
             return None
         number = int(digits)
-        if f"row-{number}" != row_id or not 1 <= number <= len(self._columns):
+        if ROW_NUMBER_ID.format(number) != row_id or not 1 <= number <= len(self._columns):
             return None
         return number - 1
 

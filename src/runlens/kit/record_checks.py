@@ -1,8 +1,9 @@
 """The conformance check of a run's records, read back from disk as any reader would.
 
-run.json, events.jsonl, trace.json and manifest.json must all be there and tell the same
-story: one run id, one final status, every declared artifact in the manifest with the status
-the run gave it and the hash of the file on disk, the Evidence Index the run recorded.
+run.json, events.jsonl, trace.json and manifest.json must all be there, meet their published
+JSON Schemas (docs/schemas) and tell the same story: one run id, one final status, every
+declared artifact in the manifest with the status the run gave it and the hash of the file on
+disk, the Evidence Index the run recorded.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runlens.plugins.base import Plugin
+from runlens.records.schemas import record_problems as schema_problems
 from runlens.tools.workspace import Workspace
 
 
@@ -57,6 +59,7 @@ def record_problems(plugin: Plugin, outcome: RunOutcome) -> Iterator[str]:
     if broken:
         yield f"not a JSON object: {', '.join(broken)}"
         return
+    yield from schema_problems(outcome.workspace)
     yield from _run_record_problems(documents["run.json"], outcome, workspace.evidence_index)
     yield from _event_problems(workspace.events, outcome)
     yield from _trace_problems(documents["trace.json"], outcome)
@@ -71,9 +74,9 @@ def _run_record_problems(record: dict[str, Any], outcome: RunOutcome, index: Pat
     if recorded is None:
         yield "run.json has no evidence_index_sha256: the input tool built no Evidence Index"
     elif not index.is_file():
-        yield "run.json names an Evidence Index, but runtime/evidence_index.json is missing"
+        yield f"run.json names an Evidence Index, but {Workspace.EVIDENCE_INDEX} is missing"
     elif hashlib.sha256(index.read_bytes()).hexdigest() != recorded:
-        yield "runtime/evidence_index.json does not have the sha256 run.json records"
+        yield f"{Workspace.EVIDENCE_INDEX} does not have the sha256 run.json records"
 
 
 def _event_problems(path: Path, outcome: RunOutcome) -> Iterator[str]:
