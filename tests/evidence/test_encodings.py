@@ -435,6 +435,34 @@ def test_comma_is_preferred_when_the_header_splits_either_way() -> None:
     assert detect_delimiter("one column only\n", ()) == ","
 
 
+ONE_COLUMN = "text\nslow, really slow, and buggy\n"
+
+
+def one_column_indexes(path: Path) -> list[EvidenceIndex]:
+    """The file read by both readers, its one column as ids and text."""
+    table = CsvTable.open(path, required_columns=("text",))
+    return [
+        build_index(path, id_column="text", text_column="text"),
+        table.evidence_index(id_column="text", text_column="text"),
+    ]
+
+
+@pytest.mark.parametrize("name", ["one.tsv", "one.TAB"])
+def test_a_one_column_tsv_keeps_the_commas_of_its_text(write_csv: CsvWriter, name: str) -> None:
+    # No delimiter splits the header: the file name says TAB, so the commas are text.
+    for index in one_column_indexes(write_csv(ONE_COLUMN, name)):
+        assert index.delimiter == "\t"
+        assert list(index.items) == ["slow, really slow, and buggy"]
+
+
+def test_a_one_column_csv_is_still_comma_separated(write_csv: CsvWriter) -> None:
+    with pytest.raises(InputError, match="3 fields, but the header has 1"):
+        one_column_indexes(write_csv(ONE_COLUMN, "one.csv"))
+    with pytest.raises(InputError, match="3 fields, but the header has 1"):
+        build_index(write_csv(ONE_COLUMN, "one.csv"), id_column="text", text_column="text")
+    assert detect_delimiter("text\n", ("text",), single_column="\t") == "\t"
+
+
 @READERS
 def test_a_missing_column_lists_the_columns_split_at_the_detected_delimiter(
     write_csv: CsvWriter, read: Reader

@@ -24,6 +24,9 @@ The samples are the first 64 KiB and, in a larger file, 64 KiB from its middle a
 
 The delimiter is found on the header: the first of `, TAB ; |` that splits it into fields
 including the required columns; failing that, the one giving the most fields (comma on ties).
+A header that none of them splits (a file of one column) is read with the delimiter its file
+name says: TAB for `.tsv` and `.tab`, else comma, so commas inside a one-column TSV's text are
+not taken for delimiters.
 
 If the whole file then fails to decode in an encoding chosen from samples (bytes the samples
 did not show), `after_decode_error` looks at a window around the failing byte and proposes
@@ -240,7 +243,7 @@ def sniff_format(
     text = _head_text(head, chosen.encoding)
     if delimiter is not None and delimiter not in DELIMITERS:
         raise UserError(f"unsupported delimiter {delimiter!r} (one of , TAB ; |)")
-    found, has_required = _delimiter(text, required)
+    found, has_required = _delimiter(text, required, _named_delimiter(path))
     if not (required and has_required):
         # A header with the required columns is CSV, whatever control characters follow.
         _refuse_binary(source, text, head.data)
@@ -280,19 +283,31 @@ def after_decode_error(
     return replace(proposed, delimiter=text_format.delimiter)
 
 
-def detect_delimiter(text: str, required: Sequence[str]) -> str:
-    """The delimiter of the CSV whose beginning is `text` (see the module's docs)."""
-    return _delimiter(text, required)[0]
+def detect_delimiter(text: str, required: Sequence[str], single_column: str = ",") -> str:
+    """The delimiter of the CSV whose beginning is `text` (see the module's docs);
+    `single_column` when no delimiter splits the header."""
+    return _delimiter(text, required, single_column)[0]
 
 
-def _delimiter(text: str, required: Sequence[str]) -> tuple[str, bool]:
-    """(the delimiter, whether the header it splits has every required column)."""
-    best, widest = DELIMITERS[0], 1
+def _named_delimiter(path: Path) -> str:
+    """The delimiter a file's name implies: TAB for `.tsv` and `.tab`, else comma."""
+    return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+
+
+def _delimiter(text: str, required: Sequence[str], single_column: str) -> tuple[str, bool]:
+    """(the delimiter, whether the header it splits has every required column).
+
+    A header no delimiter splits is one column: `single_column` is its delimiter."""
+    splits: dict[str, list[str]] = {}
     for delimiter in DELIMITERS:
         cells = _first_record(text, delimiter)
-        if cells is None:
-            continue
-        names = [_records.column_name(cell) for cell in cells]
+        if cells is not None:
+            splits[delimiter] = [_records.column_name(cell) for cell in cells]
+    if all(len(names) == 1 for names in splits.values()):
+        names = splits.get(single_column) or next(iter(splits.values()), [])
+        return single_column, bool(required) and all(name in names for name in required)
+    best, widest = DELIMITERS[0], 1
+    for delimiter, names in splits.items():
         if required and all(name in names for name in required):
             return delimiter, True
         if len(names) > widest:
