@@ -15,13 +15,12 @@ import io
 import json
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from evidence.helpers import xlsx_bytes  # tests/ is on sys.path (its conftest.py)
-from runlens.cli import cli
+
+from .helpers import index_header, invoke, run, run_record
 
 ROWS = [
     ("fb_1", "Le café était froid et le serveur très impoli, à éviter."),
@@ -44,37 +43,6 @@ def csv_text(rows: list[tuple[str, str]], delimiter: str = ",") -> str:
     writer.writerow(["feedback_id", "text", "channel"])
     writer.writerows((key, text, "app") for key, text in rows)
     return out.getvalue()
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner(env={"COLUMNS": "200"}).invoke(cli, [*map(str, args)])
-
-
-def run(path: Path, workspace: Path, *options: str) -> tuple[Result, dict[str, Any]]:
-    result = invoke("run", "feedback-analysis", path, "--workspace", workspace, "--json", *options)
-    assert "Traceback" not in result.output
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result, json.loads(result.stdout)
-
-
-def json_object(text: str) -> dict[str, Any]:
-    """`text` parsed as JSON, which must be an object (every document read here is one)."""
-    document = json.loads(text)
-    assert isinstance(document, dict), document
-    return document
-
-
-def run_record(workspace: Path) -> dict[str, Any]:
-    return json_object((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
-
-
-def index_header(workspace: Path) -> dict[str, Any]:
-    document = json_object(
-        (workspace / "runtime" / "evidence_index.json").read_text(encoding="utf-8")
-    )
-    document.pop("items")
-    return document
 
 
 # -- files that are read: (rows, codec, delimiter, the encoding recorded) --------------------

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from evidence.helpers import canonical_hash, workbook_bytes  # tests/ is on sys.path
-from runlens.cli import cli
+
+from .helpers import index_header, invoke, run, run_record
 
 REVIEWS = [
     ("r-101", "The export to Excel takes forever, over five minutes every time."),
@@ -29,18 +30,6 @@ REVIEWS = [
     ("r-103", "I love the new dashboard, it is clear and fast."),
     ("r-104", "Billing charged us twice this month, please refund."),
 ]
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner(env={"COLUMNS": "200"}).invoke(cli, [*map(str, args)])
-
-
-def run(path: Path, workspace: Path, *options: object) -> tuple[Result, dict[str, Any]]:
-    result = invoke("run", "feedback-analysis", path, "--workspace", workspace, "--json", *options)
-    assert "Traceback" not in result.output
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result, json.loads(result.stdout)
 
 
 def table_text(header: list[str], rows: Sequence[tuple[str, ...]], delimiter: str = ",") -> str:
@@ -56,26 +45,9 @@ def reviews_csv(delimiter: str = ",") -> str:
     return table_text(["review_id", "review_body", "channel"], rows, delimiter)
 
 
-def json_object(text: str) -> dict[str, Any]:
-    """`text` parsed as JSON, which must be an object (every document read here is one)."""
-    document = json.loads(text)
-    assert isinstance(document, dict), document
-    return document
-
-
-def index_header(workspace: Path) -> dict[str, Any]:
-    document = json_object((workspace / "runtime" / "evidence_index.json").read_text("utf-8"))
-    document.pop("items")
-    return document
-
-
 def index_items(workspace: Path) -> dict[str, Any]:
     document = json.loads((workspace / "runtime" / "evidence_index.json").read_text("utf-8"))
     return dict(document["items"])
-
-
-def run_record(workspace: Path) -> dict[str, Any]:
-    return json_object((workspace / "runtime" / "run.json").read_text(encoding="utf-8"))
 
 
 def analysed_ids(workspace: Path) -> list[str]:
