@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,28 @@ class FeedbackWorkspace:
     @property
     def index_path(self) -> Path:
         return self.root / "runtime" / "evidence_index.json"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_runs_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Runs made by session- and module-scoped fixtures land in a temporary runs home, and
+    so in its run store: never in the repository's ./runlens-runs, never in a store the
+    environment names."""
+    home = tmp_path_factory.mktemp("runlens-home")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("RUNLENS_HOME", str(home))
+    patch.delenv("RUNLENS_DATABASE_URL", raising=False)
+    yield home
+    patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def runs_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own runs home (`RUNLENS_HOME`), holding the runs and the run store of every
+    `runlens run` it starts without naming one. Outside `tmp_path`, which some tests list."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("RUNLENS_HOME", str(home))
+    return home
 
 
 @pytest.fixture

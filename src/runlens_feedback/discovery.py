@@ -78,6 +78,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from runlens import checkpoint
+
 OTHER = "other"
 MAX_THEMES = 15
 #: Topics of the first level; splits (step 4b) may add themes up to MAX_THEMES.
@@ -96,6 +98,9 @@ ANCHOR_MIN_ROWS = 2
 ANCHOR_SHARE = 0.25
 MAX_FEATURES = 20_000
 NAME_TERMS = 2
+#: Rows tokenised between two cancellation checkpoints: tokenising is most of the work, and a
+#: cancelled run must stop within a second, not when discovery ends.
+CHECKPOINT_ROWS = 200
 
 
 def _words(text: str) -> frozenset[str]:
@@ -320,11 +325,31 @@ def _chunks(count: int) -> Iterator[range]:
         yield range(start, min(start + CHUNK_ROWS, count))
 
 
+def _tokenised(
+    texts: Sequence[str],
+    indices: Sequence[int],
+    folds: dict[str, str] | None = None,
+    known: dict[int, list[str]] | None = None,
+) -> list[list[str]]:
+    """`terms` of each text at `indices` (plural-folded with `folds`; `known` rows as they
+    are), with a cancellation checkpoint every `CHECKPOINT_ROWS` rows."""
+    rows: list[list[str]] = []
+    for position, i in enumerate(indices):
+        if position % CHECKPOINT_ROWS == 0:
+            checkpoint()
+        if known is not None and i in known:
+            rows.append(known[i])
+            continue
+        row = terms(str(texts[i] or ""))
+        rows.append(row if folds is None else _fold(row, folds))
+    return rows
+
+
 def discover_themes(texts: Sequence[str]) -> ThemeCatalogue:
     """The themes of `texts` and each text's theme (module docstring for the rules)."""
     count = len(texts)
     fit_rows = _sample(count, FIT_ROWS)
-    fit_terms = [terms(str(texts[i] or "")) for i in fit_rows]
+    fit_terms = _tokenised(texts, fit_rows)
     folds = _plural_folds(fit_terms)
     fit_terms = [_fold(row, folds) for row in fit_terms]
     usable = sum(1 for row in fit_terms if row)
@@ -346,9 +371,7 @@ def discover_themes(texts: Sequence[str]) -> ThemeCatalogue:
     core_sizes = np.zeros(leaf_count, dtype=np.int64)
     cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     for chunk in _chunks(count):
-        chunk_terms = [
-            cached[i] if i in cached else _fold(terms(str(texts[i] or "")), folds) for i in chunk
-        ]
+        chunk_terms = _tokenised(texts, chunk, folds, cached)
         matrix = top.vectorizer.transform(chunk_terms)
         chunk_labels = root.assign(chunk_terms, matrix)
         present = matrix.copy()

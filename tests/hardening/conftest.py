@@ -52,8 +52,8 @@ def runlens_command(*args: object) -> list[str]:
 
 
 def child_env(home: Path | None = None, **extra: str) -> dict[str, str]:
+    # Without `home`, the test's own runs home (tests/conftest.py) holds the child's store.
     env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1", **extra}
-    env.pop("RUNLENS_HOME", None)
     if home is not None:
         env["RUNLENS_HOME"] = str(home)
     return env

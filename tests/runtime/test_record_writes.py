@@ -124,6 +124,7 @@ def test_run_json_is_written_twice_and_every_record_once(
         "runtime/evidence_index.json": 1,
         OUTPUT: 1,
         "runtime/trace.json": 1,
+        "runtime/citations.json": 1,  # the verified citations, for the run store
         "manifest.json": 1,
     }
 

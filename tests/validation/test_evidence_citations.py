@@ -13,6 +13,7 @@ from runlens.contracts import ArtifactContract, EvidenceQuote
 from runlens.evidence import build_evidence_index
 from runlens.validation import (
     EvidenceCitationValidator,
+    IdCitation,
     QuoteLocation,
     ValidationContext,
     ValidationReport,
@@ -132,8 +133,44 @@ def test_accepted_quotes_are_located_in_their_row(
     report = validate(feedback_workspace)
     first = report.quotes[0]
     start = FB_001_TEXT.index("等三分钟很影响效率")
-    assert first == QuoteLocation(ANALYSIS, "items[0].evidence_text", "fb_001", start, start + 9)
+    assert first == QuoteLocation(
+        ANALYSIS, "items[0].evidence_text", "fb_001", start, start + 9, quote="等三分钟很影响效率"
+    )
     assert [q.row_id for q in report.quotes] == ["fb_001", "fb_002", "fb_003"]
+
+
+def test_ids_cited_without_a_quote_are_recorded_apart_from_the_quotes(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
+    report = validate(feedback_workspace)
+    assert report.passed, report.error_message
+    # The backlog cites rows by id only; each verified id is a citation at its JSON path.
+    # The analysis's ids each stand beside a verified quote of theirs: no second citation.
+    assert report.id_citations == [
+        IdCitation(BACKLOG, "items[0].evidence_feedback_ids[0]", "fb_002"),
+        IdCitation(BACKLOG, "items[1].evidence_feedback_ids[0]", "fb_001"),
+        IdCitation(BACKLOG, "items[1].evidence_feedback_ids[1]", "fb_003"),
+    ]
+    assert len(report.quotes) == 3  # what "N evidence quote(s) traced" counts is unchanged
+    assert all(isinstance(q, QuoteLocation) and q.quote for q in report.quotes)
+
+
+def test_an_id_keeps_its_citation_when_its_quote_fails_and_unknown_ids_have_none(
+    tmp_path: Path,
+) -> None:
+    rows = [("r1", "The export is slow every Friday"), ("r2", "Login fails")]
+    items = [
+        {"id": "r1", "quote": "slow every Friday"},  # verified quote: the id is not repeated
+        {"id": "r2", "quote": "Logout works"},  # the quote fails, the id itself is right
+        {"id": "nope", "quote": "x"},  # no such row: a finding, not a citation
+    ]
+    report = _custom_workspace(tmp_path, rows, items)
+    assert found(report) == [
+        ("unknown_evidence_id", "out.json", "items[2].id"),
+        ("evidence_text_mismatch", "out.json", "items[1].quote"),
+    ]
+    assert report.id_citations == [IdCitation("out.json", "items[1].id", "r2")]
+    assert [(q.path, q.row_id) for q in report.quotes] == [("items[0].quote", "r1")]
 
 
 def _custom_workspace(

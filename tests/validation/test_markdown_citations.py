@@ -84,7 +84,12 @@ def test_a_blockquote_citation_is_verified_and_located(
     report = check(markdown)
     assert report.passed, report.error_message
     line = line_of(markdown, "导出周报太慢了")
-    assert report_quotes(report) == [QuoteLocation(REPORT, f"line {line}", "fb_001", 0, 7)]
+    # Located in the report too: the line and column of the opening quotation mark.
+    assert report_quotes(report) == [
+        QuoteLocation(
+            REPORT, f"line {line}", "fb_001", 0, 7, quote="导出周报太慢了", line=line, column=3
+        )
+    ]
 
 
 def test_an_ellipsis_after_the_closing_mark_marks_a_cut_at_the_end(

@@ -24,6 +24,11 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "runs": ("runlens.cli.runs", "runs_command", "List past runs."),
     "show": ("runlens.cli.runs", "show_command", "Show one run: status, plan, findings, events."),
+    "reindex": (
+        "runlens.cli.runs",
+        "reindex_command",
+        "Re-read workspaces into the run store.",
+    ),
     "plugins": (
         "runlens.cli.plugin_kit",
         "plugins_command",
@@ -39,6 +44,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "check_plugin_command",
         "Run the conformance suite on an installed plugin.",
     ),
+    "ui": ("runlens.cli.ui", "ui_command", "Serve the pages and the HTTP API over the run store."),
     "export-trace": (
         "runlens.cli.export",
         "export_trace_command",

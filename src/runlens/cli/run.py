@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
 if TYPE_CHECKING:
     from runlens.plugins.base import Plugin
     from runlens.runtime.run import Run, RunResult
+    from runlens.store.mirror import StoreMirror
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -80,6 +82,21 @@ sheet_option = click.option(
 )
 
 
+#: `--database-url URL` (run, runs, show, reindex): the run store, instead of the default.
+database_url_option = click.option(
+    "--database-url",
+    metavar="URL",
+    default=None,
+    help=(
+        "The run store: sqlite:///PATH or postgresql://USER@HOST/DB (default: "
+        "$RUNLENS_DATABASE_URL, else runlens.db in the runs home)."
+    ),
+)
+
+#: What a run id given with --run-id may be: it names the workspace folder.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+
+
 @click.command("run")
 @click.argument("plugin_name", metavar="PLUGIN")
 @click.argument("input_file", metavar="INPUT", type=click.Path(path_type=Path))
@@ -132,15 +149,32 @@ sheet_option = click.option(
 @id_column_option
 @text_column_option
 @sheet_option
+@database_url_option
+@click.option("--run-id", default=None, hidden=True, help="The run's id (runlens ui gives it).")
+@click.option(
+    "--origin",
+    type=click.Choice(["cli", "ui", "api"]),
+    default="cli",
+    hidden=True,
+    help="Who started the run, for the run store.",
+)
 def run_command(as_json: bool, **options: Any) -> None:
     """Run PLUGIN on INPUT and validate every deliverable before calling it completed.
+
+    The run is recorded in the run store as it goes (SQLite in the runs home, or
+    --database-url); a cancel asked for there (runlens ui, the API) ends it `cancelled`.
 
     Exit code 0 when the run completed, 1 when it failed or was cancelled, 2 for a usage error.
     """
     from runlens.cli.common import exit_on_user_error
 
-    run = exit_on_user_error()(_prepare)(**options)
-    raise SystemExit(_execute(run, as_json))
+    run, mirror = exit_on_user_error()(_prepare)(**options)
+    try:
+        code = _execute(run, as_json)
+    finally:
+        mirror.finish()
+        mirror.store.close()
+    raise SystemExit(code)
 
 
 def _prepare(
@@ -157,7 +191,11 @@ def _prepare(
     id_column: str | None,
     text_column: str | None,
     sheet: str | None,
-) -> Run:
+    database_url: str | None,
+    run_id: str | None,
+    origin: Literal["cli", "ui", "api"],
+) -> tuple[Run, StoreMirror]:
+    from runlens.errors import UserError
     from runlens.evidence import require_regular_file
     from runlens.hooks.command import load_hooks_file
     from runlens.models._settings import env_positive_float
@@ -167,7 +205,9 @@ def _prepare(
     from runlens.records.store import new_run_id, runs_home
     from runlens.runtime.loop import LoopLimits
     from runlens.runtime.run import Run, RunSettings
-    from runlens.secrets import known_secrets
+    from runlens.secrets import known_secrets, redactor
+    from runlens.store.db import open_store, store_url
+    from runlens.store.mirror import StoreMirror
 
     plugin = load_plugin(plugin_name)
     require_regular_file(input_file, "input file")
@@ -194,15 +234,35 @@ def _prepare(
             )
         ),
     )
-    run_id = new_run_id()
-    return Run(
-        plugin=plugin,
-        input_path=input_file,
-        model=model,
-        workspace=workspace or runs_home() / run_id,
-        settings=settings,
-        run_id=run_id,
+    if run_id is not None and not _RUN_ID.fullmatch(run_id):
+        raise UserError(f"--run-id {run_id!r}: letters, digits, '_', '.' and '-' only")
+    run_id = run_id or new_run_id()
+    # Opened before the workspace is claimed: a store that cannot be used is a usage error.
+    store = open_store(store_url(database_url))
+    runs: list[Run] = []
+    mirror = StoreMirror(
+        store,
+        run_id,
+        workspace or runs_home() / run_id,
+        on_cancel=lambda reason: runs[0].cancel(reason) if runs else None,
+        origin=origin,
+        redact=redactor(settings.secrets),
     )
+    try:
+        run = Run(
+            plugin=plugin,
+            input_path=input_file,
+            model=model,
+            workspace=workspace or runs_home() / run_id,
+            settings=settings,
+            run_id=run_id,
+            subscribers=[mirror],
+        )
+    except BaseException:
+        store.close()
+        raise
+    runs.append(run)
+    return run, mirror.start()
 
 
 def _model_spec(model_spec: str | None, plugin: Plugin) -> str:

@@ -1,17 +1,28 @@
-"""`runlens runs` and `runlens show RUN`: past runs, and one run's story."""
+"""`runlens runs`, `runlens show RUN` and `runlens reindex`: past runs from the run store, one
+run's story, and workspaces read (back) into the store.
+
+The store (`runlens.store`) answers the listing and the lookup; workspaces under the runs
+home it does not hold yet are indexed on the way, so runs made before the store existed, or
+while it could not be reached, are listed all the same. `show` prints from the workspace,
+the record of truth, when it is on this machine, else from what the store holds.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
 
-from runlens.cli.common import terminal_safe
+from runlens.cli.common import UsageFailure, one_line, terminal_safe
+from runlens.cli.run import database_url_option
 
 if TYPE_CHECKING:
-    from runlens.runtime.recovery import RunView
+    from runlens.store.db import RunStore
+    from runlens.store.rows import RunDetail, RunSummary
 
 
 def _safe(value: object) -> str:
@@ -29,68 +40,99 @@ _STYLE = {"completed": "green", "failed": "red", "cancelled": "yellow", "interru
     default=None,
     help="Runs folder (default: $RUNLENS_HOME or ./runlens-runs).",
 )
+@database_url_option
+@click.option("--status", default=None, help="Only runs in this status (completed, failed, ...).")
+@click.option("--plugin", default=None, help="Only runs of this plugin.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-def runs_command(home: Path | None, limit: int, as_json: bool) -> None:
-    """List past runs, newest first.
+def runs_command(
+    home: Path | None,
+    database_url: str | None,
+    status: str | None,
+    plugin: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List past runs from the run store, newest first.
 
-    A run whose process died (kill -9, a crash) is shown, and recorded, as `interrupted`.
+    Workspaces under the runs home the store does not know yet are indexed on the way. A run
+    whose process died (kill -9, a crash) is shown, and recorded, as `interrupted`.
     """
     import json
 
     from rich.console import Console
     from rich.table import Table
 
-    from runlens.records.store import run_workspaces, runs_home
-    from runlens.runtime.recovery import load_run
+    from runlens.records.store import runs_home
 
-    views = sorted(
-        (load_run(workspace) for workspace in run_workspaces(home)),
-        key=lambda view: str(view.record.get("created_at", "")),
-        reverse=True,
-    )[:limit]
+    with _store(database_url, home) as store:
+        _catch_up(store, home)
+        summaries, _ = store.list_runs(status=status, plugin=plugin, limit=limit)
     if as_json:
-        click.echo(json.dumps([_summary(view) for view in views], ensure_ascii=False, indent=2))
+        click.echo(json.dumps([_summary(run) for run in summaries], ensure_ascii=False, indent=2))
         return
     console = Console()
-    if not views:
-        console.print(f"No runs in {runs_home(home)}")
+    if not summaries:
+        console.print(f"No runs in {_safe(runs_home(home))}", highlight=False)
         return
     # Ids never wrap nor shrink: they are what `runlens show` takes (or a unique prefix or
     # suffix of one). At 80 columns the plugin and model column gives way first.
-    rows = []
-    for view in views:
-        record = view.record
-        status = "damaged" if view.problems and "status" not in record else view.status
-        rows.append(
-            (
-                terminal_safe(str(record.get("run_id"))),
-                status,
-                _short_time(record.get("created_at")),
-                str(_finding_count(record)),
-                f"{record.get('plugin', '?')} · {record.get('model', '?')}",
-            )
+    rows = [
+        (
+            terminal_safe(run.run_id),
+            terminal_safe(run.status),
+            _short_time(run.created_at),
+            str(run.finding_count),
+            f"{run.plugin} · {run.model}",
         )
+        for run in summaries
+    ]
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     table.add_column("run", no_wrap=True, min_width=max(len(row[0]) for row in rows))
     table.add_column("status", no_wrap=True, min_width=max(len(row[1]) for row in rows))
     table.add_column("created", no_wrap=True, min_width=11)
     table.add_column("findings", justify="right", no_wrap=True, min_width=8)
     table.add_column("plugin · model", no_wrap=True, overflow="ellipsis", ratio=1)
-    for run_id, status, created, findings, what in rows:
+    for run_id, run_status, created, findings, what in rows:
         table.add_row(
             escape(run_id),
-            f"[{_STYLE.get(status, 'cyan')}]{_safe(status)}[/]",
+            f"[{_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]",
             created,
             findings,
             _safe(what),
         )
     console.print(table)
-    for view in views:
-        for problem in view.problems:
+    for run in summaries:
+        for problem in run.problems:
             console.print(
-                f"[red]damaged[/] {_safe(view.workspace.name)}: {_safe(problem)}", highlight=False
+                f"[red]damaged[/] {_safe(Path(run.workspace).name)}: {_safe(problem)}",
+                highlight=False,
             )
+
+
+@contextlib.contextmanager
+def _store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
+    """The run store of `--database-url`, else of the environment, else of the runs home; a
+    usage error (exit 2) naming the URL when it cannot be opened."""
+    from runlens.cli.common import usage_errors
+    from runlens.store.db import open_store, store_url
+
+    with usage_errors():
+        store = open_store(store_url(database_url, home))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _catch_up(store: RunStore, home: Path | None) -> None:
+    """Index the home's workspaces the store does not hold in their current state, and
+    re-read the live runs of this machine (one whose process died is settled)."""
+    from runlens.records.store import runs_home
+    from runlens.store.sync import index_home, refresh_live
+
+    index_home(store, runs_home(home))
+    refresh_live(store)
 
 
 def _short_time(value: Any) -> str:
@@ -98,68 +140,75 @@ def _short_time(value: Any) -> str:
     return f"{text[5:10]} {text[11:16]}" if len(text) >= 16 else text
 
 
-def _finding_count(record: dict[str, Any]) -> int:
-    metrics = record.get("metrics")
-    by_code = metrics.get("findings_by_code") if isinstance(metrics, dict) else None
-    if not isinstance(by_code, dict):
-        return 0
-    return sum(value for value in by_code.values() if isinstance(value, int))
-
-
-def _summary(view: RunView) -> dict[str, Any]:
-    keys = (
-        "run_id",
-        "status",
-        "plugin",
-        "model",
-        "created_at",
-        "finished_at",
-        "error_message",
-        "warnings",
-    )
-    summary = {key: view.record.get(key) for key in keys}
-    summary["workspace"] = str(view.workspace)
-    if view.problems:
-        summary["problems"] = view.problems
+def _summary(run: RunSummary) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        "run_id": run.run_id,
+        "status": run.status,
+        "plugin": run.plugin,
+        "model": run.model,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+        "error_message": run.error_message,
+        "warnings": run.warnings,
+        "workspace": run.workspace,
+    }
+    if run.problems:
+        summary["problems"] = run.problems
     return summary
 
 
 @click.command("show")
 @click.argument("run")
 @click.option("--home", type=click.Path(path_type=Path), default=None)
+@database_url_option
 @click.option(
     "--events/--no-events", default=True, show_default=True, help="Print the event timeline."
 )
 @click.option("--json", "as_json", is_flag=True)
-def show_command(run: str, home: Path | None, events: bool, as_json: bool) -> None:
+def show_command(
+    run: str, home: Path | None, database_url: str | None, events: bool, as_json: bool
+) -> None:
     """Show RUN: status, plan, artifacts, findings and events.
 
     RUN is a workspace path, a run id, or a unique prefix or suffix of one (`runlens show
-    0a23ec`). Damaged records are reported by name and the rest is shown; files changed since
-    the run are reported too.
+    0a23ec`), looked up in the run store (a workspace path is synced into it first). Damaged
+    records are reported by name and the rest is shown; files changed since the run are
+    reported too. A run whose workspace is not on this machine is shown from the store.
     """
     import json
 
     from rich.console import Console
 
-    from runlens.cli.common import exit_on_user_error
+    from runlens.cli.common import usage_errors
     from runlens.records.events import read_event_log
-    from runlens.records.store import find_workspace, read_json_object
+    from runlens.records.store import read_json_object
     from runlens.runtime.recovery import load_run, workspace_changes
     from runlens.tools.workspace import Workspace
 
-    workspace = exit_on_user_error()(find_workspace)(run, home)
-    view = load_run(workspace)  # a live run's record is brought up to date from its events
-    manifest, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
-    problems = [*view.problems, *([problem] if problem else [])]
-    timeline, event_problems = read_event_log(workspace / Workspace.EVENTS)
-    problems.extend(event_problems)
-    changes = workspace_changes(workspace, view.record, manifest or {})
+    with _store(database_url, home) as store:
+        with usage_errors():
+            workspace, detail = _locate(store, run, home)
+        stored_events = store.events(detail.run_id) if workspace is None else []
+    if workspace is not None:
+        view = load_run(workspace)  # a live run's record is brought up to date from its events
+        record = view.record
+        manifest, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
+        problems = [*view.problems, *([problem] if problem else [])]
+        timeline, event_problems = read_event_log(workspace / Workspace.EVENTS)
+        problems.extend(event_problems)
+        changes = workspace_changes(workspace, record, manifest or {})
+    else:
+        record, manifest, timeline = _stored_record(detail), _stored_manifest(detail), stored_events
+        problems = [
+            *detail.problems,
+            f"workspace {detail.workspace} is not on this machine: shown from the run store",
+        ]
+        changes = []
     if as_json:
         click.echo(
             json.dumps(
                 {
-                    "run": view.record,
+                    "run": record,
                     "manifest": manifest or {},
                     "events": timeline,
                     "problems": problems,
@@ -170,8 +219,9 @@ def show_command(run: str, home: Path | None, events: bool, as_json: bool) -> No
             )
         )
         return
+    shown_at = workspace if workspace is not None else Path(detail.workspace)
     console = Console()
-    _print_header(console, view.record, workspace)
+    _print_header(console, record, shown_at)
     for line in problems:
         console.print(f"[red]damaged record[/] {_safe(line)}", highlight=False)
     for line in changes:
@@ -182,10 +232,151 @@ def show_command(run: str, home: Path | None, events: bool, as_json: bool) -> No
             "`runlens validate` on the workspace to judge them as they are now.",
             highlight=False,
         )
-    _print_plan(console, view.record)
+    _print_plan(console, record)
     _print_artifacts(console, manifest or {})
+    _print_run_findings(console, manifest or {})
     if events:
         _print_timeline(console, timeline)
+
+
+def _locate(store: RunStore, run: str, home: Path | None) -> tuple[Path | None, RunDetail]:
+    """The run `run` names and its workspace (None when it is not on this machine), the
+    store brought up to date with it first."""
+    from runlens.errors import UserError
+    from runlens.records.store import RUN_RECORD
+    from runlens.store.sync import sync_workspace
+
+    named = _workspace_named(run, home)
+    if named is not None:
+        run_id = sync_workspace(store, named)
+    else:
+        _catch_up(store, home)
+        run_id = store.resolve_run(run)
+    detail = store.get_run(run_id) if run_id is not None else None
+    if detail is None:
+        raise UserError(f"no run {run!r} (looked in the run store {store.url})")
+    workspace = Path(detail.workspace)
+    if not (workspace / RUN_RECORD).is_file():
+        return None, detail
+    if named is None or workspace.resolve() != named.resolve():
+        sync_workspace(store, workspace)
+    return workspace, detail
+
+
+def _workspace_named(run: str, home: Path | None) -> Path | None:
+    """The workspace `run` names on disk (a path, or a folder name, prefix or suffix under
+    the runs home), as `runlens show` always found them; None when none does. Two folders
+    that match are ambiguous, even when one is a copy of the other (same run id)."""
+    from runlens.errors import UserError
+    from runlens.records.store import find_workspace
+
+    try:
+        return find_workspace(run, home)
+    except UserError as error:
+        if str(error).startswith("no run "):
+            return None
+        raise
+
+
+def _stored_record(detail: RunDetail) -> dict[str, Any]:
+    """What the store holds of a run's `run.json`."""
+    return {
+        "run_id": detail.run_id,
+        "plugin": detail.plugin,
+        "model": detail.model,
+        "status": detail.status,
+        "error_message": detail.error_message,
+        "warnings": detail.warnings,
+        "input": f"input/{detail.input_name}" if detail.input_name else None,
+        "plan": detail.plan,
+        "metrics": detail.metrics,
+        "created_at": detail.created_at,
+        "finished_at": detail.finished_at,
+        "evidence_index_sha256": detail.evidence_index_sha256,
+    }
+
+
+def _stored_manifest(detail: RunDetail) -> dict[str, Any]:
+    """What the store holds of a run's `manifest.json` (its artifacts and their findings,
+    and the findings that belong to none of them)."""
+    findings: dict[str, list[dict[str, Any]]] = {}
+    for finding in detail.findings:
+        findings.setdefault(finding.artifact, []).append(
+            {
+                "validator": finding.validator,
+                "artifact": finding.artifact,
+                "code": finding.code,
+                "path": finding.path,
+                "message": finding.message,
+                "details": finding.details,
+            }
+        )
+    listed = {artifact.name for artifact in detail.artifacts}
+    return {
+        "run_id": detail.run_id,
+        "status": detail.status,
+        "artifacts": [
+            {
+                **artifact.model_dump(exclude={"finding_count"}),
+                "findings": findings.get(artifact.name, []),
+            }
+            for artifact in detail.artifacts
+        ],
+        "findings": [f for name, own in findings.items() if name not in listed for f in own],
+    }
+
+
+@click.command("reindex")
+@click.argument("workspaces", nargs=-1, type=click.Path(path_type=Path), metavar="[WORKSPACE]...")
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Runs folder to index (default: $RUNLENS_HOME or ./runlens-runs).",
+)
+@database_url_option
+def reindex_command(
+    workspaces: tuple[Path, ...], home: Path | None, database_url: str | None
+) -> None:
+    """Re-read workspaces into the run store: every run under the runs home, or the
+    WORKSPACE folders given.
+
+    For runs made before the store existed, or while it could not be reached; the
+    workspaces are the record of truth and are only read (a run whose process died is
+    settled as `interrupted`, as `runlens runs` does).
+    """
+    from rich.console import Console
+
+    from runlens.errors import UserError
+    from runlens.records.store import runs_home
+    from runlens.store.sync import IndexReport, index_home, sync_workspace
+
+    console = Console()
+    with _store(database_url, home) as store:
+        if workspaces:
+            report = IndexReport()
+            known = store.sync_states()
+            for workspace in workspaces:
+                run_id = sync_workspace(store, workspace)
+                if run_id is None:
+                    raise UsageFailure(
+                        one_line(UserError(f"{workspace} is not a run workspace (no run.json)"))
+                    )
+                (report.updated if run_id in known else report.added).append(run_id)
+                detail = store.get_run(run_id)
+                for problem in detail.problems if detail is not None else ():
+                    report.damaged.append((workspace, problem))
+            where = f"{len(workspaces)} workspace(s)"
+        else:
+            report = index_home(store, runs_home(home), force=True)
+            where = str(runs_home(home))
+        console.print(
+            f"Indexed {where} into {_safe(store.url)}: {len(report.added)} added, "
+            f"{len(report.updated)} updated, {report.unchanged} unchanged",
+            highlight=False,
+        )
+    for workspace, problem in report.damaged:
+        console.print(f"[red]damaged[/] {_safe(workspace.name)}: {_safe(problem)}", highlight=False)
 
 
 def _print_header(console: Any, record: dict[str, Any], workspace: Path) -> None:
@@ -255,6 +446,21 @@ def _print_artifacts(console: Any, manifest: dict[str, Any]) -> None:
             "\n".join(lines) or "-",
         )
     console.print(table)
+
+
+def _print_run_findings(console: Any, manifest: dict[str, Any]) -> None:
+    """The findings that belong to no deliverable (about the run as a whole, such as a
+    validator that crashed), which the artifacts table cannot show."""
+    findings = manifest.get("findings")
+    entries = [f for f in findings if isinstance(f, dict)] if isinstance(findings, list) else []
+    if not entries:
+        return
+    console.print("\n[bold]Run findings[/]")
+    for finding in entries:
+        where = f"{finding.get('artifact')} " if finding.get("artifact") else ""
+        where += f"{finding.get('path')} " if finding.get("path") else ""
+        line = f"{where}[{finding.get('code')}] {finding.get('message')}"
+        console.print(f"  [red]✗[/] {_safe(line)}", highlight=False)
 
 
 def _describe(event: dict[str, Any]) -> str:

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from pydantic import Field
+
 from runlens.contracts import ArtifactContract
 from runlens.contracts.model import Audience
 from runlens.records.base import Record
@@ -58,6 +60,11 @@ class Manifest(Record):
     input: ManifestInput
     evidence_index_sha256: str | None
     artifacts: list[ManifestArtifact]
+    findings: list[Finding] = Field(default_factory=list)
+    """The findings that belong to no artifact of the list: about the run as a whole
+    (`artifact` "", such as a validator that failed to give a verdict), or naming a file no
+    contract declares; each artifact lists its own. Manifests written before this field
+    existed have none: read its absence as an empty list."""
 
 
 def _sha256(path: Path) -> str:
@@ -97,8 +104,13 @@ def build_manifest(
     source_hash: str | None,
 ) -> Manifest:
     """`run` gives `run_id`, `plugin`, `model`, `status`, `error_message` and
-    `evidence_index_sha256` (a run record, or what a reader could read of one)."""
+    `evidence_index_sha256` (a run record, or what a reader could read of one).
+
+    Each finding goes to the artifact it names; those that name none of `contracts` (about
+    the run as a whole, `artifact` "") go to the manifest's own `findings`, so every finding
+    of the run is listed once."""
     statuses = statuses or {}
+    listed = {contract.name for contract in contracts}
     return Manifest(
         run_id=run["run_id"],
         plugin=run["plugin"],
@@ -111,4 +123,5 @@ def build_manifest(
             artifact_entry(workspace, contract, statuses.get(contract.name), findings)
             for contract in contracts
         ],
+        findings=[f for f in findings if f.artifact not in listed],
     )

@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from runlens import cancellation
 from runlens.atomic import write_atomic
@@ -58,6 +58,9 @@ from runlens.validation import (
     aggregate,
     stop_validators,
 )
+
+#: The version of `runtime/citations.json`'s shape.
+CITATIONS_SCHEMA_VERSION: Final = 1
 
 
 @dataclass(frozen=True)
@@ -556,6 +559,8 @@ class Run:
             status=self.status.value,
         )
         self._write_record(self.workspace.trace, dumps_compact(trace.encode()))
+        if self.report is not None:
+            self._write_record(self.workspace.citations, encode_record(self._citations()))
         manifest = build_manifest(
             run=record.encode(),
             workspace=self.workspace.root,
@@ -569,6 +574,44 @@ class Run:
         self._write_run_record(record)
         self.events.close()
         self.lock.release()
+
+    def _citations(self) -> dict[str, Any]:
+        """`runtime/citations.json`: every citation the last validation round verified, where
+        it is cited and where its quote sits in the row (the run store and the UI read it):
+        the quotes, then the ids cited without a quote (`quote`, `start`, `end` null)."""
+        quotes = self.report.quotes if self.report is not None else []
+        ids = self.report.id_citations if self.report is not None else []
+        return {
+            "schema_version": CITATIONS_SCHEMA_VERSION,
+            "citations": [
+                *(
+                    {
+                        "artifact": quote.artifact,
+                        "location": quote.path,
+                        "row_id": quote.row_id,
+                        "quote": quote.quote,
+                        "start": quote.start,
+                        "end": quote.end,
+                        "line": quote.line,
+                        "column": quote.column,
+                    }
+                    for quote in quotes
+                ),
+                *(
+                    {
+                        "artifact": cited.artifact,
+                        "location": cited.path,
+                        "row_id": cited.row_id,
+                        "quote": None,
+                        "start": None,
+                        "end": None,
+                        "line": None,
+                        "column": None,
+                    }
+                    for cited in ids
+                ),
+            ],
+        }
 
     def _source_hash(self) -> str:
         """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""

@@ -37,6 +37,8 @@ class Workspace:
     REBUILT_INDEX: Final = f"{RUNTIME}/evidence_index.source.json"
     SYSTEM_PROMPT: Final = f"{RUNTIME}/system_prompt.md"
     LOCK: Final = f"{RUNTIME}/lock.json"
+    #: Every citation the validators verified (artifact, location, row, quote, offsets).
+    CITATIONS: Final = f"{RUNTIME}/citations.json"
     MANIFEST: Final = "manifest.json"
 
     def __init__(self, root: Path) -> None:
@@ -50,6 +52,7 @@ class Workspace:
         self.trace = self.root / self.TRACE
         self.system_prompt = self.root / self.SYSTEM_PROMPT
         self.lock = self.root / self.LOCK
+        self.citations = self.root / self.CITATIONS
         self.manifest = self.root / self.MANIFEST
 
     def create(self) -> None:

@@ -29,6 +29,7 @@ Each is built from the contracts it applies to (the figure validator from the pl
 
 from runlens.validation.base import (
     Collector,
+    IdCitation,
     Problem,
     QuoteLocation,
     ValidationContext,
@@ -69,6 +70,7 @@ __all__ = [
     "FigureValidator",
     "Finding",
     "FindingCode",
+    "IdCitation",
     "JsonOutputValidator",
     "MarkdownCitationValidator",
     "MarkdownSectionValidator",

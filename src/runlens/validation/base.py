@@ -134,13 +134,33 @@ class ValidationContext:
 
 @dataclass(frozen=True)
 class QuoteLocation:
-    """Where an accepted evidence quote sits in its source row (character offsets, NFC text)."""
+    """Where an accepted evidence quote sits in its source row (character offsets, NFC text)
+    and where it is cited: `path` in the artifact (`items[3].evidence_text`, `line 12`), with
+    the quote as written and, in a Markdown file, the line and column (1-based) of its
+    opening quotation mark."""
 
     artifact: str
     path: str
     row_id: str
     start: int
     end: int
+    quote: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class IdCitation:
+    """An evidence id a deliverable cites without a quote (a contract's `evidence_fields`,
+    such as a backlog item's list of ids), verified to name a row of the index: where it is
+    cited (`path`, a concrete JSON path such as `items[1].evidence_ids[0]`) and the row.
+
+    Kept apart from `QuoteLocation` so what counts quotes counts quotes only; the run writes
+    both to `runtime/citations.json`, so the UI can link every cited id to its row."""
+
+    artifact: str
+    path: str
+    row_id: str
 
 
 @dataclass(frozen=True)
@@ -154,6 +174,8 @@ class ValidatorResult:
     findings: tuple[Finding, ...]
     summary: str | None
     quotes: tuple[QuoteLocation, ...] = ()
+    #: The ids it verified that no verified quote of theirs already accounts for.
+    id_citations: tuple[IdCitation, ...] = ()
 
     @property
     def blocked(self) -> bool:
@@ -217,12 +239,14 @@ def summarize(problems: Iterable[Problem], limit: int = SUMMARY_ITEMS) -> str:
 
 @dataclass
 class Collector:
-    """Accumulates one validator's findings, summary problems and quote locations."""
+    """Accumulates one validator's findings, summary problems, quote locations and the
+    evidence ids it verified without a quote."""
 
     validator: str
     findings: list[Finding] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     quotes: list[QuoteLocation] = field(default_factory=list)
+    id_citations: list[IdCitation] = field(default_factory=list)
 
     def add(
         self,
@@ -252,7 +276,13 @@ class Collector:
         summary = None
         if self.findings:
             summary = summarize(self.problems) or f"{self.validator}: {len(self.findings)} findings"
-        return ValidatorResult(self.validator, tuple(self.findings), summary, tuple(self.quotes))
+        return ValidatorResult(
+            self.validator,
+            tuple(self.findings),
+            summary,
+            tuple(self.quotes),
+            tuple(self.id_citations),
+        )
 
 
 #: The errors `Path.exists` reads as "no such file".

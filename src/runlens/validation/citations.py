@@ -284,7 +284,16 @@ class _Document:
             )
             return
         self.collector.quotes.append(
-            QuoteLocation(self.artifact, f"line {line}", row_id, verdict.start, verdict.end)
+            QuoteLocation(
+                self.artifact,
+                f"line {line}",
+                row_id,
+                verdict.start,
+                verdict.end,
+                quote=quotation.quote,
+                line=line,
+                column=column,
+            )
         )
 
     def unsourced(self, block: TextBlock, quotation: Quotation, section: Heading) -> None:

@@ -20,6 +20,7 @@ from runlens.evidence import EvidenceIndex
 from runlens.validation.base import (
     Collector,
     ContractValidator,
+    IdCitation,
     Problem,
     QuoteLocation,
     ValidationContext,
@@ -37,7 +38,9 @@ from runlens.validation.trust import UntrustedIndex, report_untrusted
 
 
 class EvidenceCitationValidator(ContractValidator):
-    """Reports unknown ids, empty, non-verbatim or weak quotes, and an untrusted index."""
+    """Reports unknown ids, empty, non-verbatim or weak quotes, and an untrusted index; its
+    result lists where each verified quote sits in its row (`quotes`) and each verified id
+    cited without a quote (`id_citations`), for the run's `runtime/citations.json`."""
 
     name = "EvidenceCitationValidationHook"
 
@@ -93,20 +96,29 @@ class _Checker:
         self.contract = contract
 
     def check(self, document: Any) -> None:
+        """Check every evidence id, then every quote; record each verified id citation
+        unless a verified quote of the same item stands on that very id (its citation
+        already names the row, with the words)."""
+        verified: list[IdCitation] = []
         for field_path in self.contract.evidence_fields:
             for match in walk(document, field_path):
                 if match.found:  # an absent field is a schema finding, not an evidence one
                     for location, value in _elements(match):
-                        self.check_id(location, value)
+                        row_id = self.check_id(location, value)
+                        if row_id is not None:
+                            verified.append(IdCitation(self.artifact, location, row_id))
+        quoted: set[str] = set()
         for quote in self.contract.evidence_quotes:
             for text_match, id_match in walk_pairs(document, quote.text, quote.id):
-                if text_match.found and id_match.found:
-                    self.check_quote(quote, text_match, id_match)
+                found = text_match.found and id_match.found
+                if found and self.check_quote(quote, text_match, id_match):
+                    quoted.add(id_match.location)
+        self.collector.id_citations.extend(c for c in verified if c.path not in quoted)
 
-    def check_id(self, location: str, value: Any) -> None:
-        """Report `value` unless it is an id of the index."""
+    def check_id(self, location: str, value: Any) -> str | None:
+        """The row id `value` names when it is an id of the index; else report it, None."""
         if isinstance(value, str) and value in self.index:
-            return
+            return value
         if isinstance(value, str):
             source = self.index.source or "the source"
             message = f"{location} cites {show_value(value)}, but no row of {source} has that id"
@@ -122,30 +134,33 @@ class _Checker:
             path=location,
             details={"row_id": value},
         )
+        return None
 
-    def check_quote(self, quote: EvidenceQuote, text_match: Match, id_match: Match) -> None:
+    def check_quote(self, quote: EvidenceQuote, text_match: Match, id_match: Match) -> bool:
+        """Judge one quote against the row its sibling id names; True when it is verified."""
         text, location, row_id = text_match.value, text_match.location, id_match.value
         if isinstance(text, str) and is_blank(text):
             self.reject(location, row_id, text, EMPTY_QUOTE)
-            return
+            return False
         # An unknown id is reported once: at the evidence field when the contract declares
         # it there, else here. Either way there is no row to compare the quote with.
         known = isinstance(row_id, str) and row_id in self.index
         if not known:
             if quote.id not in self.id_paths:
                 self.check_id(id_match.location, row_id)
-            return
+            return False
         if not isinstance(text, str):
             why = f"is {show_value(text)}, not a quoted string"
             self.reject(location, row_id, text, mismatch(why))
-            return
+            return False
         verdict = judge_quote(text, self.index.text(row_id), quote, row_id=row_id)
         if isinstance(verdict, RejectedQuote):
             self.reject(location, row_id, text, verdict)
-            return
+            return False
         self.collector.quotes.append(
-            QuoteLocation(self.artifact, location, row_id, verdict.start, verdict.end)
+            QuoteLocation(self.artifact, location, row_id, verdict.start, verdict.end, quote=text)
         )
+        return True
 
     def reject(self, location: str, row_id: str, quoted: Any, rejected: RejectedQuote) -> None:
         self.collector.add(

@@ -41,7 +41,13 @@ from runlens.contracts import ArtifactContract
 from runlens.errors import ContractError, UserError
 from runlens.plugins.base import Plugin
 from runlens.secrets import redactor
-from runlens.validation.base import QuoteLocation, ValidationContext, Validator, ValidatorResult
+from runlens.validation.base import (
+    IdCitation,
+    QuoteLocation,
+    ValidationContext,
+    Validator,
+    ValidatorResult,
+)
 from runlens.validation.citations import MarkdownCitationValidator
 from runlens.validation.coverage import CoverageValidator
 from runlens.validation.evidence import EvidenceCitationValidator
@@ -74,6 +80,9 @@ class ValidationReport(BaseModel):
     error_message: str | None
     summaries: list[str] = Field(default_factory=list)
     quotes: list[QuoteLocation] = Field(default_factory=list)
+    #: Evidence ids cited without a quote and verified (apart from `quotes`, which count
+    #: the quotes traced).
+    id_citations: list[IdCitation] = Field(default_factory=list)
     blocked_validators: list[str] = Field(default_factory=list)
 
 
@@ -193,6 +202,7 @@ def aggregate(
         error_message="; ".join(dict.fromkeys(summaries)) if summaries else None,
         summaries=summaries,
         quotes=[quote for result in results for quote in result.quotes],
+        id_citations=[cited for result in results for cited in result.id_citations],
         blocked_validators=[result.validator for result in blocked],
     )
     return _redacted(report, context.secrets)

@@ -1,0 +1,201 @@
+"""Keeping the run store in step with a live run, and hearing from it when to stop.
+
+`StoreMirror` subscribes to a run's event log. Publishing an event only appends it to a
+list: a background thread writes what has gathered every `flush_seconds` (so the store is
+at most that far behind), with the run's status, plan and warnings folded from the events
+(`live_record`), and asks the store every `poll_seconds` whether someone wants the run to
+stop (`RunStore.request_cancel`, from the UI or the API); if so it calls `on_cancel` once.
+
+The store is a convenience, never a condition of the run: when a write fails the mirror
+says so once on stderr and tries again with the next batch; the workspace holds every
+record, and `finish()` (or `runlens reindex`) brings the store up to date from it. The run
+itself never waits on the store: writes happen on the mirror's thread.
+
+Terminal states are not mirrored from events: `finish()` syncs the workspace once its
+records are written, so the store never shows a run ended without its artifacts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from runlens.records.events import Event
+from runlens.records.run_record import live_record
+from runlens.records.store import read_json_object
+from runlens.store.db import RunStore
+from runlens.store.rows import Origin
+from runlens.store.sync import sync_workspace
+from runlens.tools.workspace import Workspace
+
+#: What `on_cancel` is given as the reason the run ends `cancelled`.
+CANCEL_REASON = "cancelled on request from the run store (runlens ui or the API)"
+
+
+class StoreMirror:
+    """An `EventLog` subscriber that writes a live run's events and state to the store."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        workspace: Path,
+        on_cancel: Callable[[str], None],
+        *,
+        origin: Origin = "cli",
+        redact: Callable[[str], str] | None = None,
+        flush_seconds: float = 0.2,
+        poll_seconds: float = 0.5,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.workspace = Workspace(workspace)
+        self.on_cancel = on_cancel
+        self.origin = origin
+        self._redact = redact
+        self._flush_seconds = flush_seconds
+        self._poll_seconds = poll_seconds
+        self._warn = warn or _warn_on_stderr
+        self._pending: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._created = False
+        self._record: dict[str, Any] | None = None
+        self._cancelled = False
+        self._warned = False
+        #: Whether every write so far reached the store.
+        self.healthy = True
+
+    def __call__(self, event: Event) -> None:
+        """The subscriber: queue the event (the thread writes it)."""
+        data = event.to_dict()
+        if self._redact is not None:
+            data = json.loads(self._redact(json.dumps(data, ensure_ascii=False)))
+        with self._lock:
+            self._pending.append(data)
+
+    def start(self) -> StoreMirror:
+        """Start writing and polling (on a daemon thread: it never keeps the process up)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._loop, name=f"runlens-store-{self.run_id}", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def finish(self) -> None:
+        """After the run: stop the thread, write what is left, then sync the workspace (its
+        final records, artifacts, findings and citations)."""
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._flush()
+        try:
+            sync_workspace(self.store, self.workspace.root, origin=self.origin)
+        except Exception as error:  # a broken store never fails the run: say so, go on
+            self._failed(error)
+
+    # -- the thread ------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        last_poll = 0.0
+        while not self._stopping:
+            self._wake.wait(self._flush_seconds)
+            if self._stopping:
+                return
+            self._flush()
+            now = time.monotonic()
+            if now - last_poll >= self._poll_seconds:
+                last_poll = now
+                self._poll_cancel()
+
+    def _poll_cancel(self) -> None:
+        if self._cancelled:
+            return
+        try:
+            requested = self.store.cancel_requested(self.run_id)
+        except Exception as error:
+            self._failed(error)
+            return
+        if requested:
+            self._cancelled = True
+            self.on_cancel(CANCEL_REASON)
+
+    def _flush(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, []
+        if not batch:
+            return
+        try:
+            self._write(batch)
+        except Exception as error:
+            with self._lock:  # kept for the next try (writes are idempotent by seq)
+                self._pending[:0] = batch
+            self._failed(error)
+        else:
+            self.healthy = True
+
+    def _write(self, batch: list[dict[str, Any]]) -> None:
+        if not self._created:
+            self._create(batch)
+        if self._record is None:
+            record, _ = read_json_object(self.workspace.run_record, Workspace.RUN_RECORD)
+            self._record = record
+        fields: dict[str, Any] = {}
+        if self._record is not None:
+            self._record = live_record(self._record, batch)
+            fields = {
+                "status": self._record.get("status") or "running",
+                "plan": self._record.get("plan") or [],
+                "warnings": self._record.get("warnings") or [],
+                "evidence_index_sha256": self._record.get("evidence_index_sha256"),
+            }
+            if fields["status"] not in ("running", "validating"):
+                fields.pop("status")  # terminal states come with the final records
+        self.store.append_events(self.run_id, batch)
+        if fields:
+            self.store.upsert_run(self.run_id, **fields)
+
+    def _create(self, batch: list[dict[str, Any]]) -> None:
+        created = next((e for e in batch if e.get("type") == "run.created"), None)
+        data = created.get("data") if created is not None else None
+        data = data if isinstance(data, dict) else {}
+        fields: dict[str, Any] = {
+            "workspace": str(self.workspace.root),
+            "origin": self.origin,
+            "host": self.store.host,
+            "status": "created",
+        }
+        for key, column in (("plugin", "plugin"), ("model", "model"), ("input", "input_name")):
+            if isinstance(data.get(key), str):
+                fields[column] = data[key]
+        if created is not None and isinstance(created.get("ts"), str):
+            fields["created_at"] = created["ts"]
+        self.store.upsert_run(self.run_id, **fields)
+        self._created = True
+
+    def _failed(self, error: BaseException) -> None:
+        self.healthy = False
+        if self._warned:
+            return
+        self._warned = True
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        self._warn(
+            f"Warning: the run store {self.store.url} failed ({type(error).__name__}: "
+            f"{reason}); the run goes on and its workspace keeps every record "
+            "(`runlens reindex` brings the store up to date)."
+        )
+
+
+def _warn_on_stderr(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()

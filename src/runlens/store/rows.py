@@ -1,0 +1,136 @@
+"""What the run store gives back: plain, typed rows, independent of the database engine.
+
+The store (`runlens.store.db.RunStore`) answers with these; `runlens runs`, `runlens show`,
+the HTTP API and the pages read nothing else from it. Every string in them may come from a
+model or a user's file: whoever displays one escapes it for its medium.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: A run's status in the store: the lifecycle's (`runlens.runtime.state.RunStatus`), plus
+#: `damaged` for a workspace whose `runtime/run.json` cannot be read.
+StoreStatus = Literal[
+    "created",
+    "running",
+    "validating",
+    "completed",
+    "failed",
+    "cancelled",
+    "interrupted",
+    "damaged",
+]
+STORE_STATUSES: tuple[str, ...] = get_args(StoreStatus)
+#: Where a run was started from.
+Origin = Literal["cli", "ui", "api"]
+#: A citation the validators traced to its row (`verified`) or could not (`failed`).
+CitationStatus = Literal["verified", "failed"]
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunSummary(_Row):
+    """One run as the runs list shows it."""
+
+    run_id: str
+    plugin: str
+    model: str
+    #: created | running | validating | completed | failed | cancelled | interrupted
+    status: str
+    error_message: str | None = None
+    #: The input file's name (its copy is `input/<name>` in the workspace).
+    input_name: str | None = None
+    #: The workspace folder, as an absolute path on the machine that ran it.
+    workspace: str
+    origin: Origin = "cli"
+    #: The machine the run's process ran on.
+    host: str | None = None
+    created_at: str | None = None
+    finished_at: str | None = None
+    #: When the store last heard of the run (ISO 8601, UTC).
+    updated_at: str
+    finding_count: int = 0
+    findings_by_code: dict[str, int] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    #: Damaged records of the workspace, each naming its file (and line), when last read.
+    problems: list[str] = Field(default_factory=list)
+    #: Someone asked for the run to stop; the run's process acts on it within a second.
+    cancel_requested: bool = False
+    #: The `seq` of the last event the store holds.
+    last_seq: int = 0
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in {"completed", "failed", "cancelled", "interrupted"}
+
+
+class ArtifactRow(_Row):
+    """One deliverable: its contract's metadata, its file, its verdict (the manifest's entry)."""
+
+    name: str
+    label: str
+    description: str = ""
+    audience: str
+    sensitivity: str
+    required: bool
+    size: int | None = None
+    sha256: str | None = None
+    #: validated | rejected | missing | not_validated
+    status: str
+    finding_count: int = 0
+
+
+class FindingRow(_Row):
+    """One finding (SPEC section 6), with its location lifted out of `details` when it has one."""
+
+    ordinal: int
+    validator: str
+    artifact: str
+    code: str
+    path: str = ""
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    row_id: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+
+class CitationRow(_Row):
+    """One citation of a source row in a deliverable: where it is, what it quotes, its verdict.
+
+    `location` is the JSON path (`items[3].evidence_text`) or `line N` in a Markdown file;
+    `start`/`end` are the quote's character offsets in the row's NFC text when it was
+    verified; `code` and `reason` say why a failed one failed (its finding's code and message).
+    An id cited without a quote (a field that lists evidence ids) has `quote` None.
+    """
+
+    ordinal: int
+    artifact: str
+    location: str
+    row_id: str
+    quote: str | None = None
+    start: int | None = None
+    end: int | None = None
+    line: int | None = None
+    column: int | None = None
+    status: CitationStatus
+    code: str | None = None
+    reason: str | None = None
+
+
+class RunDetail(RunSummary):
+    """One run with everything its page shows."""
+
+    plan: list[dict[str, Any]] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    evidence_index_sha256: str | None = None
+    source_hash: str | None = None
+    artifacts: list[ArtifactRow] = Field(default_factory=list)
+    findings: list[FindingRow] = Field(default_factory=list)
+    #: {"verified": n, "failed": m}
+    citation_counts: dict[str, int] = Field(default_factory=dict)

@@ -1,0 +1,322 @@
+"""Bringing the run store in step with workspaces on disk.
+
+A workspace is the record of truth; the store holds what its records say. `sync_workspace`
+reads one workspace the way `runlens show` does (`runtime.recovery.load_run`: damaged
+records are named, a run whose process died is settled as `interrupted`) and writes what
+changed: the run's fields, the events the store does not hold yet (by `seq`), and, once the
+run has ended, its artifacts and findings (`manifest.json`: each artifact's and the run's
+own) and its citations (the verified ones of `runtime/citations.json`, quotes and ids cited
+without a quote, the failed ones from the findings that name a row).
+
+`index_home` does that for every workspace under a runs home, skipping ended runs whose
+`run.json` has not changed since the store read it; `refresh_live` re-reads the runs the
+store holds as live whose workspace is on this machine (a run whose process died becomes
+`interrupted` there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from pydantic import ValidationError
+
+from runlens.records.events import read_event_log
+from runlens.records.store import read_json_object, run_workspaces
+from runlens.runtime.recovery import load_run
+from runlens.store.db import TERMINAL, RunStore
+from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin
+from runlens.tools.workspace import Workspace
+
+
+@dataclass
+class IndexReport:
+    """What `index_home` did: run ids added and updated, how many were already in step,
+    and the damaged records it met (`(workspace, problem)`)."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    damaged: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def record_stamp(workspace: Path) -> str | None:
+    """`mtime_ns:size` of the workspace's `runtime/run.json`; None when there is none."""
+    try:
+        stat = os.stat(workspace / Workspace.RUN_RECORD)
+    except OSError:
+        return None
+    return f"{stat.st_mtime_ns}:{stat.st_size}"
+
+
+def sync_workspace(store: RunStore, workspace: Path, *, origin: Origin | None = None) -> str | None:
+    """Write what `workspace` records into the store; the run id, or None when the folder
+    holds no run record (not a run, or one whose process has not started it yet)."""
+    root = Workspace(workspace)
+    if not root.run_record.is_file():
+        return None
+    view = load_run(root.root)
+    record = view.record
+    run_id = str(record.get("run_id"))
+    if view.problems and not isinstance(record.get("status"), str):
+        # A record too damaged to name its run: keep the id the store knows this folder by.
+        run_id = next(
+            (known for known, s in store.sync_states().items() if s.workspace == str(root.root)),
+            run_id,
+        )
+    state = store.sync_states([run_id]).get(run_id)
+    events, event_problems = read_event_log(root.events)
+    known = state.last_seq if state is not None else 0
+    if known and store.event_count(run_id) < known:
+        known = 0  # some events never reached the store (it failed a while): add them all
+    fresh = [e for e in events if isinstance(e.get("seq"), int) and e["seq"] > known]
+    manifest: dict[str, Any] | None = None
+    problems = list(view.problems)
+    terminal = view.status in TERMINAL
+    if terminal:
+        manifest, problem = read_json_object(root.manifest, Workspace.MANIFEST)
+        problems.extend([problem] if problem else [])
+    problems.extend(event_problems)
+    fields = _run_fields(record, view.problems, root, manifest)
+    fields["problems"] = problems
+    if origin is not None:
+        fields["origin"] = origin
+    # An ended run's end state is written last, after its events and results: a reader that
+    # sees it ended (the run page, the API's `end` event) finds everything it left.
+    final = {"status": fields.pop("status")} if terminal else {}
+    store.upsert_run(run_id, **fields)
+    if fresh:
+        store.append_events(run_id, fresh)
+    if terminal and manifest is not None:
+        artifacts, findings = _results(manifest, events)
+        citations = _citations(root, findings)
+        store.replace_results(run_id, artifacts, findings, citations)
+        # The run's count comes from its metrics (the events), as while it was live.
+        counts = _findings_by_code(record)
+        if counts is not None:
+            final.update(findings_by_code=counts, finding_count=sum(counts.values()))
+    if final:
+        store.upsert_run(run_id, **final)
+    return run_id
+
+
+def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexReport:
+    """Sync every workspace under `home` the store does not hold in its current state
+    (`force`: every one, whatever the store holds)."""
+    report = IndexReport()
+    by_workspace = {state.workspace: state for state in store.sync_states().values()}
+    for workspace in sorted(run_workspaces(home)):
+        resolved = workspace.resolve()
+        state = by_workspace.get(str(resolved))
+        current = state is not None and state.is_terminal and not force
+        if current and state is not None and state.record_stamp == record_stamp(resolved):
+            report.unchanged += 1
+            continue
+        run_id = sync_workspace(store, resolved)
+        if run_id is None:
+            continue
+        (report.updated if state is not None else report.added).append(run_id)
+        detail = store.get_run(run_id)
+        for problem in detail.problems if detail is not None else ():
+            report.damaged.append((resolved, problem))
+    return report
+
+
+def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> list[str]:
+    """Re-read the live runs (of `run_ids`, or all) whose workspace is on this machine;
+    the ids of those re-read."""
+    done = []
+    for run_id, state in store.sync_states(run_ids).items():
+        if state.is_terminal or state.host not in (None, store.host) or not state.workspace:
+            continue
+        workspace = Path(state.workspace)
+        if (workspace / Workspace.RUN_RECORD).is_file() and sync_workspace(store, workspace):
+            done.append(run_id)
+    return done
+
+
+def _run_fields(
+    record: Mapping[str, Any],
+    problems: Sequence[str],
+    workspace: Workspace,
+    manifest: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    status = record.get("status")
+    if not isinstance(status, str):
+        status = "damaged" if problems else "unknown"
+    source = manifest.get("input") if manifest is not None else None
+    source = source if isinstance(source, dict) else {}
+    input_name = Path(str(record.get("input") or "")).name or _text(source.get("name"))
+    counts = _findings_by_code(record) or {}
+    fields: dict[str, Any] = {
+        "plugin": _text(record.get("plugin")) or "unknown",
+        "model": _text(record.get("model")) or "unknown",
+        "status": status,
+        "error_message": _text(record.get("error_message")),
+        "input_name": input_name or None,
+        "workspace": str(workspace.root),
+        "created_at": _text(record.get("created_at")),
+        "finished_at": _text(record.get("finished_at")),
+        "warnings": [w for w in _list(record.get("warnings")) if isinstance(w, str)],
+        "plan": [step for step in _list(record.get("plan")) if isinstance(step, dict)],
+        "metrics": record.get("metrics") if isinstance(record.get("metrics"), dict) else {},
+        "evidence_index_sha256": _text(record.get("evidence_index_sha256")),
+        "findings_by_code": counts,
+        "finding_count": sum(counts.values()),
+        "record_stamp": record_stamp(workspace.root),
+    }
+    if isinstance(source.get("source_hash"), str):
+        fields["source_hash"] = source["source_hash"]
+    return fields
+
+
+def _findings_by_code(record: Mapping[str, Any]) -> dict[str, int] | None:
+    metrics = record.get("metrics")
+    by_code = metrics.get("findings_by_code") if isinstance(metrics, dict) else None
+    if not isinstance(by_code, dict):
+        return None
+    return {
+        str(code): count
+        for code, count in by_code.items()
+        if isinstance(count, int) and not isinstance(count, bool)
+    }
+
+
+def _results(
+    manifest: Mapping[str, Any], events: Sequence[Mapping[str, Any]]
+) -> tuple[list[ArtifactRow], list[FindingRow]]:
+    """The manifest's artifacts, and every finding of the run: each artifact's and the run's
+    own (the manifest's top-level `findings`), in the order of the run's report as far as
+    the events tell it (`_report_order`)."""
+    artifacts: list[ArtifactRow] = []
+    entries: list[dict[str, Any]] = [f for f in _list(manifest.get("findings")) if _is_dict(f)]
+    for entry in _list(manifest.get("artifacts")):
+        if not isinstance(entry, dict):
+            continue
+        own = [f for f in _list(entry.get("findings")) if _is_dict(f)]
+        entries.extend(own)
+        with contextlib.suppress(ValidationError):
+            artifacts.append(
+                ArtifactRow.model_validate(
+                    {
+                        "name": entry.get("name"),
+                        "label": entry.get("label") or entry.get("name"),
+                        "description": entry.get("description") or "",
+                        "audience": entry.get("audience") or "user",
+                        "sensitivity": entry.get("sensitivity") or "internal",
+                        "required": bool(entry.get("required")),
+                        "size": entry.get("size"),
+                        "sha256": entry.get("sha256"),
+                        "status": entry.get("status") or "not_validated",
+                        "finding_count": len(own),
+                    }
+                )
+            )
+    findings: list[FindingRow] = []
+    for finding in _report_order(entries, events):
+        row = _finding(len(findings), finding)
+        if row is not None:
+            findings.append(row)
+    return artifacts, findings
+
+
+def _report_order(
+    findings: Sequence[dict[str, Any]], events: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """`findings` (the run's own first, then each artifact's) in the order of the run's
+    report: its findings come validator by validator, in the order the last validation
+    round's `validator.completed` events name them. The manifest does not keep the order
+    within one validator, so that stays as given: the run's own findings first. A validator
+    no event names (or a run without those events) comes last, as given."""
+    completed = [
+        event["data"]
+        for event in events
+        if event.get("type") == "validator.completed" and isinstance(event.get("data"), dict)
+    ]
+    rounds = [data["round"] for data in completed if isinstance(data.get("round"), int)]
+    last = max(rounds, default=None)
+    rank: dict[str, int] = {}
+    for data in completed:
+        if data.get("round") == last:
+            rank.setdefault(str(data.get("validator")), len(rank))
+    return sorted(findings, key=lambda finding: rank.get(str(finding.get("validator")), len(rank)))
+
+
+def _finding(ordinal: int, finding: Mapping[str, Any]) -> FindingRow | None:
+    details = finding.get("details") if isinstance(finding.get("details"), dict) else {}
+    assert isinstance(details, dict)
+    try:
+        return FindingRow(
+            ordinal=ordinal,
+            validator=str(finding.get("validator") or ""),
+            artifact=str(finding.get("artifact") or ""),
+            code=str(finding.get("code") or ""),
+            path=str(finding.get("path") or ""),
+            message=str(finding.get("message") or ""),
+            details=details,
+            row_id=details["row_id"] if isinstance(details.get("row_id"), str) else None,
+            line=_int(details.get("line")),
+            column=_int(details.get("column")),
+        )
+    except ValidationError:
+        return None
+
+
+def _citations(workspace: Workspace, findings: Sequence[FindingRow]) -> list[CitationRow]:
+    """Verified citations from `runtime/citations.json`, then a failed one per finding that
+    names the row it cites (its code and message say why it failed)."""
+    citations: list[CitationRow] = []
+    document, _ = read_json_object(workspace.root / Workspace.CITATIONS, Workspace.CITATIONS)
+    for entry in _list(document.get("citations")) if document is not None else []:
+        if not isinstance(entry, dict):
+            continue
+        with contextlib.suppress(ValidationError):
+            keys = ("artifact", "location", "row_id", "quote", "start", "end", "line", "column")
+            citations.append(
+                CitationRow.model_validate(
+                    {
+                        "ordinal": len(citations),
+                        **{key: entry.get(key) for key in keys},
+                        "status": "verified",
+                    }
+                )
+            )
+    for finding in findings:
+        if finding.row_id is None:
+            continue
+        quote = finding.details.get("quote")
+        citations.append(
+            CitationRow(
+                ordinal=len(citations),
+                artifact=finding.artifact,
+                location=finding.path,
+                row_id=finding.row_id,
+                quote=quote if isinstance(quote, str) else None,
+                line=finding.line,
+                column=finding.column,
+                status="failed",
+                code=finding.code,
+                reason=finding.message,
+            )
+        )
+    return citations
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _is_dict(value: Any) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict)

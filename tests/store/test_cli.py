@@ -1,0 +1,141 @@
+"""`runlens runs`, `runlens show` and `runlens reindex` reading and filling the store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from runlens.store import open_store, store_url
+
+from .helpers import RUN_LEVEL_CODES, failing_documents, library_run, run_level_run, runlens
+
+Documents = tuple[dict[str, Any], dict[str, Any], str]
+
+
+def _home_with_runs(tmp_path: Path, csv: Path, good: Documents) -> tuple[Path, str, str]:
+    """A runs home with a completed and a failed run, made before any store existed."""
+    home = tmp_path / "home"
+    passed = library_run(home / "run_20261201T100000Z_aaaaaa", csv, good)
+    failed = library_run(home / "run_20261201T110000Z_bbbbbb", csv, failing_documents(good))
+    assert (passed.status.value, failed.status.value) == ("completed", "failed")
+    assert not (home / "runlens.db").exists()
+    return home, passed.run_id, failed.run_id
+
+
+def test_reindex_puts_existing_workspaces_in_the_store(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    home, passed, failed = _home_with_runs(tmp_path, feedback_csv, good_documents)
+    done = runlens("reindex", home=home)
+    assert done.returncode == 0, done.stderr
+    assert "2 added, 0 updated, 0 unchanged" in done.stdout
+    again = runlens("reindex", "--home", home, home=tmp_path)
+    assert "0 added, 2 updated" in again.stdout  # reindex re-reads every one
+    store = open_store(store_url(home=home))
+    try:
+        runs, total = store.list_runs()
+        assert total == 2 and {r.run_id for r in runs} == {passed, failed}
+        detail = store.get_run(failed)
+        assert detail is not None and detail.status == "failed" and detail.findings
+    finally:
+        store.close()
+    one = runlens("reindex", home / "run_20261201T100000Z_aaaaaa", home=home)
+    assert one.returncode == 0 and "0 added, 1 updated" in one.stdout
+    (home / "empty").mkdir()
+    refused = runlens("reindex", home / "empty", home=home)
+    assert refused.returncode == 2 and "is not a run workspace" in refused.stderr
+
+
+def test_runs_lists_from_the_store_with_filters(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    home, passed, failed = _home_with_runs(tmp_path, feedback_csv, good_documents)
+    listed = runlens("runs", "--json", home=home)  # indexes the home on the way
+    assert listed.returncode == 0, listed.stderr
+    runs = json.loads(listed.stdout)
+    assert [r["run_id"] for r in runs] == [failed, passed]  # newest first
+    assert (home / "runlens.db").is_file()
+    only_failed = json.loads(runlens("runs", "--json", "--status", "failed", home=home).stdout)
+    assert [r["run_id"] for r in only_failed] == [failed]
+    assert only_failed[0]["error_message"] and only_failed[0]["workspace"].endswith("bbbbbb")
+    assert json.loads(runlens("runs", "--json", "--plugin", "other", home=home).stdout) == []
+    table = runlens("runs", home=home)
+    assert passed in table.stdout and failed in table.stdout and "failed" in table.stdout
+    assert "feedback-analysis · " in table.stdout
+    limited = json.loads(runlens("runs", "--json", "--limit", "1", home=home).stdout)
+    assert len(limited) == 1
+
+
+def test_show_reads_the_store_and_a_path_is_synced_first(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    home, _, failed = _home_with_runs(tmp_path, feedback_csv, good_documents)
+    by_id = runlens("show", failed, "--json", "--no-events", home=home)
+    assert by_id.returncode == 0, by_id.stderr
+    shown = json.loads(by_id.stdout)
+    assert shown["run"]["run_id"] == failed and shown["run"]["status"] == "failed"
+    # A workspace outside the home, shown by its path: in the store afterwards.
+    elsewhere = tmp_path / "elsewhere"
+    library_run(elsewhere, feedback_csv, good_documents)
+    by_path = runlens("show", elsewhere, "--no-events", home=home)
+    assert by_path.returncode == 0 and "completed" in by_path.stdout
+    run_id = json.loads((elsewhere / "runtime" / "run.json").read_text(encoding="utf-8"))["run_id"]
+    store = open_store(store_url(home=home))
+    try:
+        found = store.get_run(run_id)
+        assert found is not None and found.workspace == str(elsewhere.resolve())
+    finally:
+        store.close()
+    # A run whose workspace has gone is shown from what the store holds.
+    shutil.rmtree(elsewhere)
+    gone = runlens("show", run_id, home=home)
+    assert gone.returncode == 0, gone.stderr
+    assert "not on this machine: shown from the run store" in gone.stdout
+    assert "completed" in gone.stdout and "run.completed" in gone.stdout
+    as_json = json.loads(runlens("show", run_id, "--json", home=home).stdout)
+    assert as_json["run"]["status"] == "completed" and as_json["events"]
+    statuses = {a["name"]: a["status"] for a in as_json["manifest"]["artifacts"]}
+    assert statuses["artifacts/insight_report.md"] == "validated"
+    assert "rejected" not in statuses.values()
+    missing = runlens("show", "nothing_like_it", home=home)
+    assert missing.returncode == 2 and "no run 'nothing_like_it'" in missing.stderr
+
+
+def test_show_lists_findings_about_the_run_as_a_whole(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    home = tmp_path / "home"
+    elsewhere = tmp_path / "elsewhere"
+    result = run_level_run(elsewhere, feedback_csv, good_documents)
+    assert result.status.value == "failed"
+    from_disk = runlens("show", elsewhere, "--no-events", home=home)
+    assert from_disk.returncode == 0, from_disk.stderr
+    assert "Run findings" in from_disk.stdout
+    assert "[hook_error] validator CrashingCheck failed" in from_disk.stdout
+    assert "[run_budget_exceeded] the run made more model calls" in from_disk.stdout
+    # Once the workspace has gone, the store still holds them where the manifest had them.
+    shutil.rmtree(elsewhere)
+    stored = runlens("show", result.run_id, "--json", home=home)
+    assert stored.returncode == 0, stored.stderr
+    manifest = json.loads(stored.stdout)["manifest"]
+    assert [(f["code"], f["artifact"]) for f in manifest["findings"]] == [
+        (code, "") for code in RUN_LEVEL_CODES
+    ]
+    assert all(not a["findings"] for a in manifest["artifacts"])
+    text = runlens("show", result.run_id, "--no-events", home=home)
+    assert "shown from the run store" in text.stdout and "[hook_error]" in text.stdout
+
+
+def test_database_url_names_the_store(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    home, _, _ = _home_with_runs(tmp_path, feedback_csv, good_documents)
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    listed = runlens("runs", "--json", "--database-url", url, "--home", home, home=tmp_path)
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 2
+    assert (tmp_path / "other.db").is_file() and not (home / "runlens.db").exists()
+    broken = runlens("runs", "--database-url", "postgresql://u:pw@127.0.0.1:1/x", home=home)
+    assert broken.returncode == 2 and "cannot open the run store" in broken.stderr
+    assert ":pw@" not in broken.stderr

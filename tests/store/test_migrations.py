@@ -1,0 +1,120 @@
+"""The store's migrations: the head the code expects, upgrading a store that holds runs,
+a store already at the head left alone (without importing Alembic), and tables that match
+what the migrations build."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from runlens.store import HEAD_REVISION, open_store
+from runlens.store.db import _engine, migration_config
+from runlens.store.tables import metadata
+
+
+def _upgrade_to(url: str, revision: str) -> None:
+    engine = _engine(url)
+    config = migration_config(url)
+    with engine.connect() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+        connection.commit()
+    engine.dispose()
+
+
+def _revision(url: str) -> str:
+    engine = _engine(url)
+    with engine.connect() as connection:
+        value = connection.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+    engine.dispose()
+    return str(value)
+
+
+def test_the_head_revision_constant_is_the_head_of_the_migrations(sqlite_url: str) -> None:
+    script = ScriptDirectory.from_config(migration_config(sqlite_url))
+    assert script.get_heads() == [HEAD_REVISION]
+    # One line of history, from the first schema up.
+    assert [r.revision for r in script.walk_revisions()][-1] == "0001_initial"
+
+
+def test_a_store_with_runs_at_the_first_revision_upgrades_keeping_them(store_url: str) -> None:
+    _upgrade_to(store_url, "0001_initial")
+    engine = _engine(store_url)
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO runs (run_id, plugin, model, status, workspace, created_at,"
+                " updated_at, finding_count, last_seq, warnings)"
+                " VALUES ('run_old', 'feedback-analysis', 'offline', 'completed', '/w',"
+                " '2026-11-30T10:00:00Z', '2026-11-30T10:01:00Z', 2, 1, :warnings)"
+            ),
+            {"warnings": json.dumps(["kept"])},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO events (run_id, seq, ts, type, data)"
+                " VALUES ('run_old', 1, 't', 'run.created', :data)"
+            ),
+            {"data": json.dumps({"plugin": "feedback-analysis"})},
+        )
+    engine.dispose()
+    assert _revision(store_url) == "0001_initial"
+
+    store = open_store(store_url)
+    try:
+        assert _revision(store_url) == HEAD_REVISION
+        run = store.get_run("run_old")
+        assert run is not None
+        assert (run.status, run.finding_count, run.warnings) == ("completed", 2, ["kept"])
+        # The columns the upgrade added, with their defaults.
+        assert run.origin == "cli" and run.host is None and run.cancel_requested is False
+        assert store.events("run_old")[0]["data"] == {"plugin": "feedback-analysis"}
+        assert store.request_cancel("run_old") is not None  # the new column is usable
+    finally:
+        store.close()
+
+
+def test_opening_a_store_at_the_head_changes_nothing_and_needs_no_alembic(
+    store_url: str,
+) -> None:
+    open_store(store_url).close()
+    program = (
+        "import sys\n"
+        "from runlens.store.db import open_store\n"
+        f"open_store({store_url!r}).close()\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "False", done.stderr
+    assert _revision(store_url) == HEAD_REVISION
+
+
+def test_the_tables_match_what_the_migrations_build(store_url: str) -> None:
+    open_store(store_url).close()
+    engine = _engine(store_url)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        differences = compare_metadata(context, metadata)
+    engine.dispose()
+    assert differences == []
+
+
+def test_two_processes_opening_a_new_store_at_once_both_succeed(sqlite_url: str) -> None:
+    program = f"from runlens.store.db import open_store\nopen_store({sqlite_url!r}).close()\n"
+    processes = [
+        subprocess.Popen([sys.executable, "-c", program], stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    for process in processes:
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 0, stderr
+    assert _revision(sqlite_url) == HEAD_REVISION
