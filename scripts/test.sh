@@ -4,6 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The browser tests (tests/ui/test_browser.py) drive Chromium at /usr/bin/chromium through
+# Playwright; Playwright's own browser download is never used. Install Debian's chromium when
+# it is missing and this shell can (root with apt-get); otherwise say what to do and stop.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    echo "Installing Chromium for the browser tests (apt-get install chromium)" >&2
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "The browser tests need Chromium at /usr/bin/chromium. Install it as root" \
+      "(Debian: apt-get install chromium) and run scripts/test.sh again." >&2
+    exit 1
+  fi
+fi
+
 # llama-cpp-python is built portable (no -march=native): a native build may use instructions
 # that the CPU reports but a virtual machine traps on (AMX, AVX-512), which kills the model
 # server on its first request. pip's own wheel cache does not know build flags, so the wheel

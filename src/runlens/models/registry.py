@@ -46,11 +46,16 @@ def _factory(provider: str) -> ModelFactory:
             if ep.name == provider:
                 factory: ModelFactory = ep.load()
                 return factory
-        known = ", ".join(sorted({*_BUILTIN, *(ep.name for ep in entry_points(group=GROUP))}))
+        known = ", ".join(known_providers())
         raise UserError(f"unknown model provider {provider!r} (available: {known})")
     module_name, attribute = target.split(":")
     factory = getattr(importlib.import_module(module_name), attribute)
     return factory
+
+
+def known_providers() -> list[str]:
+    """Every provider name a spec may start with: the built-in ones and the registered ones."""
+    return sorted({*_BUILTIN, *(ep.name for ep in entry_points(group=GROUP))})
 
 
 def resolve_model(spec: str, context: ModelContext | None = None) -> Model:

@@ -1,0 +1,177 @@
+"""Write docs/screenshots/*.png: the pages of a real `runlens ui`, as Chromium shows them.
+
+    python scripts/ui_screenshots.py [--out docs/screenshots]
+
+Makes real runs with the CLI into a temporary RunLens home (the README's first run: the
+offline model on examples/sample_feedback.csv; the UI tests' failed run and its revised
+version), starts `runlens ui` on a free loopback port over that home, and drives Debian's
+Chromium (/usr/bin/chromium) through Playwright: the /new page with a file chosen, the page
+of the run it starts while that run is live, the runs list meanwhile, the failed run's page,
+the reader view, an evidence row, and the comparison of the failed and the revised run. Run
+it again after changing the pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import FloatRect, Page, ViewportSize, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the UI tests' run helpers: tests/ui/runs.py
+
+from tests.ui.runs import (  # noqa: E402
+    SAMPLE_CSV,
+    failed_run,
+    revised_run,
+    run_cli,
+)
+
+CHROMIUM = "/usr/bin/chromium"
+VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
+#: Seconds `runlens ui` may take to answer.
+START_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def ui_server(home: Path) -> Iterator[str]:
+    """A `runlens ui` process over `home`, until the block ends; yields its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "RUNLENS_HOME": str(home)}
+    command = [sys.executable, "-m", "runlens", "ui", "--port", str(port)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                _, stderr = process.communicate()
+                raise SystemExit(f"runlens ui exited {process.returncode}: {stderr.decode()}")
+            try:
+                httpx.get(f"{url}/api/runs", timeout=1.0).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"runlens ui did not answer on {url}") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def shoot(
+    page: Page,
+    out: Path,
+    *,
+    start: str | None = None,
+    until: str | None = None,
+    height: int | None = None,
+) -> None:
+    """Screenshot the page as it is: whole, or from the top of the element `start` (else the
+    page's top) down to the top of the element `until` or `height` pixels (long pages would
+    make unreadable images)."""
+    top = 0 if start is None else max(_top(page, start) - 16, 0)
+    if until is not None:
+        height = _top(page, until) - 8 - top
+    if height is None:
+        page.screenshot(path=str(out), full_page=True)
+    else:
+        clip: FloatRect = {"x": 0, "y": top, "width": VIEWPORT["width"], "height": height}
+        page.screenshot(path=str(out), full_page=True, clip=clip)
+    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+
+
+def _top(page: Page, selector: str) -> int:
+    """Where the first element matching `selector` starts, in page pixels."""
+    top = page.locator(selector).first.evaluate(
+        "element => element.getBoundingClientRect().top + window.scrollY"
+    )
+    return int(top)
+
+
+def many_rows(path: Path, copies: int) -> Path:
+    """The sample's rows `copies` times over, each copy with ids of its own: a run that lasts
+    long enough to be seen live."""
+    with SAMPLE_CSV.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        columns = list(reader.fieldnames or [])
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for copy in range(copies):
+        writer.writerows({**row, "feedback_id": f"{row['feedback_id']}_{copy}"} for row in rows)
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    out: Path = parser.parse_args().out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="runlens-screens-") as scratch:
+        folder = Path(scratch)
+        home = folder / "home"
+        completed = run_cli(home, SAMPLE_CSV)
+        assert completed.status == "completed", completed.verdict
+        failed = failed_run(home)
+        revised = revised_run(home)
+        upload = many_rows(folder / "feedback_export.csv", 50)
+        with ui_server(home) as url, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+            context = browser.new_context(base_url=url, viewport=VIEWPORT)
+            page = context.new_page()
+            page.set_default_timeout(20_000)
+            # A run started from /new, seen live, and the runs list while it runs.
+            page.goto("/new")
+            page.set_input_files('input[name="file"]', upload)
+            shoot(page, out / "new_run.png")
+            page.locator('form [type="submit"]').click()
+            page.wait_for_url("**/runs/run_*")
+            live = page.url
+            expect(page.locator("#verdict")).to_have_attribute("data-status", "running")
+            expect(page.locator("#events > *").nth(7)).to_be_visible()
+            shoot(page, out / "live_run.png", height=1250)
+            page.goto("/")
+            shoot(page, out / "runs.png")
+            page.goto(live)
+            expect(page.locator("#verdict")).to_have_attribute(
+                "data-status", "completed", timeout=180_000
+            )
+            # The other pages, from the runs made by the CLI.
+            page.goto(f"/runs/{failed.run_id}")
+            shoot(page, out / "failed_run.png", until="section:has(#events)")
+            page.goto(f"/runs/{completed.run_id}/report")
+            shoot(page, out / "reader.png", start='.prose h2:has-text("Evidence")', height=1000)
+            evidence = page.locator('a[href*="/evidence/"]').first.get_attribute("href")
+            assert evidence, "the reader view links no evidence row"
+            page.goto(evidence)
+            shoot(page, out / "evidence.png")
+            page.goto(f"/compare?a={failed.run_id}&b={revised.run_id}")
+            shoot(page, out / "compare.png")
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,4 @@
+"""`runlens ui`: the pages and the HTTP API over the run store (SPEC section 14).
+
+`runlens.ui.app.create_app(UIConfig(...))` builds the application; `runlens ui` serves it.
+"""

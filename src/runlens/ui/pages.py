@@ -1,0 +1,351 @@
+"""The HTML pages of `runlens ui` (SPEC section 14), rendered on the server with Jinja2.
+
+Each route reads the run store (`request.app.state.ui.store`) for runs, findings and
+citations, hands what it shows to `runlens.ui.views` (deliverables read through
+`runlens.ui.files`, rendered by `markdown` and `json_view`) and source rows to
+`runlens.ui.evidence`, and renders a template. Templates escape everything (autoescape on);
+the only markup inserted unescaped is what `markdown` and `json_view` build, which escape every
+string of the deliverable themselves. No page has an inline script or style:
+`static/app.js` reads what it needs from `data-*` attributes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from runlens.errors import UserError
+from runlens.store.rows import STORE_STATUSES, RunDetail, RunSummary
+from runlens.ui.app import ui_context
+from runlens.ui.compare import compare_runs, contract_id_fields
+from runlens.ui.evidence import EvidenceUnavailable
+from runlens.ui.views import (
+    VERDICT_TEXTS,
+    artifact_bytes,
+    artifact_url,
+    citation_href,
+    compact_json,
+    duration,
+    evidence_url,
+    finding_location,
+    format_time,
+    group_findings,
+    is_live,
+    marked_segments,
+    model_label,
+    raw_url,
+    reader_artifacts,
+    render_artifact,
+    run_url,
+    shown_plan,
+    summarize_event,
+    verdict_text,
+)
+
+if TYPE_CHECKING:
+    from runlens.store.db import RunStore
+
+router = APIRouter(include_in_schema=False)
+
+PAGE_SIZE = 25
+#: How many of a run's latest events its page shows (the API has them all).
+EVENTS_SHOWN = 300
+
+
+def _environment() -> Environment:
+    environment = Environment(
+        loader=PackageLoader("runlens.ui", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.globals.update(
+        run_url=run_url,
+        artifact_url=artifact_url,
+        raw_url=raw_url,
+        evidence_url=evidence_url,
+        is_live=is_live,
+        verdict_text=verdict_text,
+        verdict_texts=VERDICT_TEXTS,
+        shown_plan=shown_plan,
+    )
+    environment.filters.update(
+        when=format_time,
+        duration=duration,
+        compact=compact_json,
+        model_label=model_label,
+    )
+    return environment
+
+
+_TEMPLATES = _environment()
+
+
+# -- the request's context --------------------------------------------------------------------
+
+
+def _store(request: Request, *, refresh: bool = False) -> RunStore:
+    """The run store; `refresh` first brings the live runs up to date (throttled), so a run
+    whose process died shows `interrupted` rather than `running` forever."""
+    ui = ui_context(request)
+    if refresh:
+        ui.refresh_live()
+    return ui.store
+
+
+def _render(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    html = _TEMPLATES.get_template(template).render(**context)
+    return HTMLResponse(html, status_code=status_code)
+
+
+def _not_found(message: str) -> HTMLResponse:
+    return _render("error.html", status_code=404, title="Not found", message=message)
+
+
+def _find_run(request: Request, text: str, *, refresh: bool = False) -> RunDetail | str:
+    """The run `text` names (its id or a unique part of it), or why there is none."""
+    store = _store(request, refresh=refresh)
+    run = store.get_run(text)
+    if run is not None:
+        return run
+    try:
+        run = store.get_run(store.resolve_run(text))
+    except UserError as error:
+        return str(error)
+    return run if run is not None else f"no run {text!r}"
+
+
+def _redirect_if_partial(run: RunDetail, asked: str, suffix: str = "") -> Response | None:
+    if run.run_id == asked:
+        return None
+    return RedirectResponse(run_url(run.run_id) + suffix, status_code=307)
+
+
+# -- the runs list ----------------------------------------------------------------------------
+
+
+@router.get("/", response_class=HTMLResponse)
+def runs_page(
+    request: Request,
+    status: str = "",
+    plugin: str = "",
+    model: str = "",
+    q: str = "",
+    page: int = 1,
+) -> HTMLResponse:
+    """Every run, newest first, filtered by status, plugin, model and a text search."""
+    store = _store(request, refresh=True)
+    page = max(page, 1)
+    runs, total = store.list_runs(
+        status=status or None,
+        plugin=plugin or None,
+        model=model or None,
+        query=q or None,
+        limit=PAGE_SIZE,
+        offset=(page - 1) * PAGE_SIZE,
+    )
+    filters = {"status": status, "plugin": plugin, "model": model, "q": q}
+    pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+
+    def page_url(number: int) -> str:
+        kept = {k: v for k, v in filters.items() if v}
+        return "/?" + urlencode({**kept, "page": number})
+
+    return _render(
+        "runs.html",
+        title="Runs",
+        runs=runs,
+        total=total,
+        filters=filters,
+        statuses=STORE_STATUSES,
+        plugins=store.distinct_values("plugin"),
+        models=store.distinct_values("model"),
+        page=page,
+        pages=pages,
+        previous_url=page_url(page - 1) if page > 1 else None,
+        next_url=page_url(page + 1) if page < pages else None,
+        live=any(is_live(run) for run in runs),
+    )
+
+
+# -- one run ----------------------------------------------------------------------------------
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, run_id: str) -> Response:
+    """A run: verdict, plan, artifacts, findings at their places, events (live while it runs)."""
+    run = _find_run(request, run_id, refresh=True)
+    if isinstance(run, str):
+        return _not_found(run)
+    redirect = _redirect_if_partial(run, run_id)
+    if redirect is not None:
+        return redirect
+    store = _store(request)
+    first_seq = max(run.last_seq - EVENTS_SHOWN, 0)
+    events = store.events(run.run_id, after_seq=first_seq)
+    return _render(
+        "run.html",
+        title=f"Run {run.run_id}",
+        run=run,
+        groups=group_findings(run),
+        finding_location=finding_location,
+        events=events,
+        events_hidden=first_seq,
+        last_seq=events[-1]["seq"] if events else run.last_seq,
+        summarize=summarize_event,
+        previous=previous_run(store, run),
+    )
+
+
+def previous_run(store: RunStore, run: RunSummary) -> RunSummary | None:
+    """The latest earlier run of the same plugin on an input of the same name (what a
+    comparison most often wants), among that plugin's recent runs."""
+    recent, _ = store.list_runs(plugin=run.plugin, limit=100)
+    return next(
+        (
+            other
+            for other in recent
+            if other.run_id != run.run_id
+            and other.input_name == run.input_name
+            and (other.created_at or "") < (run.created_at or "")
+        ),
+        None,
+    )
+
+
+# -- an artifact ------------------------------------------------------------------------------
+
+
+@router.get("/runs/{run_id}/artifacts/{name:path}", response_class=HTMLResponse)
+def artifact_page(request: Request, run_id: str, name: str) -> Response:
+    """One deliverable, rendered, with its findings marked where they point."""
+    run = _find_run(request, run_id)
+    if isinstance(run, str):
+        return _not_found(run)
+    redirect = _redirect_if_partial(run, run_id, f"/artifacts/{quote(name, safe='/')}")
+    if redirect is not None:
+        return redirect
+    row = next((a for a in run.artifacts if a.name == name), None)
+    if row is None:
+        return _not_found(f"run {run.run_id} has no deliverable {name!r}")
+    citations = _store(request).citations(run.run_id, artifact=name)
+    return _render(
+        "artifact.html",
+        title=f"{row.label or row.name} · {run.run_id}",
+        run=run,
+        artifact=render_artifact(run, row, citations),
+        findings=[f for f in run.findings if f.artifact == name],
+        finding_location=finding_location,
+        citations=citations,
+    )
+
+
+# -- the reader view --------------------------------------------------------------------------
+
+
+@router.get("/runs/{run_id}/report", response_class=HTMLResponse)
+def report_page(request: Request, run_id: str) -> Response:
+    """The reader's view: the verdict, then the user-facing deliverables, every quote linked."""
+    run = _find_run(request, run_id)
+    if isinstance(run, str):
+        return _not_found(run)
+    redirect = _redirect_if_partial(run, run_id, "/report")
+    if redirect is not None:
+        return redirect
+    store = _store(request)
+    rendered = [
+        render_artifact(run, row, store.citations(run.run_id, artifact=row.name), readable=True)
+        for row in reader_artifacts(run)
+    ]
+    return _render("report.html", title=f"Report · {run.run_id}", run=run, artifacts=rendered)
+
+
+# -- one evidence row -------------------------------------------------------------------------
+
+
+@router.get("/runs/{run_id}/evidence/{row_id:path}", response_class=HTMLResponse)
+def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
+    """One source row whole, every quote that cites it in `<mark>`, and every citation of it."""
+    run = _find_run(request, run_id)
+    if isinstance(run, str):
+        return _not_found(run)
+    redirect = _redirect_if_partial(run, run_id, f"/evidence/{quote(row_id, safe='')}")
+    if redirect is not None:
+        return redirect
+    citations = _store(request).citations(run.run_id, row_id=row_id)
+    try:
+        row = ui_context(request).evidence.row(Path(run.workspace), row_id)
+    except EvidenceUnavailable as error:
+        return _render(
+            "evidence.html",
+            status_code=404 if error.missing else 500,
+            title=f"Row {row_id} · {run.run_id}",
+            run=run,
+            row_id=row_id,
+            row=None,
+            problem=str(error),
+            segments=[],
+            citations=citations,
+            labels={a.name: a.label or a.name for a in run.artifacts},
+            citation_href=lambda c: citation_href(run, c),
+        )
+    spans = [
+        (c.start, c.end)
+        for c in citations
+        if c.status == "verified" and c.start is not None and c.end is not None
+    ]
+    return _render(
+        "evidence.html",
+        title=f"Row {row_id} · {run.run_id}",
+        run=run,
+        row_id=row_id,
+        row=row,
+        problem=None,
+        segments=marked_segments(row.text, spans),
+        citations=citations,
+        labels={a.name: a.label or a.name for a in run.artifacts},
+        citation_href=lambda c: citation_href(run, c),
+    )
+
+
+# -- compare ----------------------------------------------------------------------------------
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request, a: str = "", b: str = "") -> HTMLResponse:
+    """Two runs of one plugin side by side: what changed in their deliverables and findings."""
+    store = _store(request)
+    recent, _ = store.list_runs(limit=100)
+    context: dict[str, Any] = {"title": "Compare runs", "a": a, "b": b, "recent": recent}
+    if not a or not b:
+        return _render("compare.html", comparison=None, problem=None, **context)
+    runs: list[RunDetail] = []
+    for asked in (a, b):
+        found = _find_run(request, asked)
+        if isinstance(found, str):
+            return _render("compare.html", 404, comparison=None, problem=found, **context)
+        runs.append(found)
+    try:
+        comparison = compare_runs(
+            runs[0], runs[1], read=artifact_bytes, id_fields=contract_id_fields(runs[0].plugin)
+        )
+    except UserError as error:
+        return _render("compare.html", 400, comparison=None, problem=str(error), **context)
+    return _render("compare.html", comparison=comparison, problem=None, **context)
+
+
+# -- start a run ------------------------------------------------------------------------------
+
+
+@router.get("/new", response_class=HTMLResponse)
+def new_page(request: Request) -> HTMLResponse:
+    """The form that uploads an input and starts a run (`POST /api/runs`)."""
+    from runlens.kit.listing import installed_plugins
+
+    plugins = [p for p in installed_plugins() if p.plugin is not None]
+    return _render("new.html", title="New run", plugins=plugins)

@@ -1,0 +1,107 @@
+"""The JSON bodies of the HTTP API (SPEC section 14), as pydantic models for OpenAPI.
+
+Runs, artifacts, findings and citations are the store's own rows (`runlens.store.rows`);
+what is defined here wraps them (a page of runs) or has no row of its own (an event, an
+evidence row, a started run, an installed plugin, an error).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runlens.store.rows import CitationRow, RunSummary
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ErrorBody(_Body):
+    """Every error the API answers: one message naming the problem."""
+
+    detail: str
+
+
+class RunList(_Body):
+    """`GET /api/runs`: one page of runs, newest first, and how many match in all."""
+
+    runs: list[RunSummary]
+    total: int
+    limit: int
+    offset: int
+
+
+class RunEvent(_Body):
+    """One event of a run (SPEC section 11): `seq` strictly increasing from 1."""
+
+    seq: int
+    ts: str | None = None
+    run_id: str
+    type: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvidenceRow(_Body):
+    """`GET /api/runs/{run_id}/evidence/{row_id}`: one source row, whole, and every place a
+    deliverable cites it (verified or failed)."""
+
+    run_id: str
+    row_id: str
+    text: str
+    #: The input file's name the row comes from.
+    source: str
+    #: How the row is identified: `id_column`, `text_column`, `row_hash`, `position` (1-based).
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    citations: list[CitationRow]
+
+
+class StartedRun(_Body):
+    """`POST /api/runs`: the run's id and its page; the run goes on in its own process."""
+
+    run_id: str
+    url: str
+    status: str = "created"
+
+
+class ContractInfo(_Body):
+    """One deliverable a plugin declares."""
+
+    name: str
+    label: str
+    required: bool
+    kind: str
+    audience: str
+    description: str
+
+
+class PluginInfo(_Body):
+    """One installed plugin, or why it could not be loaded (`error`)."""
+
+    name: str
+    description: str | None = None
+    version: str | None = None
+    error: str | None = None
+    offline_model: bool = False
+    contracts: list[ContractInfo] = Field(default_factory=list)
+
+
+class PluginList(_Body):
+    """`GET /api/plugins`: what `/new` offers: plugins and the model providers accepted."""
+
+    plugins: list[PluginInfo]
+    #: Model providers `POST /api/runs` accepts (`offline`, `openai`, `anthropic`, ...).
+    model_providers: list[str]
+
+
+__all__ = [
+    "ContractInfo",
+    "ErrorBody",
+    "EvidenceRow",
+    "PluginInfo",
+    "PluginList",
+    "RunEvent",
+    "RunList",
+    "StartedRun",
+]
