@@ -20,6 +20,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from runlens.store.rows import CitationRow, FindingRow
+from runlens.ui.markdown import findings_note
 
 _PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
 ROOT_ID = "json-root"
@@ -138,7 +139,7 @@ def render_json_readable(
             evidence_href=evidence_href,
             id_paths=id_paths,
         )
-    parts: list[str] = [_findings_html(marks.findings.get("", []))]
+    parts: list[str] = [findings_note(marks.findings.get("", []), aside=False)]
     scalars = {k: v for k, v in document.items() if not isinstance(v, dict | list)}
     if scalars:
         rows = "".join(
@@ -151,7 +152,7 @@ def render_json_readable(
             continue
         parts.append(f'<h3 class="json-key">{escape(key)}</h3>')
         if _is_flat_list(value) or value == []:
-            parts.append(_findings_html(marks.findings.get(key, [])))
+            parts.append(findings_note(marks.findings.get(key, []), aside=False))
             shown = _table(value, key, marks) if value else '<p class="muted">(none)</p>'
             parts.append(shown)
         else:
@@ -165,7 +166,7 @@ def _node(
 ) -> Iterator[str]:
     """One `<li>`: the key, then the value (a nested list for objects and arrays)."""
     classes = ["jnode"]
-    notes = _findings_html(marks.findings.get(path, []))
+    notes = findings_note(marks.findings.get(path, []), aside=False)
     if notes:
         classes.append("has-finding")
     label = "" if key is None else _key_html(key)
@@ -256,16 +257,6 @@ def _kind(value: Any) -> str:
     return "jnum"
 
 
-def _findings_html(findings: Sequence[FindingRow]) -> str:
-    if not findings:
-        return ""
-    items = Markup("").join(
-        Markup('<li id="finding-{}"><code>{}</code> {}</li>').format(f.ordinal, f.code, f.message)
-        for f in findings
-    )
-    return str(Markup('<ul class="findings-note">{}</ul>').format(items))
-
-
 def _is_flat_list(value: Any) -> bool:
     """A non-empty list of objects whose fields are scalars or lists of scalars."""
     return (
@@ -294,7 +285,7 @@ def _table(items: list[Mapping[str, Any]], path: str, marks: _Marks) -> str:
             f"<td>{_cell(item[c], child_path(row_path, c), marks) if c in item else ''}</td>"
             for c in columns
         )
-        notes = _findings_html(marks.findings.get(row_path, []))
+        notes = findings_note(marks.findings.get(row_path, []), aside=False)
         row_class = ' class="has-finding"' if notes else ""
         note_row = f'<tr class="note-row"><td colspan="{len(columns)}">{notes}</td></tr>'
         rows.append(f"<tr{row_class}>{cells}</tr>")
@@ -307,7 +298,7 @@ def _table(items: list[Mapping[str, Any]], path: str, marks: _Marks) -> str:
 
 
 def _cell(value: Any, path: str, marks: _Marks) -> str:
-    notes = _findings_html(marks.findings.get(path, []))
+    notes = findings_note(marks.findings.get(path, []), aside=False)
     if isinstance(value, list):
         shown = "<br>".join(_plain(v, child_path(path, i), marks) for i, v in enumerate(value))
         return shown + notes

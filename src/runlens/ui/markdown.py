@@ -110,7 +110,7 @@ def render_markdown(
     placed = _place_findings(tokens, findings)
     env = _Env(evidence_href, link_href, frozenset(f.line for f in findings if f.line))
     tokens = list(_annotate(tokens, cited, placed, env))
-    header = _findings_html([f for f in findings if f.line is None])
+    header = findings_note([f for f in findings if f.line is None])
     body = parser.renderer.render(tokens, parser.options, {"runlens": env})
     return Markup(header + body)
 
@@ -267,7 +267,7 @@ def _annotate(
             if unnoted:
                 yield _html(_notes_html(unnoted, env))
         if index in placed:
-            yield _html(_findings_html(placed[index]))
+            yield _html(findings_note(placed[index]))
     rest = [c for c in states.values() if not c.placed]
     if rest:
         yield _html(_orphans_html(rest, env))
@@ -395,13 +395,18 @@ def _reason(row: CitationRow) -> str:
     return f"{row.code}: {reason}" if row.code else reason
 
 
-def _findings_html(findings: Sequence[FindingRow]) -> str:
+def findings_note(findings: Sequence[FindingRow], *, aside: bool = True) -> str:
+    """The findings placed at one spot of a rendered artifact, each with its `finding-N`
+    anchor: an `<aside>` beside a Markdown block, or (`aside=False`) a bare list inside a
+    JSON tree node. Empty when there are none."""
     if not findings:
         return ""
     items = Markup("").join(
         Markup('<li id="finding-{}"><code>{}</code> {}</li>').format(f.ordinal, f.code, f.message)
         for f in findings
     )
+    if not aside:
+        return str(Markup('<ul class="findings-note">{}</ul>').format(items))
     return str(Markup('<aside class="findings-note"><ul>{}</ul></aside>').format(items))
 
 

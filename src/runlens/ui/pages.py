@@ -110,9 +110,6 @@ def _not_found(message: str) -> HTMLResponse:
 def _find_run(request: Request, text: str, *, refresh: bool = False) -> RunDetail | str:
     """The run `text` names (its id or a unique part of it), or why there is none."""
     store = _store(request, refresh=refresh)
-    run = store.get_run(text)
-    if run is not None:
-        return run
     try:
         run = store.get_run(store.resolve_run(text))
     except UserError as error:
@@ -120,10 +117,17 @@ def _find_run(request: Request, text: str, *, refresh: bool = False) -> RunDetai
     return run if run is not None else f"no run {text!r}"
 
 
-def _redirect_if_partial(run: RunDetail, asked: str, suffix: str = "") -> Response | None:
-    if run.run_id == asked:
-        return None
-    return RedirectResponse(run_url(run.run_id) + suffix, status_code=307)
+def _run_page(
+    request: Request, asked: str, suffix: str = "", *, refresh: bool = False
+) -> RunDetail | Response:
+    """The run a page's URL names, or the answer instead of the page: a 404 page when there
+    is no such run, a redirect to the full id (with the page's `suffix`) for a unique part."""
+    run = _find_run(request, asked, refresh=refresh)
+    if isinstance(run, str):
+        return _not_found(run)
+    if run.run_id != asked:
+        return RedirectResponse(run_url(run.run_id) + suffix, status_code=307)
+    return run
 
 
 # -- the runs list ----------------------------------------------------------------------------
@@ -179,12 +183,9 @@ def runs_page(
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: str) -> Response:
     """A run: verdict, plan, artifacts, findings at their places, events (live while it runs)."""
-    run = _find_run(request, run_id, refresh=True)
-    if isinstance(run, str):
-        return _not_found(run)
-    redirect = _redirect_if_partial(run, run_id)
-    if redirect is not None:
-        return redirect
+    run = _run_page(request, run_id, refresh=True)
+    if isinstance(run, Response):
+        return run
     store = _store(request)
     first_seq = max(run.last_seq - EVENTS_SHOWN, 0)
     events = store.events(run.run_id, after_seq=first_seq)
@@ -224,12 +225,9 @@ def previous_run(store: RunStore, run: RunSummary) -> RunSummary | None:
 @router.get("/runs/{run_id}/artifacts/{name:path}", response_class=HTMLResponse)
 def artifact_page(request: Request, run_id: str, name: str) -> Response:
     """One deliverable, rendered, with its findings marked where they point."""
-    run = _find_run(request, run_id)
-    if isinstance(run, str):
-        return _not_found(run)
-    redirect = _redirect_if_partial(run, run_id, f"/artifacts/{quote(name, safe='/')}")
-    if redirect is not None:
-        return redirect
+    run = _run_page(request, run_id, f"/artifacts/{quote(name, safe='/')}")
+    if isinstance(run, Response):
+        return run
     row = next((a for a in run.artifacts if a.name == name), None)
     if row is None:
         return _not_found(f"run {run.run_id} has no deliverable {name!r}")
@@ -251,12 +249,9 @@ def artifact_page(request: Request, run_id: str, name: str) -> Response:
 @router.get("/runs/{run_id}/report", response_class=HTMLResponse)
 def report_page(request: Request, run_id: str) -> Response:
     """The reader's view: the verdict, then the user-facing deliverables, every quote linked."""
-    run = _find_run(request, run_id)
-    if isinstance(run, str):
-        return _not_found(run)
-    redirect = _redirect_if_partial(run, run_id, "/report")
-    if redirect is not None:
-        return redirect
+    run = _run_page(request, run_id, "/report")
+    if isinstance(run, Response):
+        return run
     store = _store(request)
     rendered = [
         render_artifact(run, row, store.citations(run.run_id, artifact=row.name), readable=True)
@@ -271,12 +266,9 @@ def report_page(request: Request, run_id: str) -> Response:
 @router.get("/runs/{run_id}/evidence/{row_id:path}", response_class=HTMLResponse)
 def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
     """One source row whole, every quote that cites it in `<mark>`, and every citation of it."""
-    run = _find_run(request, run_id)
-    if isinstance(run, str):
-        return _not_found(run)
-    redirect = _redirect_if_partial(run, run_id, f"/evidence/{quote(row_id, safe='')}")
-    if redirect is not None:
-        return redirect
+    run = _run_page(request, run_id, f"/evidence/{quote(row_id, safe='')}")
+    if isinstance(run, Response):
+        return run
     citations = _store(request).citations(run.run_id, row_id=row_id)
     try:
         row = ui_context(request).evidence.row(Path(run.workspace), row_id)
