@@ -133,7 +133,13 @@ def llama_server(tmp_path: Path) -> Iterator[LlamaServer]:
 
 
 def _run_env(server: LlamaServer) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNLENS_", "OPENAI_"))}
+    # No provider or model setting of the machine leaks in; the runs home (the test's own
+    # temporary folder, and with it the run store) is kept, so nothing is written to ./.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "RUNLENS_HOME" or not k.startswith(("RUNLENS_", "OPENAI_"))
+    }
     env.update(
         OPENAI_BASE_URL=server.base_url,
         OPENAI_API_KEY="sk-no-key-required",
