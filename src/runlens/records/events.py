@@ -63,9 +63,18 @@ class EventLog:
         *,
         subscribers: Sequence[Subscriber] = (),
         redact: Callable[[str], str] | None = None,
+        replay: Sequence[Mapping[str, Any]] = (),
+        on_diverged: Callable[[int], None] | None = None,
     ) -> None:
+        """`replay`: the events a replayed run published the first time (a durable run resumed
+        by another worker). While the run publishes the same types in the same order, each
+        event is the recorded one (its `ts` and data as first published), so the stream ends
+        as if the run had never stopped; at the first difference the rest is dropped and
+        `on_diverged(seq)` is told."""
         self.run_id = run_id
         self._seq = 0
+        self._replay = list(replay)
+        self._on_diverged = on_diverged
         self._subscribers = list(subscribers)
         self._redact = redact
         # Binary and unbuffered: each event is one append `write` of a whole line (see above).
@@ -150,8 +159,10 @@ class EventLog:
 
     def _append(self, event_type: EventType, data: dict[str, Any]) -> Event:
         self._seq += 1
-        now, timestamp = self._clock.now()
-        event = Event(self._seq, timestamp, self.run_id, event_type, data, now)
+        event = self._replayed(event_type)
+        if event is None:
+            now, timestamp = self._clock.now()
+            event = Event(self._seq, timestamp, self.run_id, event_type, data, now)
         if self._stream is not None:
             line = dumps_compact(event.to_dict())
             if self._redact is not None:
@@ -161,6 +172,30 @@ class EventLog:
         for subscriber in self._subscribers:
             subscriber(event)
         return event
+
+    def _replayed(self, event_type: str) -> Event | None:
+        if self._seq > len(self._replay):
+            return None
+        recorded = self._replay[self._seq - 1]
+        data = recorded.get("data")
+        if recorded.get("seq") != self._seq or recorded.get("type") != event_type:
+            self._replay = []
+            if self._on_diverged is not None:
+                self._on_diverged(self._seq)
+            return None
+        timestamp = str(recorded.get("ts") or "")
+        try:
+            at = datetime.fromisoformat(timestamp).timestamp()
+        except ValueError:
+            at = time.time()
+        return Event(
+            self._seq,
+            timestamp,
+            self.run_id,
+            event_type,
+            dict(data) if isinstance(data, Mapping) else {},
+            at,
+        )
 
     def close(self) -> None:
         if self._stream is not None:

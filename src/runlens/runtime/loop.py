@@ -25,8 +25,18 @@ from runlens.models.messages import (
     UserMessage,
 )
 from runlens.models.retry import RetryAttempt, RetryPolicy, complete_with_retries
-from runlens.records.catalogue import ModelCalled
+from runlens.records.catalogue import ModelCalled, ModelRetried
 from runlens.records.events import EventLog
+from runlens.runtime.journal import (
+    Journal,
+    JsonObject,
+    digest,
+    error_from_json,
+    error_to_json,
+    request_digest,
+    response_from_json,
+    response_to_json,
+)
 from runlens.runtime.plan import PlanTracker
 from runlens.tools.base import ToolContext
 from runlens.tools.registry import ToolOutcome, ToolRegistry
@@ -73,6 +83,7 @@ class AgentLoop:
         plan: PlanTracker,
         limits: LoopLimits,
         retry: RetryPolicy,
+        journal: Journal | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = model
@@ -83,6 +94,7 @@ class AgentLoop:
         self.plan = plan
         self.limits = limits
         self.retry = retry
+        self.journal = journal or Journal()
         self._clock = clock
         self._deadline = clock() + limits.wall_time_seconds
         self.turns = 0
@@ -142,33 +154,57 @@ class AgentLoop:
         turn: int | None = None,
         purpose: str = "turn",
     ) -> ModelResponse:
-        """One model call with retries, recorded as `model.called` (or `model.failed`)."""
+        """One model call with retries, recorded as `model.called` (or `model.failed`): a step
+        of the run's journal, so a durable run never sends a call that was answered before."""
         self.model_calls += 1
-        started = time.perf_counter()
+        durable = self.journal.durable
 
-        def on_retry(attempt: RetryAttempt) -> None:
-            self.events.publish(
-                "model.retried",
-                {
+        async def body() -> JsonObject:
+            started = time.perf_counter()
+            retries: list[ModelRetried] = []
+
+            def on_retry(attempt: RetryAttempt) -> None:
+                retried: ModelRetried = {
                     "attempt": attempt.attempt,
                     "delay_seconds": attempt.delay,
                     "error": str(attempt.error),
                     "status_code": attempt.error.status_code,
                     "purpose": purpose,
-                },
-            )
+                }
+                retries.append(retried)
+                self.events.publish("model.retried", retried)
 
+            try:
+                response = await complete_with_retries(
+                    self.model, messages, tools, self.retry, on_retry=on_retry
+                )
+            except Exception as error:
+                if not durable:
+                    raise
+                # Checkpointed like an answer: a replay fails the same way, without a call.
+                return {"error": error_to_json(error), "retries": retries}
+            return {
+                "response": response_to_json(response),
+                "retries": retries,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            }
+
+        name = f"model.{purpose}.{request_digest(messages, tools)}"
         try:
-            response = await complete_with_retries(
-                self.model, messages, tools, self.retry, on_retry=on_retry
-            )
+            result, replayed = await self.journal.step(name, body)
+            if replayed:  # the retries happened before: their events are published again
+                for retried in result["retries"]:
+                    self.events.publish("model.retried", retried)
+            if "error" in result:
+                raise error_from_json(result["error"])
         except Exception as error:
             self.events.publish("model.failed", {"error": str(error), "purpose": purpose})
             raise
+        response = response_from_json(result["response"])
         called: ModelCalled = {
             "turn": turn,
             "purpose": purpose,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            "duration_ms": result["duration_ms"],
             "input_tokens": response.usage.input_tokens,
             "output_tokens": response.usage.output_tokens,
             "finish_reason": response.finish_reason,
@@ -200,6 +236,15 @@ class AgentLoop:
         if outcome is None:
             outcome = await self.tools.run_checked(self.context, call)
         self._record_tool_result(call, outcome, started)
+        if self.journal.durable:
+            await self.journal.check(
+                f"tool.{call.name[:80]}",
+                {
+                    "tool_call_id": call.tool_call_id,
+                    "is_error": outcome.is_error,
+                    "content": digest(outcome.content),
+                },
+            )
         if self.hooks.hooks_for(HookEvent.POST_TOOL_USE):
             await self._post_tool_use(call, outcome)
         return ToolResultMessage(call.tool_call_id, call.name, outcome.content, outcome.is_error)

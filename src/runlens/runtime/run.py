@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -40,6 +41,7 @@ from runlens.records.metrics import MetricsCollector
 from runlens.records.run_record import LoopLimitsRecord, RunRecord
 from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
+from runlens.runtime.journal import Journal
 from runlens.runtime.lock import WorkspaceLock
 from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimits
 from runlens.runtime.plan import PlanTracker
@@ -133,8 +135,17 @@ class Run:
         settings: RunSettings | None = None,
         run_id: str | None = None,
         subscribers: Sequence[Subscriber] = (),
+        journal: Journal | None = None,
+        replay_events: Sequence[Mapping[str, Any]] = (),
+        on_replay_diverged: Callable[[int], None] | None = None,
     ) -> None:
+        """`journal`, `replay_events` and `on_replay_diverged`: for a durable run
+        (`runlens.workers`), where its steps are checkpointed and the events it published
+        before its worker stopped (`EventLog`)."""
         require_regular_file(input_path, "input file")
+        self.journal = journal or Journal()
+        self._replay_events = replay_events
+        self._on_replay_diverged = on_replay_diverged
         self.plugin = plugin
         self.model = model
         self.settings = settings or RunSettings()
@@ -169,12 +180,14 @@ class Run:
             self.run_id,
             subscribers=[self.metrics, *subscribers],
             redact=self._redact_secrets,
+            replay=self._replay_events,
+            on_diverged=self._on_replay_diverged,
         )
         self.plan = PlanTracker(plugin.plan, self.events.publish)
         self.hooks = HookManager(default_timeout=self.settings.hook_timeout)
         self.input_path = self.workspace.copy_input(input_path)
         self._input_relative = self.workspace.relative(self.input_path)
-        self.events.publish(
+        created = self.events.publish(
             "run.created",
             {
                 "schema_version": EVENTS_SCHEMA_VERSION,
@@ -184,6 +197,8 @@ class Run:
                 "workspace": str(self.workspace.root),
             },
         )
+        # The run was created when that event was first published (a replayed run: then).
+        self.created_at = _milliseconds(created.ts) or self.created_at
         # runtime/run.json is first written when the run starts running (`_transition`).
 
     # -- public -----------------------------------------------------------------------------
@@ -273,6 +288,7 @@ class Run:
             plan=self.plan,
             limits=self.settings.limits,
             retry=self.settings.retry,
+            journal=self.journal,
         )
         context.call_model = loop.call_model
         messages = self._opening_messages()
@@ -352,6 +368,15 @@ class Run:
             )
         report = aggregate([result for result, _ in results], self.plugin.contracts, context)
         self.report = report
+        if self.journal.durable:
+            await self.journal.check(
+                f"validation.{validation_round}",
+                {
+                    "passed": report.passed,
+                    "artifacts": dict(report.artifacts),
+                    "finding_codes": [finding.code for finding in report.findings],
+                },
+            )
         return report
 
     def _settle_plan(self, report: ValidationReport, *, final: bool, finished: bool = True) -> None:
@@ -623,6 +648,15 @@ class Run:
             "plugin": self.plugin.name,
             "workspace": str(self.workspace.root),
         }
+
+
+def _milliseconds(timestamp: str) -> str | None:
+    """An event's time as run.json writes times (`...T07:15:00.123+00:00`)."""
+    try:
+        moment = datetime.fromisoformat(timestamp)
+    except ValueError:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 async def run_plugin(
