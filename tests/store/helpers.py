@@ -156,3 +156,24 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     env["RUNLENS_HOME"] = str(home)
     env.pop("RUNLENS_DATABASE_URL", None)
     return env
+
+
+def killed_worker_workspace(home: Path, run_id: str) -> Path:
+    """The cache workspace of a worker killed mid-run: its record says `running`, no process
+    holds its lock."""
+    workspace = home / run_id
+    (workspace / "runtime").mkdir(parents=True)
+    record = {
+        "run_id": run_id,
+        "plugin": "feedback-analysis",
+        "model": "offline",
+        "status": "running",
+        "created_at": "2026-12-01T10:00:00.000+00:00",
+        "plan": [],
+    }
+    (workspace / "runtime" / "run.json").write_text(json.dumps(record), encoding="utf-8")
+    event = {"seq": 1, "ts": record["created_at"], "run_id": run_id, "type": "run.created"}
+    (workspace / "runtime" / "events.jsonl").write_text(
+        json.dumps({**event, "data": {}}) + "\n", encoding="utf-8"
+    )
+    return workspace

@@ -7,9 +7,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from runlens.store import open_store, store_url
+from runlens.store import open_store, store_url, sync_workspace
 
-from .helpers import RUN_LEVEL_CODES, failing_documents, library_run, run_level_run, runlens
+from .helpers import (
+    RUN_LEVEL_CODES,
+    failing_documents,
+    killed_worker_workspace,
+    library_run,
+    run_level_run,
+    runlens,
+)
 
 Documents = tuple[dict[str, Any], dict[str, Any], str]
 
@@ -139,3 +146,63 @@ def test_database_url_names_the_store(
     broken = runlens("runs", "--database-url", "postgresql://u:pw@127.0.0.1:1/x", home=home)
     assert broken.returncode == 2 and "cannot open the run store" in broken.stderr
     assert ":pw@" not in broken.stderr
+
+
+def test_runs_and_show_with_queued_and_worker_runs(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    """A queued run is listed (and filtered) as such; a run whose worker was killed here
+    stays `running` however often it is listed or shown (another worker resumes it); a
+    worker's run done elsewhere is shown from the store with its worker and artifact hashes."""
+    home = tmp_path / "home"
+    store = open_store(store_url(home=home))
+    try:
+        store.upsert_run(
+            "run_20261202T100000Z_qqqqqq", plugin="feedback-analysis", model="offline",
+            status="queued", workspace="", input_name="tickets.csv",
+            created_at="2026-12-02T10:00:00.000+00:00",
+        )  # fmt: skip
+        held = killed_worker_workspace(home, "run_20261202T090000Z_hhhhhh")
+        record = (held / "runtime" / "run.json").read_bytes()
+        store.upsert_run(
+            "run_20261202T090000Z_hhhhhh", plugin="feedback-analysis", model="offline",
+            status="running", workspace=str(held.resolve()), worker="w-dead",
+            created_at="2026-12-02T09:00:00.000+00:00",
+        )  # fmt: skip
+        elsewhere = tmp_path / "elsewhere"
+        done = library_run(elsewhere, feedback_csv, good_documents)
+        store.upsert_run(
+            done.run_id, plugin="feedback-analysis", model="offline", status="running",
+            workspace=str(elsewhere.resolve()), worker="w-done",
+        )  # fmt: skip
+        sync_workspace(store, elsewhere, upload_files=True)
+        manifest = json.loads((elsewhere / "manifest.json").read_text(encoding="utf-8"))
+    finally:
+        store.close()
+    shutil.rmtree(elsewhere)
+
+    listed = runlens("runs", "--json", home=home)
+    assert listed.returncode == 0, listed.stderr
+    runs = {r["run_id"]: r for r in json.loads(listed.stdout)}
+    assert runs["run_20261202T100000Z_qqqqqq"]["status"] == "queued"
+    assert runs["run_20261202T100000Z_qqqqqq"]["worker"] is None
+    killed = runs["run_20261202T090000Z_hhhhhh"]
+    assert (killed["status"], killed["worker"]) == ("running", "w-dead")
+    assert runs[done.run_id]["worker"] == "w-done"
+    queued = json.loads(runlens("runs", "--json", "--status", "queued", home=home).stdout)
+    assert [r["run_id"] for r in queued] == ["run_20261202T100000Z_qqqqqq"]
+    table = runlens("runs", home=home)
+    assert "queued" in table.stdout
+
+    shown = runlens("show", "hhhhhh", "--json", home=home)
+    assert shown.returncode == 0, shown.stderr
+    as_json = json.loads(shown.stdout)
+    assert as_json["run"]["status"] == "running" and as_json["worker"] == "w-dead"
+    assert (held / "runtime" / "run.json").read_bytes() == record  # never settled
+    again = json.loads(runlens("runs", "--json", home=home).stdout)
+    assert {r["run_id"]: r["status"] for r in again}["run_20261202T090000Z_hhhhhh"] == "running"
+
+    from_store = json.loads(runlens("show", done.run_id, "--json", home=home).stdout)
+    assert from_store["worker"] == "w-done"
+    assert from_store["artifact_hashes"] == {a["name"]: a["sha256"] for a in manifest["artifacts"]}
+    assert any(h for h in from_store["artifact_hashes"].values())

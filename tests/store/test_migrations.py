@@ -81,6 +81,51 @@ def test_a_store_with_runs_at_the_first_revision_upgrades_keeping_them(store_url
         store.close()
 
 
+def test_a_store_with_runs_at_0002_upgrades_to_durable_runs_keeping_them(store_url: str) -> None:
+    _upgrade_to(store_url, "0002_run_control")
+    engine = _engine(store_url)
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO runs (run_id, plugin, model, status, workspace, origin, host,"
+                " cancel_requested, created_at, updated_at, finding_count, last_seq, warnings)"
+                " VALUES ('run_two', 'feedback-analysis', 'offline', 'running', '/w', 'ui',"
+                " 'host-a', :cancel, '2026-11-30T10:00:00Z', '2026-11-30T10:01:00Z', 0, 1,"
+                " :warnings)"
+            ),
+            {"cancel": True, "warnings": json.dumps(["kept"])},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO events (run_id, seq, ts, type, data)"
+                " VALUES ('run_two', 1, 't', 'run.created', :data)"
+            ),
+            {"data": json.dumps({"plugin": "feedback-analysis"})},
+        )
+    engine.dispose()
+    assert _revision(store_url) == "0002_run_control"
+
+    store = open_store(store_url)
+    try:
+        assert _revision(store_url) == HEAD_REVISION == "0003_durable"
+        run = store.get_run("run_two")
+        assert run is not None
+        assert (run.status, run.origin, run.host, run.cancel_requested, run.warnings) == (
+            "running", "ui", "host-a", True, ["kept"],
+        )  # fmt: skip
+        assert run.worker is None  # the column the upgrade added
+        assert store.events("run_two")[0]["data"] == {"plugin": "feedback-analysis"}
+        # The new column and tables are usable.
+        store.upsert_run("run_two", worker="w1")
+        assert store.sync_states(["run_two"])["run_two"].worker == "w1"
+        assert store.put_files("run_two", {"input/x.csv": b"id\n"}) == 1
+        assert store.read_file("run_two", "input/x.csv") == b"id\n"
+        store.register_worker("w1", host="host-a", pid=1, concurrency=2)
+        assert [w.executor_id for w in store.list_workers()] == ["w1"]
+    finally:
+        store.close()
+
+
 def test_opening_a_store_at_the_head_changes_nothing_and_needs_no_alembic(
     store_url: str,
 ) -> None:

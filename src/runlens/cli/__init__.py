@@ -44,6 +44,13 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "check_plugin_command",
         "Run the conformance suite on an installed plugin.",
     ),
+    "submit": (
+        "runlens.cli.workers",
+        "submit_command",
+        "Queue runs for the workers (one per input).",
+    ),
+    "worker": ("runlens.cli.workers", "worker_command", "Execute queued runs until stopped."),
+    "cancel": ("runlens.cli.workers", "cancel_command", "Cancel a queued or running run."),
     "ui": ("runlens.cli.ui", "ui_command", "Serve the pages and the HTTP API over the run store."),
     "export-trace": (
         "runlens.cli.export",

@@ -30,7 +30,13 @@ def _safe(value: object) -> str:
     return escape(terminal_safe(str(value)))
 
 
-_STYLE = {"completed": "green", "failed": "red", "cancelled": "yellow", "interrupted": "magenta"}
+_STYLE = {
+    "queued": "blue",
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "yellow",
+    "interrupted": "magenta",
+}
 
 
 @click.command("runs")
@@ -41,7 +47,9 @@ _STYLE = {"completed": "green", "failed": "red", "cancelled": "yellow", "interru
     help="Runs folder (default: $RUNLENS_HOME or ./runlens-runs).",
 )
 @database_url_option
-@click.option("--status", default=None, help="Only runs in this status (completed, failed, ...).")
+@click.option(
+    "--status", default=None, help="Only runs in this status (queued, completed, failed, ...)."
+)
 @click.option("--plugin", default=None, help="Only runs of this plugin.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
@@ -56,7 +64,9 @@ def runs_command(
     """List past runs from the run store, newest first.
 
     Workspaces under the runs home the store does not know yet are indexed on the way. A run
-    whose process died (kill -9, a crash) is shown, and recorded, as `interrupted`.
+    whose process died (kill -9, a crash) is shown, and recorded, as `interrupted`; a run a
+    worker holds is not (another worker resumes it). Runs submitted to the workers and not
+    started yet are `queued`.
     """
     import json
 
@@ -151,6 +161,7 @@ def _summary(run: RunSummary) -> dict[str, Any]:
         "error_message": run.error_message,
         "warnings": run.warnings,
         "workspace": run.workspace,
+        "worker": run.worker,
     }
     if run.problems:
         summary["problems"] = run.problems
@@ -173,7 +184,9 @@ def show_command(
     RUN is a workspace path, a run id, or a unique prefix or suffix of one (`runlens show
     0a23ec`), looked up in the run store (a workspace path is synced into it first). Damaged
     records are reported by name and the rest is shown; files changed since the run are
-    reported too. A run whose workspace is not on this machine is shown from the store.
+    reported too. A run whose workspace is not on this machine (a worker's run on another
+    one, say) is shown from the store. `--json` gives the artifacts' sha256 by name
+    (`artifact_hashes`) and the worker that ran it (`worker`).
     """
     import json
 
@@ -190,7 +203,9 @@ def show_command(
             workspace, detail = _locate(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []
     if workspace is not None:
-        view = load_run(workspace)  # a live run's record is brought up to date from its events
+        # A live run's record is brought up to date from its events; one whose process died
+        # is settled, unless a worker holds it (another worker resumes it, perhaps here).
+        view = load_run(workspace, settle=detail.worker is None)
         record = view.record
         manifest, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
         problems = [*view.problems, *([problem] if problem else [])]
@@ -209,7 +224,9 @@ def show_command(
             json.dumps(
                 {
                     "run": record,
+                    "worker": detail.worker,
                     "manifest": manifest or {},
+                    "artifact_hashes": _artifact_hashes(manifest or {}),
                     "events": timeline,
                     "problems": problems,
                     "changed_since_run": changes,
@@ -239,12 +256,21 @@ def show_command(
         _print_timeline(console, timeline)
 
 
+def _artifact_hashes(manifest: dict[str, Any]) -> dict[str, str | None]:
+    """The manifest's artifacts' sha256 by name (None for one not written)."""
+    artifacts = manifest.get("artifacts")
+    return {
+        str(entry.get("name")): entry["sha256"] if isinstance(entry.get("sha256"), str) else None
+        for entry in (artifacts if isinstance(artifacts, list) else [])
+        if isinstance(entry, dict)
+    }
+
+
 def _locate(store: RunStore, run: str, home: Path | None) -> tuple[Path | None, RunDetail]:
-    """The run `run` names and its workspace (None when it is not on this machine), the
-    store brought up to date with it first."""
+    """The run `run` names and its workspace (None when it is not on this machine,
+    `runlens.store.sync.local_workspace`), the store brought up to date with it first."""
     from runlens.errors import UserError
-    from runlens.records.store import RUN_RECORD
-    from runlens.store.sync import sync_workspace
+    from runlens.store.sync import local_workspace, sync_workspace
 
     named = _workspace_named(run, home)
     if named is not None:
@@ -255,8 +281,8 @@ def _locate(store: RunStore, run: str, home: Path | None) -> tuple[Path | None, 
     detail = store.get_run(run_id) if run_id is not None else None
     if detail is None:
         raise UserError(f"no run {run!r} (looked in the run store {store.url})")
-    workspace = Path(detail.workspace)
-    if not (workspace / RUN_RECORD).is_file():
+    workspace = local_workspace(store, detail)
+    if workspace is None:
         return None, detail
     if named is None or workspace.resolve() != named.resolve():
         sync_workspace(store, workspace)

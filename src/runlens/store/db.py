@@ -10,6 +10,11 @@ reads all of them and asks runs to stop. On SQLite that is WAL mode with a 30 s 
 timeout, and write transactions that take the write lock when they begin (`BEGIN
 IMMEDIATE`), so two writers wait for each other instead of failing on a lock upgrade.
 
+Runs submitted to the workers (`runlens submit`, `runlens worker`) also keep their workspace
+files here (`put_files`, `materialize`: any machine can read them), and the workers their
+heartbeats (`register_worker`, `heartbeat`, `claim_dead_workers`). Those times come from the
+database's clock, the one clock every worker's machine shares.
+
 `open_store` brings the schema up to date with the Alembic migrations beside this module.
 Alembic is imported only when the store is behind: the revision a store holds is read with
 one query and compared with `HEAD_REVISION`, which keeps the fixed cost of `runlens run` low.
@@ -27,27 +32,32 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from runlens.errors import UserError
 from runlens.records.store import runs_home, utc_now
 from runlens.store import tables as t
+from runlens.store.files import check_file_path, local_digest, sha256_hex, write_under
 from runlens.store.rows import (
     ArtifactRow,
     CitationRow,
     FindingRow,
     RunDetail,
     RunSummary,
+    WorkerRow,
 )
 
 #: The newest migration (`migrations/versions/`); a test checks it against the folder.
-HEAD_REVISION: Final = "0002_run_control"
+HEAD_REVISION: Final = "0003_durable"
 #: The SQLite file in the runs home.
 SQLITE_NAME: Final = "runlens.db"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled", "interrupted"})
-#: The statuses of a run under way.
-LIVE: Final = frozenset({"created", "running", "validating"})
+#: The statuses of a run not ended yet (`queued`: submitted, no worker has started it).
+LIVE: Final = frozenset({"queued", "created", "running", "validating"})
 
+#: The heartbeat of a worker that handed its runs over (`expire_worker`): older than any.
+EXPIRED: Final = "1970-01-01T00:00:00.000+00:00"
 #: Fields `upsert_run` may set (the `runs` columns besides `run_id`).
 RUN_FIELDS: Final = frozenset(column.name for column in t.runs.columns) - {"run_id"}
 _DISTINCT = {"plugin": t.runs.c.plugin, "model": t.runs.c.model}
@@ -261,7 +271,8 @@ class RunStore:
         """Create the run, or update the fields given (`RUN_FIELDS`); `updated_at` is now.
 
         A new run needs `plugin`, `model`, `status` and `workspace`; `host` defaults to this
-        machine.
+        machine. A run that has ended never goes back to a live status (`LIVE`, `queued`
+        included); `queued` to `created` or `running` is a run moving on.
         """
         unknown = set(fields) - RUN_FIELDS
         if unknown:
@@ -401,12 +412,13 @@ class RunStore:
     def finish_unstarted(
         self, run_id: str, status: Literal["failed", "cancelled"], message: str
     ) -> bool:
-        """End a run still `created` (its process never got going); False when it is not."""
+        """End a run still `queued` or `created` (no process ever got it going); False when
+        it is not."""
         now = utc_now()
         with self._write() as connection:
             result = connection.execute(
                 sa.update(t.runs)
-                .where(t.runs.c.run_id == run_id, t.runs.c.status == "created")
+                .where(t.runs.c.run_id == run_id, t.runs.c.status.in_(("queued", "created")))
                 .values(status=status, error_message=message, finished_at=now, updated_at=now)
             )
         return bool(result.rowcount)
@@ -597,7 +609,7 @@ class RunStore:
 
     def sync_states(self, run_ids: Sequence[str] | None = None) -> dict[str, SyncState]:
         """What `runlens.store.sync` compares a workspace with: per run, its status, last
-        event, record stamp, workspace and host."""
+        event, record stamp, workspace, host and worker."""
         statement = sa.select(
             t.runs.c.run_id,
             t.runs.c.status,
@@ -605,6 +617,7 @@ class RunStore:
             t.runs.c.record_stamp,
             t.runs.c.workspace,
             t.runs.c.host,
+            t.runs.c.worker,
         )
         if run_ids is not None:
             statement = statement.where(t.runs.c.run_id.in_(list(run_ids)))
@@ -612,25 +625,218 @@ class RunStore:
             rows = connection.execute(statement).all()
         return {
             row.run_id: SyncState(
-                row.status, row.last_seq, row.record_stamp, row.workspace, row.host
+                row.status, row.last_seq, row.record_stamp, row.workspace, row.host, row.worker
             )
             for row in rows
         }
+
+    # -- a run's files ---------------------------------------------------------------------
+
+    def put_files(self, run_id: str, files: Mapping[str, bytes]) -> int:
+        """Keep workspace files of the run (`{"input/tickets.csv": b"..."}`), replacing what
+        the store holds at those paths; a file the store holds with the same sha256 is not
+        written again. How many were written. The run must be in the store. ValueError,
+        before anything is written, for a path that is not a workspace-relative POSIX path
+        (`runlens.store.files.check_file_path`)."""
+        for path in files:
+            check_file_path(path)
+        if not files:
+            return 0
+        digests = {path: sha256_hex(data) for path, data in files.items()}
+        now = utc_now()
+        with self._write() as connection:
+            held: dict[str, str] = {}
+            paths = list(digests)
+            for start in range(0, len(paths), 500):
+                found = connection.execute(
+                    sa.select(t.files.c.path, t.files.c.sha256).where(
+                        t.files.c.run_id == run_id,
+                        t.files.c.path.in_(paths[start : start + 500]),
+                    )
+                )
+                held.update((row.path, row.sha256) for row in found)
+            rows = [
+                {
+                    "run_id": run_id,
+                    "path": path,
+                    "sha256": digest,
+                    "size": len(files[path]),
+                    "content": files[path],
+                    "updated_at": now,
+                }
+                for path, digest in digests.items()
+                if held.get(path) != digest
+            ]
+            if rows:
+                statement = self._insert(t.files)
+                connection.execute(
+                    statement.on_conflict_do_update(
+                        index_elements=[t.files.c.run_id, t.files.c.path],
+                        set_={
+                            column: statement.excluded[column]
+                            for column in ("sha256", "size", "content", "updated_at")
+                        },
+                    ),
+                    rows,
+                )
+        return len(rows)
+
+    def file_index(self, run_id: str) -> dict[str, tuple[str, int]]:
+        """The run's stored files: path -> (sha256, size), by path."""
+        with self._read() as connection:
+            rows = connection.execute(
+                sa.select(t.files.c.path, t.files.c.sha256, t.files.c.size)
+                .where(t.files.c.run_id == run_id)
+                .order_by(t.files.c.path)
+            ).all()
+        return {row.path: (row.sha256, int(row.size)) for row in rows}
+
+    def read_file(self, run_id: str, path: str) -> bytes | None:
+        """The bytes of one stored file of the run; None when the store holds none there.
+        ValueError for a path no file can have (`check_file_path`)."""
+        check_file_path(path)
+        with self._read() as connection:
+            content = connection.execute(
+                sa.select(t.files.c.content).where(
+                    t.files.c.run_id == run_id, t.files.c.path == path
+                )
+            ).scalar()
+        return bytes(content) if content is not None else None
+
+    def materialize(
+        self, run_id: str, root: Path, *, paths: Sequence[str] | None = None
+    ) -> list[Path]:
+        """Write the run's stored files (all, or those of `paths` the store holds) under
+        `root`, creating it; a file whose bytes on disk already have the stored sha256 is
+        left alone. The files written, by path.
+
+        Each write is atomic and stays under `root`: a folder on the way that is a symbolic
+        link (or a file) is refused with ValueError, never followed."""
+        index = self.file_index(run_id)
+        wanted = sorted(index) if paths is None else sorted(set(paths) & set(index))
+        written: list[Path] = []
+        for path in wanted:
+            parts = check_file_path(path)
+            if local_digest(root, parts) == index[path]:
+                continue
+            data = self.read_file(run_id, path)
+            if data is not None:  # None: deleted since the index was read
+                written.append(write_under(root, parts, data))
+        return written
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def register_worker(self, executor_id: str, *, host: str, pid: int, concurrency: int) -> None:
+        """A worker starting (or starting again under the same id): alive as of now, neither
+        stopped nor recovered."""
+        now = _clock(self.engine.dialect.name)
+        values: dict[str, Any] = {
+            "host": host,
+            "pid": pid,
+            "concurrency": concurrency,
+            "started_at": now,
+            "heartbeat_at": now,
+            "stopped_at": None,
+            "recovered_by": None,
+        }
+        statement = self._insert(t.workers).values(executor_id=executor_id, **values)
+        with self._write() as connection:
+            connection.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[t.workers.c.executor_id], set_=values
+                )
+            )
+
+    def heartbeat(self, executor_id: str) -> bool:
+        """The worker is alive as of now. False when the store does not count it alive: it
+        never registered, it stopped, or another worker found it dead and took its runs over
+        (`claim_dead_workers`): a worker told so must not go on with those runs."""
+        with self._write() as connection:
+            result = connection.execute(
+                sa.update(t.workers)
+                .where(
+                    t.workers.c.executor_id == executor_id,
+                    t.workers.c.stopped_at.is_(None),
+                    t.workers.c.recovered_by.is_(None),
+                )
+                .values(heartbeat_at=_clock(self.engine.dialect.name))
+            )
+        return bool(result.rowcount)
+
+    def stop_worker(self, executor_id: str) -> None:
+        """The worker stops on its own: its runs are not taken over as a dead worker's."""
+        now = _clock(self.engine.dialect.name)
+        with self._write() as connection:
+            connection.execute(
+                sa.update(t.workers)
+                .where(t.workers.c.executor_id == executor_id)
+                .values(stopped_at=now, heartbeat_at=now)
+            )
+
+    def expire_worker(self, executor_id: str) -> None:
+        """Hand a worker's runs over at once (it is going away without finishing them): its
+        heartbeat is set long ago, so the next `claim_dead_workers` of a live worker takes
+        them, whatever its `older_than`."""
+        with self._write() as connection:
+            connection.execute(
+                sa.update(t.workers)
+                .where(t.workers.c.executor_id == executor_id)
+                .values(heartbeat_at=EXPIRED, stopped_at=None)
+            )
+
+    def claim_dead_workers(self, by: str, *, older_than: float) -> list[str]:
+        """Mark every worker whose last heartbeat is more than `older_than` seconds old (by
+        the database's clock), and that neither stopped nor was recovered, as recovered by
+        `by`; their executor ids, sorted. `by` never claims itself.
+
+        One UPDATE ... RETURNING in a write transaction: of callers at the same moment, each
+        dead worker goes to exactly one (PostgreSQL re-checks the condition on a row another
+        transaction changed; SQLite lets one writer in at a time)."""
+        workers = t.workers.c
+        with self._write() as connection:
+            claimed = connection.execute(
+                sa.update(t.workers)
+                .where(
+                    workers.stopped_at.is_(None),
+                    workers.recovered_by.is_(None),
+                    workers.heartbeat_at < _clock(self.engine.dialect.name, older_than),
+                    workers.executor_id != by,
+                )
+                .values(recovered_by=by)
+                .returning(workers.executor_id)
+            ).scalars()
+            return sorted(str(executor_id) for executor_id in claimed)
+
+    def list_workers(self) -> list[WorkerRow]:
+        """Every worker the store knows, oldest first."""
+        with self._read() as connection:
+            rows = connection.execute(
+                sa.select(t.workers).order_by(t.workers.c.started_at, t.workers.c.executor_id)
+            ).all()
+        return [WorkerRow.model_validate(dict(row._mapping)) for row in rows]
 
 
 class SyncState:
     """A run as the store last heard of it, for deciding what to re-read."""
 
-    __slots__ = ("host", "last_seq", "record_stamp", "status", "workspace")
+    __slots__ = ("host", "last_seq", "record_stamp", "status", "worker", "workspace")
 
     def __init__(
-        self, status: str, last_seq: int, record_stamp: str | None, workspace: str, host: str | None
+        self,
+        status: str,
+        last_seq: int,
+        record_stamp: str | None,
+        workspace: str,
+        host: str | None,
+        worker: str | None = None,
     ) -> None:
         self.status = status
         self.last_seq = int(last_seq or 0)
         self.record_stamp = record_stamp
         self.workspace = workspace
         self.host = host
+        #: The worker holding the run: its liveness is the worker's, not a local process's.
+        self.worker = worker
 
     @property
     def is_terminal(self) -> bool:
@@ -648,6 +854,19 @@ def _upsert_factory(dialect: str) -> Any:
 
         return sqlite_insert
     raise UserError(f"the run store supports SQLite and PostgreSQL, not {dialect}")
+
+
+def _clock(dialect: str, seconds_ago: float = 0.0) -> sa.ColumnElement[str]:
+    """The database's time `seconds_ago` seconds ago, as the store writes times: ISO 8601
+    in UTC with milliseconds (`2026-12-01T10:00:00.123+00:00`), so they compare as text."""
+    if dialect == "postgresql":
+        instant = sa.func.now() - sa.cast(sa.literal(f"{seconds_ago:.3f} seconds"), INTERVAL)
+        return sa.func.to_char(
+            sa.func.timezone("UTC", instant), 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"', type_=sa.String
+        )
+    return sa.func.strftime(
+        "%Y-%m-%dT%H:%M:%f+00:00", "now", f"-{seconds_ago:.3f} seconds", type_=sa.String
+    )
 
 
 def _finding_row(run_id: str, finding: FindingRow) -> dict[str, Any]:
@@ -688,6 +907,7 @@ def _summary_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
         "problems": [str(p) for p in _as_list(values.get("problems"))],
         "cancel_requested": bool(values.get("cancel_requested")),
         "last_seq": int(values.get("last_seq") or 0),
+        "worker": values.get("worker"),
     }
 
 

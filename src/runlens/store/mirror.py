@@ -12,7 +12,9 @@ record, and `finish()` (or `runlens reindex`) brings the store up to date from i
 itself never waits on the store: writes happen on the mirror's thread.
 
 Terminal states are not mirrored from events: `finish()` syncs the workspace once its
-records are written, so the store never shows a run ended without its artifacts.
+records are written, so the store never shows a run ended without its artifacts. A worker's
+mirror (`worker`, `upload_files`) names the worker in the run's first write and has that
+sync put every workspace file in the store first (`sync_workspace(upload_files=True)`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class StoreMirror:
         on_cancel: Callable[[str], None],
         *,
         origin: Origin = "cli",
+        worker: str | None = None,
+        upload_files: bool = False,
         redact: Callable[[str], str] | None = None,
         flush_seconds: float = 0.2,
         poll_seconds: float = 0.5,
@@ -58,6 +62,10 @@ class StoreMirror:
         self.workspace = Workspace(workspace)
         self.on_cancel = on_cancel
         self.origin = origin
+        #: The executor id of the worker running the run (written with the first upsert).
+        self.worker = worker
+        #: Whether `finish()` puts the workspace's files in the store (a worker's run).
+        self.upload_files = upload_files
         self._redact = redact
         self._flush_seconds = flush_seconds
         self._poll_seconds = poll_seconds
@@ -93,14 +101,20 @@ class StoreMirror:
 
     def finish(self) -> None:
         """After the run: stop the thread, write what is left, then sync the workspace (its
-        final records, artifacts, findings and citations)."""
+        final records, artifacts, findings and citations; with `upload_files`, its files
+        first)."""
         self._stopping = True
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
         self._flush()
         try:
-            sync_workspace(self.store, self.workspace.root, origin=self.origin)
+            sync_workspace(
+                self.store,
+                self.workspace.root,
+                origin=self.origin,
+                upload_files=self.upload_files,
+            )
         except Exception as error:  # a broken store never fails the run: say so, go on
             self._failed(error)
 
@@ -175,6 +189,8 @@ class StoreMirror:
             "host": self.store.host,
             "status": "created",
         }
+        if self.worker is not None:
+            fields["worker"] = self.worker
         for key, column in (("plugin", "plugin"), ("model", "model"), ("input", "input_name")):
             if isinstance(data.get(key), str):
                 fields[column] = data[key]

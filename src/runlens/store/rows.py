@@ -11,9 +11,12 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: A run's status in the store: the lifecycle's (`runlens.runtime.state.RunStatus`), plus
-#: `damaged` for a workspace whose `runtime/run.json` cannot be read.
+#: A run's status in the store: `queued` for a run submitted to the workers (`runlens
+#: submit`) that no worker has started yet, then the lifecycle's
+#: (`runlens.runtime.state.RunStatus`), plus `damaged` for a workspace whose
+#: `runtime/run.json` cannot be read.
 StoreStatus = Literal[
+    "queued",
     "created",
     "running",
     "validating",
@@ -40,7 +43,7 @@ class RunSummary(_Row):
     run_id: str
     plugin: str
     model: str
-    #: created | running | validating | completed | failed | cancelled | interrupted
+    #: queued | created | running | validating | completed | failed | cancelled | interrupted
     status: str
     error_message: str | None = None
     #: The input file's name (its copy is `input/<name>` in the workspace).
@@ -63,6 +66,10 @@ class RunSummary(_Row):
     cancel_requested: bool = False
     #: The `seq` of the last event the store holds.
     last_seq: int = 0
+    #: The executor id of the worker holding the run (`runlens worker`); None for a run of
+    #: `runlens run` or of the UI. Such a run is never settled by whether a process on this
+    #: machine is alive: a dead worker's runs are resumed by another one.
+    worker: str | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -121,6 +128,23 @@ class CitationRow(_Row):
     status: CitationStatus
     code: str | None = None
     reason: str | None = None
+
+
+class WorkerRow(_Row):
+    """One `runlens worker` process as the store knows it. Times are the database's clock
+    (ISO 8601, UTC), the same for workers on every machine."""
+
+    executor_id: str
+    host: str
+    pid: int
+    concurrency: int
+    started_at: str
+    #: When the worker last said it is alive.
+    heartbeat_at: str
+    #: When the worker stopped on its own (None while it runs, or once it died).
+    stopped_at: str | None = None
+    #: The executor id of the worker that found this one dead and took its runs over.
+    recovered_by: str | None = None
 
 
 class RunDetail(RunSummary):

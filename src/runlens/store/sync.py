@@ -12,6 +12,14 @@ without a quote, the failed ones from the findings that name a row).
 `run.json` has not changed since the store read it; `refresh_live` re-reads the runs the
 store holds as live whose workspace is on this machine (a run whose process died becomes
 `interrupted` there).
+
+A run a worker holds (its store row names the `worker`) is durable: when its worker dies,
+another worker resumes it, perhaps on another machine. So its liveness is the worker's
+heartbeat in the store, never the lock of a workspace here: while its workspace here does
+not record it ended, a sync neither settles it nor writes anything of it (the workspace may
+be the cache of a worker killed mid-run, its records older than the store's). A workspace
+that records the run ended is synced as any other. A worker's own sync at the end of a run
+(`upload_files`) puts every file of the workspace in the store first, then the end state.
 """
 
 from __future__ import annotations
@@ -29,8 +37,13 @@ from runlens.records.events import read_event_log
 from runlens.records.store import read_json_object, run_workspaces
 from runlens.runtime.recovery import load_run
 from runlens.store.db import TERMINAL, RunStore
-from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin
+from runlens.store.files import read_regular, workspace_files
+from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
 from runlens.tools.workspace import Workspace
+
+#: Bytes of workspace files `upload_workspace` hands the store in one transaction (at least
+#: one file each time, however large).
+UPLOAD_BATCH_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -53,15 +66,61 @@ def record_stamp(workspace: Path) -> str | None:
     return f"{stat.st_mtime_ns}:{stat.st_size}"
 
 
-def sync_workspace(store: RunStore, workspace: Path, *, origin: Origin | None = None) -> str | None:
+def sync_workspace(
+    store: RunStore,
+    workspace: Path,
+    *,
+    origin: Origin | None = None,
+    upload_files: bool = False,
+) -> str | None:
     """Write what `workspace` records into the store; the run id, or None when the folder
-    holds no run record (not a run, or one whose process has not started it yet)."""
+    holds no run record (not a run, or one whose process has not started it yet). A run a
+    worker holds is left as the store has it while the workspace does not record it ended.
+
+    `upload_files` (a worker, for the run it holds): every file of the workspace goes into
+    the store's `files` too (`upload_workspace`), before the run's end state."""
+    return _sync(store, workspace, origin=origin, upload_files=upload_files)[0]
+
+
+def upload_workspace(store: RunStore, run_id: str, workspace: Path) -> int:
+    """Put every regular file of the workspace in the store (`RunStore.put_files`: links,
+    the workspace lock and temporary files left out, see `runlens.store.files`), in
+    transactions of about `UPLOAD_BATCH_BYTES`; how many files the store did not hold as
+    they are."""
+    written = 0
+    batch: dict[str, bytes] = {}
+    size = 0
+    for path, file in workspace_files(Workspace(workspace).root):
+        data = read_regular(file)
+        if data is None:
+            continue  # gone, or replaced by a link, since it was listed
+        batch[path] = data
+        size += len(data)
+        if size >= UPLOAD_BATCH_BYTES:
+            written += store.put_files(run_id, batch)
+            batch, size = {}, 0
+    if batch:
+        written += store.put_files(run_id, batch)
+    return written
+
+
+def _sync(
+    store: RunStore, workspace: Path, *, origin: Origin | None, upload_files: bool
+) -> tuple[str | None, bool]:
+    """`sync_workspace`, saying also whether anything was written (not for a run a worker
+    holds whose workspace here does not record it ended)."""
     root = Workspace(workspace)
     if not root.run_record.is_file():
-        return None
-    view = load_run(root.root)
+        return None, False
+    held = _held_by_worker(store, root)
+    view = load_run(root.root, settle=not held)
     record = view.record
     run_id = str(record.get("run_id"))
+    if held and view.status not in TERMINAL:
+        # Durable: a dead worker's run is resumed by another worker, not settled here.
+        if upload_files:
+            upload_workspace(store, run_id, root.root)
+        return run_id, False
     if view.problems and not isinstance(record.get("status"), str):
         # A record too damaged to name its run: keep the id the store knows this folder by.
         run_id = next(
@@ -91,6 +150,8 @@ def sync_workspace(store: RunStore, workspace: Path, *, origin: Origin | None = 
     store.upsert_run(run_id, **fields)
     if fresh:
         store.append_events(run_id, fresh)
+    if upload_files:
+        upload_workspace(store, run_id, root.root)
     if terminal and manifest is not None:
         artifacts, findings = _results(manifest, events)
         citations = _citations(root, findings)
@@ -101,7 +162,17 @@ def sync_workspace(store: RunStore, workspace: Path, *, origin: Origin | None = 
             final.update(findings_by_code=counts, finding_count=sum(counts.values()))
     if final:
         store.upsert_run(run_id, **final)
-    return run_id
+    return run_id, True
+
+
+def _held_by_worker(store: RunStore, root: Workspace) -> bool:
+    """Whether the run the workspace's record names is held by a worker in the store."""
+    record, _ = read_json_object(root.run_record, Workspace.RUN_RECORD)
+    run_id = record.get("run_id") if record is not None else None
+    if not isinstance(run_id, str):
+        return False
+    state = store.sync_states([run_id]).get(run_id)
+    return state is not None and state.worker is not None
 
 
 def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexReport:
@@ -116,8 +187,11 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
         if current and state is not None and state.record_stamp == record_stamp(resolved):
             report.unchanged += 1
             continue
-        run_id = sync_workspace(store, resolved)
+        run_id, written = _sync(store, resolved, origin=None, upload_files=False)
         if run_id is None:
+            continue
+        if not written:  # a worker's run its workspace here does not record ended
+            report.unchanged += 1
             continue
         (report.updated if state is not None else report.added).append(run_id)
         detail = store.get_run(run_id)
@@ -128,15 +202,40 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
 
 def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> list[str]:
     """Re-read the live runs (of `run_ids`, or all) whose workspace is on this machine;
-    the ids of those re-read."""
+    the ids of those re-read. A run a worker holds is re-read only once its workspace
+    records it ended (its worker's heartbeat, not a process here, says whether it lives)."""
     done = []
     for run_id, state in store.sync_states(run_ids).items():
         if state.is_terminal or state.host not in (None, store.host) or not state.workspace:
             continue
         workspace = Path(state.workspace)
-        if (workspace / Workspace.RUN_RECORD).is_file() and sync_workspace(store, workspace):
+        if not (workspace / Workspace.RUN_RECORD).is_file():
+            continue
+        synced, written = _sync(store, workspace, origin=None, upload_files=False)
+        if synced and written:
             done.append(run_id)
     return done
+
+
+def local_workspace(store: RunStore, run: RunSummary) -> Path | None:
+    """The run's workspace when it is on this machine: its folder holds a run record
+    (`runtime/run.json`) that does not name another run (a damaged one is the workspace's
+    to report), and the run is not a worker's on another machine (the folder would be a
+    stale copy: the cache of a worker killed mid-run, the run resumed elsewhere). None
+    otherwise: read the run from the store."""
+    if not run.workspace:
+        return None
+    workspace = Path(run.workspace)
+    if run.worker is not None and run.host not in (None, store.host):
+        return None
+    path = workspace / Workspace.RUN_RECORD
+    if not path.is_file():
+        return None
+    record, _ = read_json_object(path, Workspace.RUN_RECORD)
+    named = record.get("run_id") if record is not None else None
+    if isinstance(named, str) and named != run.run_id:
+        return None
+    return workspace
 
 
 def _run_fields(

@@ -2,8 +2,11 @@
 
 `runs` holds one row per run (what the runs list filters and sorts on has an index);
 `events` the run's event stream keyed by `(run_id, seq)`; `artifacts`, `findings` and
-`citations` what the run's manifest and `runtime/citations.json` say once it has ended.
-Rows of the four child tables go with their run (`ON DELETE CASCADE`).
+`citations` what the run's manifest and `runtime/citations.json` say once it has ended;
+`files` the bytes of a run's workspace files, for runs that went through a worker (its
+input when submitted, every file once it has ended), keyed by workspace-relative path.
+Rows of the five child tables go with their run (`ON DELETE CASCADE`). `workers` holds one
+row per `runlens worker` process: its heartbeat, and who took its runs over once it died.
 
 JSON values are `JSON`, stored as `JSONB` on PostgreSQL. Times are ISO 8601 strings in UTC,
 as the workspace records write them: they sort the same as the instants they name.
@@ -73,11 +76,15 @@ runs: Final = sa.Table(
     # `mtime_ns:size` of runtime/run.json when the store last read it: a listing re-reads
     # only the workspaces whose record changed since.
     sa.Column("record_stamp", sa.String(60), nullable=True),
+    # The executor id of the worker holding the run (`runlens worker`); NULL for runs of
+    # `runlens run` and of the UI, which no worker resumes.
+    sa.Column("worker", sa.String(255), nullable=True),
     sa.Index(None, "status"),
     sa.Index(None, "plugin"),
     sa.Index(None, "model"),
     sa.Index(None, "created_at"),
     sa.Index(None, "workspace"),
+    sa.Index(None, "worker"),
 )
 
 events: Final = sa.Table(
@@ -142,4 +149,31 @@ citations: Final = sa.Table(
     sa.Column("reason", sa.Text, nullable=True),
     sa.Index(None, "run_id", "row_id"),
     sa.Index(None, "run_id", "artifact"),
+)
+
+files: Final = sa.Table(
+    "files",
+    metadata,
+    _run_id(),
+    # Workspace-relative POSIX path: `input/tickets.csv`, `artifacts/report.md`.
+    sa.Column("path", sa.String(1000), primary_key=True),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("content", sa.LargeBinary, nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+workers: Final = sa.Table(
+    "workers",
+    metadata,
+    sa.Column("executor_id", sa.String(255), primary_key=True),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("concurrency", sa.Integer, nullable=False),
+    # Times by the database's clock (one clock for workers on many machines).
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("heartbeat_at", sa.String(40), nullable=False),
+    sa.Column("stopped_at", sa.String(40), nullable=True),
+    # The executor id of the worker that took this dead worker's runs over.
+    sa.Column("recovered_by", sa.String(255), nullable=True),
 )

@@ -3,7 +3,8 @@ rows, starting and cancelling runs, the installed plugins.
 
 Handlers read the store (`runlens.store.RunStore`, whose calls are synchronous: plain `def`
 handlers run in the thread pool) and leave workspace files to `runlens.ui.files` and
-`runlens.ui.evidence`. Every error is JSON `{"detail": "<what is wrong>"}`.
+`runlens.ui.evidence`, in the folder `UIContext.files_of` names (the run's workspace, or its
+files from the store). Every error is JSON `{"detail": "<what is wrong>"}`.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def get_artifact(request: Request, run_id: str, name: str) -> Response:
         known = ", ".join(sorted(listed)) or "none listed yet"
         raise HTTPException(404, f"run {run_id} has no artifact {name!r} (its artifacts: {known})")
     try:
-        opened = open_in_workspace(Path(run.workspace), name)
+        opened = open_in_workspace(Path(ui.files_of(run).workspace), name)
     except WorkspaceFileError as error:
         raise HTTPException(404, f"artifact {name!r} of run {run_id}: {error}") from None
     suffix = PurePosixPath(name).suffix.lower()
@@ -213,7 +214,7 @@ def get_evidence(request: Request, run_id: str, row_id: str) -> EvidenceRow:
     ui = ui_context(request)
     run = _run(ui, run_id)
     try:
-        row = ui.evidence.row(Path(run.workspace), row_id)
+        row = ui.evidence.row(Path(ui.files_of(run).workspace), row_id)
     except EvidenceUnavailable as error:
         raise HTTPException(404 if error.missing else 409, f"run {run_id}: {error}") from None
     return EvidenceRow(

@@ -5,6 +5,10 @@ uvicorn. Everything the handlers share is the `UIContext` at `app.state.ui`: the
 runs home, the settings, the launcher of runs and the Evidence Index cache. Every request
 passes `runlens.ui.security.SecurityMiddleware` first (Host allow-list, token, cross-site
 writes, response headers), static files included.
+
+A run's files are read from its workspace when that is on this machine; a worker's run done
+on another machine is read from the copy of its files in the store, written under
+`<home>/.store-cache/<run_id>/` (`UIContext.files_of`) and opened there by the same rules.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from runlens.ui.security import SecurityMiddleware, SecuritySettings, allowed_ho
 
 if TYPE_CHECKING:
     from runlens.store.db import RunStore
+    from runlens.store.rows import RunDetail
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +46,8 @@ DEFAULT_MAX_UPLOAD_BYTES: Final = 50 * 1024 * 1024
 STATIC: Final = Path(__file__).parent / "static"
 #: Seconds between two re-syncs of the live runs (a dead process shows `interrupted`).
 REFRESH_SECONDS: Final = 2.0
+#: The folder of the runs home where runs' files are written from the store.
+STORE_CACHE: Final = ".store-cache"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +78,9 @@ class UIContext:
     evidence: EvidenceRows = field(default_factory=EvidenceRows)
     _refreshed_at: float = field(default=0.0, repr=False)
     _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: Per run, the store's file index as last written under the cache.
+    _materialized: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict, repr=False)
+    _materializing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def home(self) -> Path:
@@ -93,6 +103,38 @@ class UIContext:
             logger.warning("could not refresh the live runs", exc_info=True)
         finally:
             self._refreshing.release()
+
+    def files_of(self, run: RunDetail) -> RunDetail:
+        """The run as the views of its files read it: `workspace` is where its files are on
+        this machine. That is its own workspace when it is here
+        (`runlens.store.sync.local_workspace`); else, when the store holds the run's files (a
+        worker's run), `<home>/.store-cache/<run_id>/`, written from the store and brought up
+        to date when the store's files change. Otherwise the run as it is: its views say the
+        workspace cannot be read. Synchronous: call it from a thread-pool handler."""
+        from runlens.store.files import check_file_path
+        from runlens.store.sync import local_workspace
+
+        if local_workspace(self.store, run) is not None:
+            return run
+        try:
+            one_folder = len(check_file_path(run.run_id)) == 1
+        except ValueError:
+            one_folder = False
+        if not one_folder:
+            return run  # not a name a folder can have: nothing is written for it
+        index = self.store.file_index(run.run_id)
+        if not index:
+            return run
+        cache = self.home.absolute() / STORE_CACHE / run.run_id
+        with self._materializing:
+            if self._materialized.get(run.run_id) != index or not cache.is_dir():
+                try:
+                    self.store.materialize(run.run_id, cache)
+                except (ValueError, OSError):
+                    logger.warning("could not write run %s's files", run.run_id, exc_info=True)
+                    return run
+                self._materialized[run.run_id] = index
+        return run.model_copy(update={"workspace": str(cache)})
 
 
 def ui_context(request: Request) -> UIContext:

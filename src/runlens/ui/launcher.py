@@ -346,12 +346,17 @@ class Launcher:
 
     def cancel(self, run_id: str) -> RunSummary:
         """Ask the run to stop (its process acts within a second); a pending run whose
-        process is not running is ended `cancelled` here. LaunchError 404 / 409."""
+        process is not running is ended `cancelled` here. A run of the workers (queued, or
+        held by a worker) is cancelled as `runlens cancel` does
+        (`runlens.workers.control.cancel_run`): a queued one leaves the queue, ended at once.
+        LaunchError 404 / 409."""
         run = self.store.get_run(run_id)
         if run is None:
             raise LaunchError(404, f"no run {run_id!r}")
         if run.is_terminal:
             raise LaunchError(409, f"run {run_id} is already {run.status}: nothing to cancel")
+        if run.status == "queued" or run.worker is not None:
+            return self._cancel_durable(run_id)
         summary = self.store.request_cancel(run_id)
         if summary is None:
             raise LaunchError(404, f"no run {run_id!r}")
@@ -362,6 +367,16 @@ class Launcher:
             # A run that has ended comes back unchanged.
             return self.store.request_cancel(run_id) or summary
         return summary
+
+    def _cancel_durable(self, run_id: str) -> RunSummary:
+        """Cancel a run of the workers; 409 once it has ended (a UserError, such as a queue
+        that cannot be reached, is the app's 422)."""
+        from runlens.workers.control import RunEnded, cancel_run
+
+        try:
+            return cancel_run(self.store, run_id, self.store_url)
+        except RunEnded as error:
+            raise LaunchError(409, f"{error}: nothing to cancel") from None
 
     def running(self, run_id: str) -> bool:
         """Whether this server started `run_id` and its process is still running."""

@@ -3,10 +3,11 @@
 Each route reads the run store (`request.app.state.ui.store`) for runs, findings and
 citations, hands what it shows to `runlens.ui.views` (deliverables read through
 `runlens.ui.files`, rendered by `markdown` and `json_view`) and source rows to
-`runlens.ui.evidence`, and renders a template. Templates escape everything (autoescape on);
-the only markup inserted unescaped is what `markdown` and `json_view` build, which escape every
-string of the deliverable themselves. No page has an inline script or style:
-`static/app.js` reads what it needs from `data-*` attributes.
+`runlens.ui.evidence`, and renders a template. Files are read where `UIContext.files_of`
+says: the run's workspace on this machine, else the store's copy of its files. Templates
+escape everything (autoescape on); the only markup inserted unescaped is what `markdown` and
+`json_view` build, which escape every string of the deliverable themselves. No page has an
+inline script or style: `static/app.js` reads what it needs from `data-*` attributes.
 """
 
 from __future__ import annotations
@@ -232,11 +233,12 @@ def artifact_page(request: Request, run_id: str, name: str) -> Response:
     if row is None:
         return _not_found(f"run {run.run_id} has no deliverable {name!r}")
     citations = _store(request).citations(run.run_id, artifact=name)
+    files = ui_context(request).files_of(run)
     return _render(
         "artifact.html",
         title=f"{row.label or row.name} · {run.run_id}",
         run=run,
-        artifact=render_artifact(run, row, citations),
+        artifact=render_artifact(files, row, citations),
         findings=[f for f in run.findings if f.artifact == name],
         finding_location=finding_location,
         citations=citations,
@@ -253,8 +255,9 @@ def report_page(request: Request, run_id: str) -> Response:
     if isinstance(run, Response):
         return run
     store = _store(request)
+    files = ui_context(request).files_of(run)
     rendered = [
-        render_artifact(run, row, store.citations(run.run_id, artifact=row.name), readable=True)
+        render_artifact(files, row, store.citations(run.run_id, artifact=row.name), readable=True)
         for row in reader_artifacts(run)
     ]
     return _render("report.html", title=f"Report · {run.run_id}", run=run, artifacts=rendered)
@@ -271,7 +274,8 @@ def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
         return run
     citations = _store(request).citations(run.run_id, row_id=row_id)
     try:
-        row = ui_context(request).evidence.row(Path(run.workspace), row_id)
+        ui = ui_context(request)
+        row = ui.evidence.row(Path(ui.files_of(run).workspace), row_id)
     except EvidenceUnavailable as error:
         return _render(
             "evidence.html",
@@ -321,7 +325,7 @@ def compare_page(request: Request, a: str = "", b: str = "") -> HTMLResponse:
         found = _find_run(request, asked)
         if isinstance(found, str):
             return _render("compare.html", 404, comparison=None, problem=found, **context)
-        runs.append(found)
+        runs.append(ui_context(request).files_of(found))
     try:
         comparison = compare_runs(
             runs[0], runs[1], read=artifact_bytes, id_fields=contract_id_fields(runs[0].plugin)

@@ -28,8 +28,9 @@ from runlens.ui.files import WorkspaceFileError, open_in_workspace
 from runlens.ui.json_view import render_json_readable, render_json_tree
 from runlens.ui.markdown import render_markdown
 
-#: Statuses of a run whose process may still change it (the page follows it live).
-LIVE_STATUSES = frozenset({"created", "running", "validating"})
+#: Statuses of a run whose process may still change it (the page follows it live): `queued`
+#: waits for a worker to take it.
+LIVE_STATUSES = frozenset({"queued", "created", "running", "validating"})
 #: The largest artifact a page renders (bigger ones are offered raw only).
 RENDER_LIMIT = 8 * 1024 * 1024
 
@@ -61,6 +62,10 @@ def is_live(run: RunSummary) -> bool:
 #: banner carries them all (`data-text-<status>`), so the page's script keeps the text in
 #: step with the status as the run moves on.
 VERDICT_TEXTS = {
+    "queued": (
+        "Queued: submitted to the workers, waiting for one (`runlens worker`) to take it; "
+        "this page follows it live."
+    ),
     "created": "Created: the run's process is starting; this page follows it live.",
     "running": (
         "Running: the model is working on the input (reading it, writing the deliverables); "
@@ -148,7 +153,10 @@ def format_time(value: str | None) -> str:
 
 
 def duration(run: RunSummary) -> str:
-    """How long the run took (so far, while it is live): `4.2 s`, `3 min 05 s`, `1 h 02 min`."""
+    """How long the run took (so far, while it is live): `4.2 s`, `3 min 05 s`, `1 h 02 min`;
+    nothing for a run still queued (it has not started)."""
+    if run.status == "queued":
+        return ""
     start = _parse_time(run.created_at)
     end = _parse_time(run.finished_at) or (datetime.now(UTC) if is_live(run) else None)
     if start is None or end is None:

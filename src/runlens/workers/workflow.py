@@ -1,0 +1,230 @@
+"""A queued run as a DBOS workflow: resumable on any worker after its worker died.
+
+The workflow (`runlens.run`, one per run, its id the run id) builds the run from its
+`RunRequest` and executes it with a `DurableJournal`, which makes every model call, tool call
+and validation round a DBOS step (`runlens.runtime.journal` says what each checkpoints).
+
+When a worker dies, DBOS gives its workflows to another worker (`runlens.workers.worker`),
+which executes the workflow again from the start:
+
+1. the local workspace is a cache: it is wiped and the input is written again from the store;
+2. the run is replayed: every step that completed returns its checkpoint (so no model call
+   that was answered is sent again), tools run again on the same answers (they are
+   deterministic, and rebuild the workspace file by file), and each event the run published
+   before is published again as the one recorded (`EventLog` replay), so the event stream
+   carries on without a gap or a duplicate;
+3. from the first step that had not completed, the run goes on as new.
+
+Side effects are idempotent, since steps run at least once: files are rewritten whole with
+the same bytes, events are keyed by their `seq`, the store's rows are upserts, and the final
+upload writes the workspace files before the terminal status (a run the store shows ended
+always has its files there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from dbos import DBOS
+from dbos import error as dbos_error
+
+from runlens.errors import UserError
+from runlens.models.registry import ModelContext, resolve_model
+from runlens.plugins import load_plugin
+from runlens.records.store import utc_now
+from runlens.runtime.journal import Journal, JsonObject
+from runlens.runtime.run import Run
+from runlens.secrets import redactor
+from runlens.store import tables as t
+from runlens.store.db import RunStore
+from runlens.store.mirror import StoreMirror
+from runlens.workers.request import RunRequest
+from runlens.workers.system import WORKFLOW_NAME
+
+
+class DurableJournal(Journal):
+    """Every step a DBOS step. One step at a time per run: the order of a run's steps is then
+    the same when it is replayed (concurrent analysis batches would otherwise reach their
+    model calls in whatever order the provider answered)."""
+
+    durable = True
+
+    def __init__(self) -> None:
+        self._order = asyncio.Lock()
+
+    async def step(
+        self, name: str, body: Callable[[], Awaitable[JsonObject]]
+    ) -> tuple[JsonObject, bool]:
+        ran = False
+
+        async def run_body() -> JsonObject:
+            nonlocal ran
+            ran = True
+            return await body()
+
+        async with self._order:
+            try:
+                value = await DBOS.run_step_async({"name": name}, run_body)
+            except dbos_error.DBOSWorkflowCancelledError:
+                # Cancelled in the queue as it was being taken: the run ends `cancelled`.
+                raise asyncio.CancelledError("cancelled in the queue") from None
+        return value, not ran
+
+
+@dataclass
+class WorkerContext:
+    """What the workflow needs from the worker process that executes it."""
+
+    store: RunStore
+    home: Path
+    executor_id: str
+    log: Callable[[str], None]
+    host: str = field(default_factory=socket.gethostname)
+    #: Runs in progress on this worker, by run id (for a clean stop).
+    active: dict[str, Run] = field(default_factory=dict)
+
+
+_context: WorkerContext | None = None
+
+
+def bind(context: WorkerContext) -> None:
+    """Give the workflow its worker (once per worker process, before DBOS launches)."""
+    global _context
+    _context = context
+
+
+def active_runs() -> list[str]:
+    """The runs this worker is executing now."""
+    return list(_context.active) if _context is not None else []
+
+
+@DBOS.workflow(name=WORKFLOW_NAME)
+def run_workflow(request: dict[str, Any]) -> dict[str, Any]:
+    """Execute one queued run (a sync workflow: DBOS gives each its own thread, and the run
+    its own event loop in it, so CPU-bound runs do not hold up each other's loops)."""
+    if _context is None:
+        raise RuntimeError("runlens.run executes only inside `runlens worker`")
+    return execute(_context, request)
+
+
+def execute(context: WorkerContext, raw_request: Mapping[str, Any]) -> dict[str, Any]:
+    store = context.store
+    try:
+        request = RunRequest.from_json(dict(raw_request))
+    except UserError as error:
+        context.log(f"refused a queued run: {error}")
+        return {"status": "failed", "error_message": str(error)}
+    run_id = request.run_id
+    row = store.get_run(run_id)
+    if row is None:
+        context.log(f"run {run_id}: not in the run store; skipped")
+        return {"run_id": run_id, "status": "failed", "error_message": "not in the run store"}
+    if row.is_terminal:
+        return {"run_id": run_id, "status": row.status}
+    if row.cancel_requested:
+        _end_unstarted(store, run_id, "cancelled", "cancelled before a worker started it")
+        context.log(f"run {run_id}: cancelled before it started")
+        return {"run_id": run_id, "status": "cancelled"}
+    replay = store.events(run_id)
+    store.upsert_run(run_id, worker=context.executor_id, host=context.host)
+    context.log(
+        f"{'resume' if replay else 'take'} {run_id} ({request.plugin}, {request.model}, "
+        f"{request.input_name}){f', replaying {len(replay)} events' if replay else ''}"
+    )
+    try:
+        run, mirror = _prepare(context, request, replay)
+    except UserError as error:
+        _end_unstarted(store, run_id, "failed", str(error))
+        context.log(f"run {run_id}: failed before it started: {error}")
+        return {"run_id": run_id, "status": "failed", "error_message": str(error)}
+    context.active[run_id] = run
+    try:
+        result = asyncio.run(_execute(run))
+        status = result.status.value
+        error_message = result.error_message
+    finally:
+        context.active.pop(run_id, None)
+        mirror.finish()
+    context.log(f"done {run_id}: {status}{f' ({error_message})' if error_message else ''}")
+    return {"run_id": run_id, "status": status, "error_message": error_message}
+
+
+async def _execute(run: Run) -> Any:
+    try:
+        return await run.execute()
+    except asyncio.CancelledError:
+        return run.result()
+    finally:
+        await run.model.aclose()
+
+
+def _prepare(
+    context: WorkerContext, request: RunRequest, replay: list[dict[str, Any]]
+) -> tuple[Run, StoreMirror]:
+    store, run_id = context.store, request.run_id
+    plugin = load_plugin(request.plugin)
+    model = resolve_model(request.model, ModelContext(plugin=plugin))
+    settings = request.settings()
+    workspace = context.home / run_id
+    # The local workspace is a cache of the store: a replay rebuilds it from the input up.
+    if workspace.is_symlink() or workspace.is_file():
+        workspace.unlink()
+    elif workspace.exists():
+        shutil.rmtree(workspace)
+    staging = context.home / ".queued-inputs" / run_id
+    written = store.materialize(run_id, staging, paths=[request.input_path])
+    if not written and not (staging / request.input_path).is_file():
+        raise UserError(f"run {run_id}: its input {request.input_name} is not in the run store")
+    runs: list[Run] = []
+    mirror = StoreMirror(
+        store,
+        run_id,
+        workspace,
+        on_cancel=lambda reason: runs[0].cancel(reason) if runs else None,
+        origin=_origin(store, run_id),
+        redact=redactor(settings.secrets),
+        upload_files=True,
+        worker=context.executor_id,
+    )
+    try:
+        run = Run(
+            plugin=plugin,
+            input_path=staging / request.input_path,
+            model=model,
+            workspace=workspace,
+            settings=settings,
+            run_id=run_id,
+            subscribers=[mirror],
+            journal=DurableJournal(),
+            replay_events=replay,
+            on_replay_diverged=lambda seq: _drop_events_from(store, run_id, seq),
+        )
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    runs.append(run)
+    return run, mirror.start()
+
+
+def _origin(store: RunStore, run_id: str) -> Any:
+    row = store.get_run(run_id)
+    return row.origin if row is not None else "cli"
+
+
+def _end_unstarted(store: RunStore, run_id: str, status: str, message: str) -> None:
+    store.upsert_run(run_id, status=status, error_message=message, finished_at=utc_now())
+
+
+def _drop_events_from(store: RunStore, run_id: str, seq: int) -> None:
+    """A replay published something else at `seq`: the events recorded from there on belong
+    to a past that did not happen again, and go."""
+    with store.engine.begin() as connection:
+        connection.execute(
+            sa.delete(t.events).where(t.events.c.run_id == run_id, t.events.c.seq >= seq)
+        )

@@ -1,0 +1,1 @@
+"""Durable runs: queue, workers, and the counting model server they are tested against."""
