@@ -190,3 +190,22 @@ def test_one_machine_on_sqlite_and_the_store_shows_everything(tmp_path: Path) ->
         cluster.wait_log(worker, f"done {run_ids[0]}: completed")
     finally:
         cluster.stop()
+
+
+def test_a_provider_limit_holds_across_workers(pg_cluster: Cluster, tmp_path: Path) -> None:
+    inputs = distinct_inputs(6, tmp_path / "inputs")
+    with CountingModelServer(latency=0.6) as server:
+        pg_cluster.env.update(env_for(server))
+        workers = [
+            pg_cluster.start_worker(name, "--concurrency", "3", "--provider-limit", "openai=2")
+            for name in ("w1", "w2")
+        ]
+        for worker in workers:
+            pg_cluster.wait_until_up(worker)
+        run_ids = pg_cluster.submit("feedback-analysis", *map(str, inputs), "--model", MODEL_SPEC)
+        runs = pg_cluster.wait_terminal(run_ids, timeout=300)
+        assert {run.status for run in runs.values()} == {"completed"}
+        # Six slots between the two workers, two for the provider: never more at once, and
+        # the two were used (one run's calls go one at a time).
+        assert server.max_concurrent() == 2
+        assert server.repeated() == {}

@@ -63,7 +63,7 @@ def is_live(run: RunSummary) -> bool:
 #: step with the status as the run moves on.
 VERDICT_TEXTS = {
     "queued": (
-        "Queued: submitted to the workers, waiting for one (`runlens worker`) to take it; "
+        "Queued: submitted to the workers, waiting for one of them to take it; "
         "this page follows it live."
     ),
     "created": "Created: the run's process is starting; this page follows it live.",

@@ -137,9 +137,16 @@ class Worker:
             limit = self.options.provider_limits.get(provider)
             if limit is None and existing is not None:
                 limit = existing.global_concurrency
+            before = existing.worker_concurrency if existing is not None else None
+            if before is not None and before != self.options.concurrency:
+                self.log(
+                    f"queue {name}: every worker now runs {self.options.concurrency} of its "
+                    f"runs at once (was {before}; the setting is the queue's, shared)"
+                )
             DBOS.register_queue(
                 name,
-                worker_concurrency=self.options.concurrency,
+                # DBOS wants a queue's per-worker share within its global limit.
+                worker_concurrency=min(self.options.concurrency, limit or self.options.concurrency),
                 global_concurrency=limit,
                 polling_interval_sec=POLLING_SECONDS,
                 on_conflict="always_update",

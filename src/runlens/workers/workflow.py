@@ -35,7 +35,7 @@ import sqlalchemy as sa
 from dbos import DBOS
 from dbos import error as dbos_error
 
-from runlens.errors import UserError
+from runlens.errors import RunLensError, UserError
 from runlens.models.registry import ModelContext, resolve_model
 from runlens.plugins import load_plugin
 from runlens.records.store import utc_now
@@ -128,11 +128,12 @@ def execute(context: WorkerContext, raw_request: Mapping[str, Any]) -> dict[str,
         return {"run_id": run_id, "status": "failed", "error_message": "not in the run store"}
     if row.is_terminal:
         return {"run_id": run_id, "status": row.status}
-    if row.cancel_requested:
-        _end_unstarted(store, run_id, "cancelled", "cancelled before a worker started it")
-        context.log(f"run {run_id}: cancelled before it started")
-        return {"run_id": run_id, "status": "cancelled"}
     replay = store.events(run_id)
+    if row.cancel_requested:
+        why = "while its worker was down" if replay else "before a worker started it"
+        _end_unstarted(store, run_id, "cancelled", f"cancelled {why}")
+        context.log(f"run {run_id}: cancelled {why}")
+        return {"run_id": run_id, "status": "cancelled"}
     store.upsert_run(run_id, worker=context.executor_id, host=context.host)
     context.log(
         f"{'resume' if replay else 'take'} {run_id} ({request.plugin}, {request.model}, "
@@ -140,10 +141,11 @@ def execute(context: WorkerContext, raw_request: Mapping[str, Any]) -> dict[str,
     )
     try:
         run, mirror = _prepare(context, request, replay)
-    except UserError as error:
-        _end_unstarted(store, run_id, "failed", str(error))
-        context.log(f"run {run_id}: failed before it started: {error}")
-        return {"run_id": run_id, "status": "failed", "error_message": str(error)}
+    except Exception as error:  # a plugin or model this worker lacks, an unusable input
+        message = str(error) if isinstance(error, RunLensError) else _internal(error)
+        _end_unstarted(store, run_id, "failed", message)
+        context.log(f"run {run_id}: failed before it started: {message}")
+        return {"run_id": run_id, "status": "failed", "error_message": message}
     context.active[run_id] = run
     try:
         result = asyncio.run(_execute(run))
@@ -219,6 +221,10 @@ def _origin(store: RunStore, run_id: str) -> Any:
 
 def _end_unstarted(store: RunStore, run_id: str, status: str, message: str) -> None:
     store.upsert_run(run_id, status=status, error_message=message, finished_at=utc_now())
+
+
+def _internal(error: BaseException) -> str:
+    return f"internal error on worker: {type(error).__name__}: {error}"
 
 
 def _drop_events_from(store: RunStore, run_id: str, seq: int) -> None:
