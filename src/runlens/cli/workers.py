@@ -42,12 +42,35 @@ def _provider_limit(
     show_default=True,
     help="offline, openai:MODEL, anthropic:MODEL, ... (the workers hold the API keys).",
 )
-@click.option("--home", type=click.Path(path_type=Path), default=None, help="Runs folder.")
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Runs folder, for the SQLite store (default: $RUNLENS_HOME or ./runlens-runs).",
+)
 @database_url_option
-@click.option("--repair-turns", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--max-turns", type=click.IntRange(min=1), default=None)
-@click.option("--max-tool-calls", type=click.IntRange(min=1), default=None)
-@click.option("--wall-time", type=click.FloatRange(min=1), default=None)
+@click.option(
+    "--repair-turns",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Rounds in which validation findings go back to the model to fix.",
+)
+@click.option(
+    "--max-turns", type=click.IntRange(min=1), default=None, help="Model turns (default: 60)."
+)
+@click.option(
+    "--max-tool-calls",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tool calls in the whole run (default: 400).",
+)
+@click.option(
+    "--wall-time",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds before the run is stopped, counted again when it is resumed (default: 3600).",
+)
 @encoding_option
 @id_column_option
 @text_column_option

@@ -108,6 +108,7 @@ class Worker:
         # Launching recovers this executor's own unfinished runs (a restart, same id).
         DBOS.launch()
         queues = self._register_queues()
+        self._load_plugins()
         self._launched.set()
         self.log(
             f"up on {socket.gethostname()} (pid {os.getpid()}): {options.concurrency} "
@@ -126,6 +127,17 @@ class Worker:
         self.store.stop_worker(self.executor_id)
         self.log("stopped")
         return 0
+
+    def _load_plugins(self) -> None:
+        """Import every installed plugin now rather than in the first run (seconds of
+        imports a run would otherwise spend holding its queue slot)."""
+        from runlens.plugins.loader import available_plugins, load_plugin
+
+        for name in available_plugins():
+            try:
+                load_plugin(name)
+            except Exception as error:  # its runs fail with the reason; the worker goes on
+                self.log(f"plugin {name} cannot be loaded: {type(error).__name__}: {error}")
 
     def _register_queues(self) -> list[str]:
         from dbos import DBOS
