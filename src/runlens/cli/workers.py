@@ -190,7 +190,7 @@ def worker_command(
         dead_after=dead_after,
     )
     try:
-        code = Worker(store, options).run()
+        code = exit_on_user_error()(Worker(store, options).run)()
     finally:
         store.close()
     raise SystemExit(code)

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
+from runlens.errors import UserError
 from runlens.models.registry import known_providers
 from runlens.store.db import RunStore
 from runlens.workers import workflow
@@ -39,6 +40,7 @@ from runlens.workers.system import (
     POLLING_SECONDS,
     dbos_config,
     queue_name,
+    system_database,
 )
 
 #: Seconds without a heartbeat after which a worker is taken for dead.
@@ -104,10 +106,17 @@ class Worker:
         # that is starting must not look dead to the others.
         heart = threading.Thread(target=self._heartbeats, name="runlens-heartbeat", daemon=True)
         heart.start()
-        DBOS(config=dbos_config(options.store_url, self.executor_id))  # type: ignore[arg-type]
-        # Launching recovers this executor's own unfinished runs (a restart, same id).
-        DBOS.launch()
-        queues = self._register_queues()
+        try:
+            DBOS(config=dbos_config(options.store_url, self.executor_id))  # type: ignore[arg-type]
+            # Launching recovers this executor's own unfinished runs (a restart, same id).
+            DBOS.launch()
+            queues = self._register_queues()
+        except Exception as error:
+            self._stopped.set()
+            self.store.stop_worker(self.executor_id)
+            _, schema = system_database(options.store_url)
+            reason = " ".join(str(error).split())[:300] or type(error).__name__
+            raise UserError(f"cannot start the run queue (schema {schema}): {reason}") from None
         self._load_plugins()
         self._launched.set()
         self.log(
