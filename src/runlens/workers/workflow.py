@@ -40,7 +40,7 @@ from runlens.models.registry import ModelContext, resolve_model
 from runlens.plugins import load_plugin
 from runlens.records.store import utc_now
 from runlens.runtime.journal import Journal, JsonObject
-from runlens.runtime.run import Run
+from runlens.runtime.run import Run, RunResult
 from runlens.secrets import redactor
 from runlens.store import tables as t
 from runlens.store.db import RunStore
@@ -148,7 +148,7 @@ def execute(context: WorkerContext, raw_request: Mapping[str, Any]) -> dict[str,
         return {"run_id": run_id, "status": "failed", "error_message": message}
     context.active[run_id] = run
     try:
-        result = asyncio.run(_execute(run))
+        result = run_to_end(run)
         status = result.status.value
         error_message = result.error_message
     finally:
@@ -158,13 +158,25 @@ def execute(context: WorkerContext, raw_request: Mapping[str, Any]) -> dict[str,
     return {"run_id": run_id, "status": status, "error_message": error_message}
 
 
-async def _execute(run: Run) -> Any:
+def run_to_end(run: Run) -> RunResult:
+    """Execute `run` on an event loop of its own (this workflow's thread) and return how it
+    ended, however it was cancelled."""
+    try:
+        return asyncio.run(_execute(run))
+    except asyncio.CancelledError:
+        # A cancel delivered twice: a checkpoint raised it in synchronous work, then the
+        # task's own cancellation arrived after the run had ended. The run is over alike.
+        return run.result()
+
+
+async def _execute(run: Run) -> RunResult:
     try:
         return await run.execute()
     except asyncio.CancelledError:
         return run.result()
     finally:
-        await run.model.aclose()
+        # Shielded: a cancellation arriving now must not leave the model's client open.
+        await asyncio.shield(run.model.aclose())
 
 
 def _prepare(
