@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -97,6 +97,42 @@ database_url_option = click.option(
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 
 
+def limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--repair-turns`, `--max-turns`, `--max-tool-calls`, `--wall-time` (runlens run and
+    runlens submit)."""
+    for option in reversed(
+        (
+            click.option(
+                "--repair-turns",
+                type=click.IntRange(min=0),
+                default=0,
+                show_default=True,
+                help="Rounds in which validation findings go back to the model to fix.",
+            ),
+            click.option(
+                "--max-turns",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Model turns (default: 60).",
+            ),
+            click.option(
+                "--max-tool-calls",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Tool calls in the whole run (default: 400).",
+            ),
+            click.option(
+                "--wall-time",
+                type=click.FloatRange(min=1),
+                default=None,
+                help="Seconds before the run is stopped (default: 3600).",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
 @click.command("run")
 @click.argument("plugin_name", metavar="PLUGIN")
 @click.argument("input_file", metavar="INPUT", type=click.Path(path_type=Path))
@@ -115,34 +151,13 @@ _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
     default=None,
     help="Run folder (default: $RUNLENS_HOME or ./runlens-runs, then the run id).",
 )
-@click.option(
-    "--repair-turns",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Rounds in which validation findings go back to the model to fix.",
-)
+@limit_options
 @click.option(
     "--hooks",
     "hooks_file",
     type=click.Path(path_type=Path),
     default=None,
     help="JSON file of command hooks (PreToolUse, PostToolUse, Stop, ...).",
-)
-@click.option(
-    "--max-turns", type=click.IntRange(min=1), default=None, help="Model turns (default: 60)."
-)
-@click.option(
-    "--max-tool-calls",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Tool calls in the whole run (default: 400).",
-)
-@click.option(
-    "--wall-time",
-    type=click.FloatRange(min=1),
-    default=None,
-    help="Seconds before the run is stopped (default: 3600).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
 @encoding_option
@@ -198,41 +213,27 @@ def _prepare(
     from runlens.errors import UserError
     from runlens.evidence import require_regular_file
     from runlens.hooks.command import load_hooks_file
-    from runlens.models._settings import env_positive_float
     from runlens.models.registry import ModelContext, resolve_model
-    from runlens.models.retry import RetryPolicy
     from runlens.plugins import load_plugin
     from runlens.records.store import new_run_id, runs_home
-    from runlens.runtime.loop import LoopLimits
     from runlens.runtime.run import Run, RunSettings
-    from runlens.secrets import known_secrets, redactor
+    from runlens.secrets import redactor
     from runlens.store.db import open_store, store_url
     from runlens.store.mirror import StoreMirror
 
     plugin = load_plugin(plugin_name)
     require_regular_file(input_file, "input file")
     model = resolve_model(_model_spec(model_spec, plugin), ModelContext(plugin=plugin))
-    defaults = LoopLimits()
-    limits = LoopLimits(
-        max_turns=max_turns or defaults.max_turns,
-        max_tool_calls=max_tool_calls or defaults.max_tool_calls,
-        wall_time_seconds=wall_time or defaults.wall_time_seconds,
-    )
-    settings = RunSettings(
-        limits=limits,
+    settings = RunSettings.from_options(
         repair_turns=repair_turns,
+        max_turns=max_turns,
+        max_tool_calls=max_tool_calls,
+        wall_time=wall_time,
+        encoding=encoding,
+        id_column=id_column,
+        text_column=text_column,
+        sheet=sheet,
         command_hooks=tuple(load_hooks_file(hooks_file)) if hooks_file else (),
-        secrets=known_secrets(),
-        input_encoding=encoding,
-        input_id_column=id_column,
-        input_text_column=text_column,
-        input_sheet=sheet,
-        # Seconds before the first retry of a failed model call (doubling after); tests use it.
-        retry=RetryPolicy(
-            initial_delay=env_positive_float(
-                os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay
-            )
-        ),
     )
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
         raise UserError(f"--run-id {run_id!r}: letters, digits, '_', '.' and '-' only")

@@ -11,6 +11,7 @@ from runlens.cli.run import (
     database_url_option,
     encoding_option,
     id_column_option,
+    limit_options,
     sheet_option,
     text_column_option,
 )
@@ -49,28 +50,7 @@ def _provider_limit(
     help="Runs folder, for the SQLite store (default: $RUNLENS_HOME or ./runlens-runs).",
 )
 @database_url_option
-@click.option(
-    "--repair-turns",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Rounds in which validation findings go back to the model to fix.",
-)
-@click.option(
-    "--max-turns", type=click.IntRange(min=1), default=None, help="Model turns (default: 60)."
-)
-@click.option(
-    "--max-tool-calls",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Tool calls in the whole run (default: 400).",
-)
-@click.option(
-    "--wall-time",
-    type=click.FloatRange(min=1),
-    default=None,
-    help="Seconds before the run is stopped, counted again when it is resumed (default: 3600).",
-)
+@limit_options
 @encoding_option
 @id_column_option
 @text_column_option
@@ -87,7 +67,8 @@ def submit_command(
 
     Prints one line per input, `<run_id> <input path>`; each run is `queued` in the run
     store (with its input file) until a worker takes it. Nothing is queued when the plugin,
-    the model or any input is not usable (exit 2).
+    the model or any input is not usable (exit 2). A run resumed by another worker gets its
+    --wall-time again.
     """
     from runlens.cli.common import exit_on_user_error
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ from runlens.errors import InputError, ProviderError, TaskError, UserError
 from runlens.evidence import file_sha256, read_input_format, require_regular_file
 from runlens.hooks.command import CommandHook, register_command_hooks
 from runlens.hooks.manager import HookEvent, HookManager
+from runlens.models._settings import env_positive_float
 from runlens.models.base import Model
 from runlens.models.messages import Message, SystemMessage, UserMessage
 from runlens.models.retry import RetryPolicy
@@ -48,7 +50,7 @@ from runlens.runtime.plan import PlanTracker
 from runlens.runtime.prompt import build_system_prompt
 from runlens.runtime.repair import repair_message
 from runlens.runtime.state import RunStatus, check_transition
-from runlens.secrets import redactor
+from runlens.secrets import known_secrets, redactor
 from runlens.tools.base import ToolContext
 from runlens.tools.files import FILE_TOOLS
 from runlens.tools.registry import ToolRegistry
@@ -86,6 +88,44 @@ class RunSettings:
     input_text_column: str | None = None
     #: The workbook sheet to read (`--sheet`); None: the first worksheet.
     input_sheet: str | None = None
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        repair_turns: int = 0,
+        max_turns: int | None = None,
+        max_tool_calls: int | None = None,
+        wall_time: float | None = None,
+        encoding: str | None = None,
+        id_column: str | None = None,
+        text_column: str | None = None,
+        sheet: str | None = None,
+        command_hooks: tuple[CommandHook, ...] = (),
+    ) -> RunSettings:
+        """The settings the run options name (`runlens run`, a queued run), with this
+        process's secrets, and the first retry delay from `RUNLENS_RETRY_INITIAL_DELAY`
+        (seconds, doubling after; tests shorten it)."""
+        defaults = LoopLimits()
+        return cls(
+            limits=LoopLimits(
+                max_turns=max_turns or defaults.max_turns,
+                max_tool_calls=max_tool_calls or defaults.max_tool_calls,
+                wall_time_seconds=wall_time or defaults.wall_time_seconds,
+            ),
+            repair_turns=repair_turns,
+            command_hooks=command_hooks,
+            secrets=known_secrets(),
+            input_encoding=encoding,
+            input_id_column=id_column,
+            input_text_column=text_column,
+            input_sheet=sheet,
+            retry=RetryPolicy(
+                initial_delay=env_positive_float(
+                    os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay
+                )
+            ),
+        )
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,11 @@ commands on the submitting machine) are not part of a queued run.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from runlens.errors import UserError
-from runlens.models._settings import env_positive_float
-from runlens.models.retry import RetryPolicy
-from runlens.runtime.loop import LoopLimits
 from runlens.runtime.run import RunSettings
-from runlens.secrets import known_secrets
 
 
 @dataclass(frozen=True)
@@ -64,22 +59,13 @@ class RunRequest:
 
     def settings(self) -> RunSettings:
         """The run's settings on this worker (its secrets and retry delay from its env)."""
-        defaults = LoopLimits()
-        return RunSettings(
-            limits=LoopLimits(
-                max_turns=self.max_turns or defaults.max_turns,
-                max_tool_calls=self.max_tool_calls or defaults.max_tool_calls,
-                wall_time_seconds=self.wall_time or defaults.wall_time_seconds,
-            ),
+        return RunSettings.from_options(
             repair_turns=self.repair_turns,
-            secrets=known_secrets(),
-            input_encoding=self.encoding,
-            input_id_column=self.id_column,
-            input_text_column=self.text_column,
-            input_sheet=self.sheet,
-            retry=RetryPolicy(
-                initial_delay=env_positive_float(
-                    os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay
-                )
-            ),
+            max_turns=self.max_turns,
+            max_tool_calls=self.max_tool_calls,
+            wall_time=self.wall_time,
+            encoding=self.encoding,
+            id_column=self.id_column,
+            text_column=self.text_column,
+            sheet=self.sheet,
         )
