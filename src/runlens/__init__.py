@@ -80,9 +80,20 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Figure": ("runlens.validation.figures", "Figure"),
     "FigureRule": ("runlens.validation.figures", "FigureRule"),
     "Label": ("runlens.validation.figures", "Label"),
+    "Place": ("runlens.validation.figures", "Place"),
     "computed_figures": ("runlens.validation.figures", "computed_figures"),
     "stated_numbers": ("runlens.validation.numbers", "stated_numbers"),
     "splits_word": ("runlens.validation.quotes", "splits_word"),
+    "is_strong_quote": ("runlens.validation.quotes", "is_strong"),
+    "cut_quote": ("runlens.validation.cuts", "cut_quote"),
+    "cut_text": ("runlens.validation.cuts", "cut_text"),
+    "fit_quote": ("runlens.validation.cuts", "fit_quote"),
+    "one_line_quote": ("runlens.validation.cuts", "one_line_quote"),
+    # the one rounding rule of figures
+    "as_percent": ("runlens.validation.rounding", "as_percent"),
+    "exact_value": ("runlens.validation.rounding", "exact"),
+    "percent": ("runlens.validation.rounding", "percent"),
+    "round_half_up": ("runlens.validation.rounding", "round_half_up"),
     # helpers
     "checkpoint": ("runlens.cancellation", "checkpoint"),
     "write_atomic": ("runlens.atomic", "write_atomic"),
@@ -115,6 +126,7 @@ __all__ = [
     "MessageBuilder",
     "Model",
     "ModelResponse",
+    "Place",
     "PlanStep",
     "Plugin",
     "Problem",
@@ -138,13 +150,22 @@ __all__ = [
     "UserMessage",
     "ValidationContext",
     "ValidatorResult",
+    "as_percent",
     "batch_message",
     "checkpoint",
     "computed_figures",
+    "cut_quote",
+    "cut_text",
+    "exact_value",
+    "fit_quote",
     "has_text",
+    "is_strong_quote",
     "item_problems",
     "load_document",
+    "one_line_quote",
     "parse_batch_message",
+    "percent",
+    "round_half_up",
     "run_batches",
     "splits_word",
     "stated_numbers",
@@ -223,13 +244,18 @@ if TYPE_CHECKING:
         load_document,
     )
     from runlens.validation.citations import BRACKETS as CITATION_BRACKETS
+    from runlens.validation.cuts import cut_quote, cut_text, fit_quote, one_line_quote
     from runlens.validation.figures import (
         SOURCE_ROWS,
         Figure,
         FigureRule,
         Label,
+        Place,
         computed_figures,
     )
     from runlens.validation.items import item_problems, submit_tool_spec
     from runlens.validation.numbers import stated_numbers
+    from runlens.validation.quotes import is_strong as is_strong_quote
     from runlens.validation.quotes import splits_word
+    from runlens.validation.rounding import as_percent, percent, round_half_up
+    from runlens.validation.rounding import exact as exact_value

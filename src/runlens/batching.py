@@ -46,13 +46,15 @@ from runlens.models.messages import (
     UserMessage,
 )
 from runlens.tools.base import ToolContext
+from runlens.validation.cuts import cut_text
 from runlens.validation.items import item_fields
 
 #: The `failed_batches` reason of rows with no text to quote (never sent to the model).
 NO_TEXT_REASON = "row has no text to quote"
 #: Model calls per batch: the first, and one retry with the problems listed.
 MAX_ATTEMPTS = 2
-#: A row's text is cut to this many characters in a batch message.
+#: A row's text is cut to about this many characters in a batch message (where a quote may
+#: end: `runlens.validation.cuts.cut_text`).
 MAX_TEXT_CHARS = 2000
 #: Metadata values longer than this (free text) are left out of a batch message.
 MAX_METADATA_CHARS = 40
@@ -427,7 +429,9 @@ def batch_message(
 
     `{"task": ..., **extra, "rows": [{id_key, "text", "metadata"?, **row_extra}, ...]}`,
     whatever the input's column names are (the id and text columns are carried under
-    `id_key` and `text`; the other non-empty, short columns under `metadata`). `row_extras`
+    `id_key` and `text`; the other non-empty, short columns under `metadata`). A text longer
+    than `MAX_TEXT_CHARS` is cut where a quote may end (`runlens.cut_text`), so every quote of
+    what the model sees is a quote of the row, and the row says `"text_cut": true`. `row_extras`
     are each row's additional keys, in row order. Texts are carried as JSON strings, so every
     character a CSV cell can hold (line and paragraph separators, U+0085, form feeds, NUL)
     arrives intact; a reader must use a JSON parser (`parse_batch_message`). Rows are written
@@ -435,7 +439,11 @@ def batch_message(
     """
     entries = []
     for position, row in enumerate(rows):
-        entry: dict[str, Any] = {id_key: row[id_column], "text": row[text_column][:MAX_TEXT_CHARS]}
+        text = row[text_column]
+        shown = cut_text(text, MAX_TEXT_CHARS)
+        entry: dict[str, Any] = {id_key: row[id_column], "text": shown}
+        if len(shown) < len(text):
+            entry["text_cut"] = True
         metadata = {
             key: value
             for key, value in row.items()

@@ -5,10 +5,9 @@ returns it to the main conversation (so a model with an 8k-token context can wri
 backlog and the report from it), and the offline analyst writes its deliverables from it.
 Its size is bounded whatever the input's size: at most `TOP_GROUPS` pain points, each with
 at most `EVIDENCE_IDS` ids and `EXAMPLES` verbatim quotes (one past the first
-`LEADING_GROUPS`) of at most `QUOTE_CHARS` characters (cut between words, see
-`short_quote`), at most `KEYWORDS` theme terms, and at most `FAILURE_LINES` failure reasons
-and entries: under 10 KB of JSON, whether 100 rows or 100,000 are analysed. Every count is
-exact.
+`LEADING_GROUPS`), each one line of at most `QUOTE_CHARS` characters (`example_quote`), at
+most `KEYWORDS` theme terms, and at most `FAILURE_LINES` failure reasons and entries: under
+10 KB of JSON, whether 100 rows or 100,000 are analysed. Every count is exact.
 
 Items are grouped by `theme` when they carry one (trimmed, case-folded, spaces as `_`), else
 by their normalised `pain_point`, so items from a model that gives no theme still group by
@@ -51,7 +50,7 @@ ordered by priority, problem rows (descending) and key; the groups left out are 
                     trend: {period, direction, recent_share, before_share} or null,
                     sentiment (all rows), problem_severity (problem rows),
                     feedback_ids (problem rows),
-                    examples: [{feedback_id, evidence_text, shortened, sentiment,
+                    examples: [{feedback_id, evidence_text, shortened, cut_start?, sentiment,
                                 severity}],
                     suggested_action}],
      other_groups: {groups, rows, problem_rows},
@@ -66,11 +65,18 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from runlens_feedback import quoting
+from runlens import (
+    MarkdownCitations,
+    as_percent,
+    cut_quote,
+    one_line_quote,
+    percent,
+)
 from runlens_feedback.breakdowns import breakdowns
-from runlens_feedback.contracts import SENTIMENTS, SEVERITIES
+from runlens_feedback.contracts import REPORT_CONTRACT, SENTIMENTS, SEVERITIES
 from runlens_feedback.trend import Periods, Trend, periods, theme_trend
 
 if TYPE_CHECKING:
@@ -78,7 +84,13 @@ if TYPE_CHECKING:
 from runlens_feedback.genre import feedback_warnings
 
 Priority = Literal["P0", "P1", "P2", "P3"]
+#: The shares of the analysed rows that earn a pain point its reach points (exact).
+_WIDE_REACH = Fraction(15, 100)
+_SOME_REACH = Fraction(5, 100)
 Item = Mapping[str, Any]
+#: How the report quotes rows: its contract's citation rules and closing quotation marks.
+_REPORT_QUOTES = REPORT_CONTRACT.citations or MarkdownCitations()
+_CLOSING = tuple(closing for _, closing in _REPORT_QUOTES.quote_marks)
 
 TOP_GROUPS = 8
 #: Quotes per pain point: EXAMPLES (of distinct rows) for the first LEADING_GROUPS, one for
@@ -172,7 +184,7 @@ def priority_parts(
 ) -> dict[str, int]:
     """The points of a pain point by kind (module docstring): `severity`, `reach` and, with a
     trend, `trend`. `priority_points` words them; the backlog words them in its language."""
-    share = mentions / total if total else 0.0
+    share = Fraction(mentions, total) if total else Fraction(0)
     critical, high = severity.get("critical", 0), severity.get("high", 0)
     if critical >= 2:
         points = 5
@@ -182,7 +194,8 @@ def priority_parts(
         points = 2
     else:
         points = 1 if high >= 1 else 0
-    parts = {"severity": points, "reach": 2 if share >= 0.15 else 1 if share >= 0.05 else 0}
+    reach = 2 if share >= _WIDE_REACH else 1 if share >= _SOME_REACH else 0
+    parts = {"severity": points, "reach": reach}
     if trend is not None:
         parts["trend"] = {"rising": 1, "falling": -1}.get(trend.direction, 0)
     return parts
@@ -193,7 +206,6 @@ def priority_points(
 ) -> tuple[int, list[str]]:
     """The points of a pain point (module docstring) and a phrase for each kind."""
     parts = priority_parts(severity, mentions, total, trend)
-    share = mentions / total if total else 0.0
     critical, high = severity.get("critical", 0), severity.get("high", 0)
     step = parts["severity"]
     if step >= 3:
@@ -202,11 +214,11 @@ def priority_points(
         why = f"severity +{step} ({high} high of {mentions})"
     else:
         why = "severity +0 (none high or critical)"
-    reasons = [why, f"reach +{parts['reach']} ({share:.1%} of rows)"]
+    reasons = [why, f"reach +{parts['reach']} ({percent(mentions, total)} of rows)"]
     if trend is not None:
         reasons.append(
-            f"trend {parts['trend']:+d} ({trend.direction}: {trend.recent_share:.1%} in "
-            f"{trend.period} vs {trend.before_share:.1%} before)"
+            f"trend {parts['trend']:+d} ({trend.direction}: {as_percent(trend.recent_share)} "
+            f"in {trend.period} vs {as_percent(trend.before_share)} before)"
         )
     return sum(parts.values()), reasons
 
@@ -232,24 +244,45 @@ def priority_for(
 
 def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """A verbatim prefix of `text` of at most `limit` characters, cut at a clause or word
-    boundary (`runlens_feedback.quoting.short_quote`)."""
-    return quoting.short_quote(text, limit)
+    boundary where the quote check allows (`runlens.cut_quote`)."""
+    return cut_quote(text, limit)
 
 
-def _example(item: Item) -> dict[str, Any]:
-    evidence = str(item.get("evidence_text") or "")
-    quote = short_quote(evidence)
-    return {
+def example_quote(evidence: str) -> tuple[str, bool, bool] | None:
+    """How a report quotes an evidence text: `(quote, cut_start, cut_end)`, or None when no
+    part of it can be quoted on one line as evidence.
+
+    The quote is the evidence's longest line that the report contract's quote rules accept
+    (a Markdown citation quotes one line); when that line holds every closing quotation mark
+    of the contract, its longest part between them (no mark could close the quotation); then
+    `short_quote`. Each cut falls where the quote check allows one: at a line break, at a
+    quotation mark, or where `short_quote` cuts. `cut_start` / `cut_end`: whether something
+    of the evidence was left out before / after the quote (the report writes an ellipsis
+    there)."""
+    stripped = evidence.strip()
+    span = one_line_quote(stripped, _REPORT_QUOTES)
+    if span is not None and all(mark in stripped[span[0] : span[1]] for mark in _CLOSING):
+        inner = one_line_quote(stripped[span[0] : span[1]], _REPORT_QUOTES, avoid=_CLOSING)
+        span = None if inner is None else (span[0] + inner[0], span[0] + inner[1])
+    if span is None:
+        return None
+    start, end = span
+    quote = cut_quote(stripped[start:end], QUOTE_CHARS, _REPORT_QUOTES)
+    return quote, bool(stripped[:start].strip()), start + len(quote) < len(stripped)
+
+
+def _example(item: Item, quote: tuple[str, bool, bool]) -> dict[str, Any]:
+    text, cut_start, cut_end = quote
+    example = {
         "feedback_id": str(item.get("feedback_id")),
-        "evidence_text": quote,
-        "shortened": quote != evidence.strip(),
+        "evidence_text": text,
+        "shortened": cut_end,
         "sentiment": item.get("sentiment"),
         "severity": item.get("severity"),
     }
-
-
-def _quotable(item: Item) -> bool:
-    return bool(str(item.get("evidence_text") or "").strip())
+    if cut_start:  # rare (a quote of a later line): the summary stays small
+        example["cut_start"] = True
+    return example
 
 
 def _examples(items: Iterable[Item], limit: int = EXAMPLES) -> list[dict[str, Any]]:
@@ -260,9 +293,10 @@ def _examples(items: Iterable[Item], limit: int = EXAMPLES) -> list[dict[str, An
     for item in items:
         if len(examples) >= limit:
             break
-        if not _quotable(item):
+        quote = example_quote(str(item.get("evidence_text") or ""))
+        if quote is None:
             continue
-        example = _example(item)
+        example = _example(item, quote)
         said = " ".join(example["evidence_text"].casefold().split())
         if example["feedback_id"] in rows or said in quotes:
             continue

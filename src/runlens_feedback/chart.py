@@ -372,13 +372,7 @@ def _parse(svg: bytes) -> ChartProblem | tuple[list[_Element], list[ChartProblem
 
 def _digit_terms(figures: Sequence[Figure]) -> list[str]:
     """Terms of the figures' labels with digits in them: a number inside a name is no figure."""
-    terms = {
-        term.casefold()
-        for figure in figures
-        for label in figure.labels
-        for term in label
-        if any(char.isdigit() for char in term)
-    }
+    terms = {name for figure in figures for name in figure.names if any(c.isdigit() for c in name)}
     return sorted(terms, key=len, reverse=True)
 
 
@@ -391,10 +385,6 @@ def _hidden_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
             spans.append((start, start + len(term)))
             start = folded.find(term, start + 1)
     return spans
-
-
-def _names(figure: Figure) -> set[str]:
-    return {term.casefold() for label in figure.labels for term in label}
 
 
 def _check_text(
@@ -445,7 +435,7 @@ def _check_label(
     cut = shown.endswith(ELLIPSIS)
     stem = shown.removesuffix(ELLIPSIS).rstrip()
     if figure is not None and stem:
-        names = _names(figure)
+        names = figure.names
         if stem in names or (cut and any(name.startswith(stem) for name in names)):
             return []
     return [

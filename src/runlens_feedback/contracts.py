@@ -175,7 +175,8 @@ REPORT_CONTRACT = ArtifactContract(
     required=True,
     required_headings=REPORT_HEADINGS,
     heading_rules=HeadingRules(ordered=True, unique=True),
-    citations=MarkdownCitations(evidence_sections=("## Evidence",)),
+    # The report writes priorities in prose and tables: never a row id, whatever the ids are.
+    citations=MarkdownCitations(evidence_sections=("## Evidence",), own_words=PRIORITIES),
 )
 
 CHART_CONTRACT = ArtifactContract(

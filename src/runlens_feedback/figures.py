@@ -19,11 +19,12 @@ the Evidence Index. Shares are over the analysed rows, except `rows.not_analysed
 
 Breakdowns (`runlens_feedback.breakdowns`) are recomputed from the analysis and the input's
 own metadata columns (`SOURCE_ROWS`: the source file the Evidence Index was checked against),
-never from what a model wrote about them. A breakdown figure's labels are three terms or
-more: the column's name, the value as the report writes it (`label`, or the words for a
-blank, earlier or undated entry) and the measure, so the table under "By `channel`:" ties
-each cell to its own column and value; its share is over the analysed rows, its negative
-share over the value's rows.
+never from what a model wrote about them. A breakdown figure is named by its place
+(`runlens.Place`), not by words: the table under "By `channel`:" (its column's name), the
+row whose first cell is the value as the report writes it (`label`, or the words for a
+blank, earlier or undated entry), the column whose header names the measure; so a value that
+spells a measure (`negative`, `high`, `P1`, `5`) is a row key and nothing else. Its share is
+over the analysed rows, its negative share over the value's rows.
 
 Labels are English and Chinese. A theme's labels are each of its names (its key, the key in
 words, its English and Chinese labels and the parts of its Chinese label) with each label of
@@ -35,9 +36,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
-from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Label
+from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Label, Place
 from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
 from runlens_feedback.analyst.labels import Lang
@@ -154,7 +156,7 @@ def _counted(key: str, value: int, total: int, labels: Labels) -> list[Figure]:
     """A count and its share of `total` (no share of nothing)."""
     figures = [_count(key, value, labels)]
     if total:
-        figures.append(Figure(f"{key}.share", value / total, "share", labels))
+        figures.append(Figure(f"{key}.share", Fraction(value, total), "share", labels))
     return figures
 
 
@@ -239,23 +241,32 @@ def breakdown_figures(
 def _entry_figures(
     prefix: str, column: str, entry: Mapping[str, Any], analysed: int
 ) -> list[Figure]:
+    """The figures of one row of a breakdown table, each placed in its cell: the table named
+    by the column, the row keyed by the value as the report writes it (`label`, or the words
+    for a blank, earlier or undated entry), the cell by its measure. They have no labels:
+    what a cell says, `negative` or `P1` or `5`, is a row key, never the name of a measure."""
     special = entry.get("special")
-    names = SPECIAL_LABELS[special] if special else (entry["label"],)
+    rows_keyed = SPECIAL_LABELS[special] if special else (entry["label"],)
     key = f"{prefix}.{special or entry['value']}"
 
-    def labels(measures: Labels) -> Labels:
-        return tuple((column, shown, *measure) for shown in names for measure in measures)
+    def placed(measure: str, value: int, columns: Labels) -> Figure:
+        return Figure(f"{key}.{measure}", value, "count", (), place=place(columns))
+
+    def placed_share(measure: str, part: int, whole: int, columns: Labels) -> Figure:
+        share = Fraction(part, whole)
+        return Figure(f"{key}.{measure}", share, "share", (), place=place(columns))
+
+    def place(columns: Labels) -> Place:
+        return Place(((column,),), rows_keyed, columns)
 
     rows, sentiment = entry["rows"], entry["sentiment"]
-    figures = [_count(f"{key}.rows", rows, labels(_ROW_WORDS))]
+    figures = [placed("rows", rows, _ROW_WORDS)]
     if analysed:
-        figures.append(Figure(f"{key}.share", rows / analysed, "share", labels(_SHARE_WORDS)))
-    figures += [_count(f"{key}.{s}", sentiment[s], labels(_SENTIMENT[s])) for s in SENTIMENTS]
+        figures.append(placed_share("share", rows, analysed, _SHARE_WORDS))
+    figures += [placed(s, sentiment[s], _SENTIMENT[s]) for s in SENTIMENTS]
     if rows:
         shares = tuple((*word, *share) for word in _SENTIMENT["negative"] for share in _SHARE_WORDS)
-        figures.append(
-            Figure(f"{key}.negative.share", sentiment["negative"] / rows, "share", labels(shares))
-        )
+        figures.append(placed_share("negative.share", sentiment["negative"], rows, shares))
     return figures
 
 
@@ -271,7 +282,7 @@ def _theme_figures(
     prefix = f"theme.{key}"
     figures = [
         _count(f"{prefix}.rows", len(members), _named(names, _ROWS)),
-        Figure(f"{prefix}.share", len(members) / analysed, "share", _named(names, _SHARE)),
+        Figure(f"{prefix}.share", Fraction(len(members), analysed), "share", _named(names, _SHARE)),
         *_counted(f"{prefix}.problem_rows", len(problems), analysed, _named(names, _PROBLEM)),
     ]
     figures += [

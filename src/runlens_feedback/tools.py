@@ -93,7 +93,8 @@ def _shown(figure: Figure) -> dict[str, Any]:
     return {
         "key": figure.key,
         "text": figure.text,
-        "value": figure.value,
+        "value": float(figure.exact),
+        "exact": str(figure.exact),
         "labels": [" + ".join(label) for label in figure.labels[:SHOWN_LABELS]],
     }
 

@@ -28,7 +28,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from fractions import Fraction
 from typing import Any, Literal
+
+from runlens import exact_value
 
 Direction = Literal["rising", "falling", "steady"]
 
@@ -43,22 +46,65 @@ MIN_ROWS = 3
 
 @dataclass(frozen=True)
 class Trend:
-    """A theme's share in the recent period and before it."""
+    """A theme's share in the recent period and before it: exact fractions of the analysed
+    rows dated in each (`recent_total`, `before_total`), written by RunLens's one rounding
+    rule (`runlens.as_percent`)."""
 
     period: str
-    recent_share: float
-    before_share: float
+    recent_share: Fraction
+    before_share: Fraction
     recent_rows: int
     before_rows: int
     direction: Direction
+    recent_total: int = 0
+    before_total: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "period": self.period,
             "direction": self.direction,
-            "recent_share": round(self.recent_share, 4),
-            "before_share": round(self.before_share, 4),
+            "recent_share": round(float(self.recent_share), 4),
+            "before_share": round(float(self.before_share), 4),
+            "recent_rows": self.recent_rows,
+            "recent_total": self.recent_total,
+            "before_rows": self.before_rows,
+            "before_total": self.before_total,
         }
+
+    @classmethod
+    def from_dict(cls, trend: Mapping[str, Any]) -> Trend | None:
+        """A trend as `as_dict` wrote it (shares from its counts, else from the rounded
+        shares of a summary written without them); None when it names no direction."""
+        direction = trend.get("direction")
+        if direction not in ("rising", "falling", "steady"):
+            return None
+        counts = [_count(trend.get(key)) for key in _COUNTS]
+        recent_rows, recent_total, before_rows, before_total = counts
+        return cls(
+            str(trend.get("period") or ""),
+            _share(recent_rows, recent_total, trend.get("recent_share")),
+            _share(before_rows, before_total, trend.get("before_share")),
+            recent_rows,
+            before_rows,
+            direction,
+            recent_total,
+            before_total,
+        )
+
+
+_COUNTS = ("recent_rows", "recent_total", "before_rows", "before_total")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _share(rows: int, total: int, written: Any) -> Fraction:
+    if total:
+        return Fraction(rows, total)
+    if isinstance(written, int | float) and not isinstance(written, bool):
+        return exact_value(written)
+    return Fraction(0)
 
 
 def date_column(row_metadata: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -178,10 +224,20 @@ def theme_trend(problem_ids: Sequence[str], split: Periods | None) -> Trend | No
         return None
     counted = Counter(split.flags[i] for i in problem_ids if i in split.flags)
     recent, before = counted[True], counted[False]
-    recent_share, before_share = recent / split.recent_total, before / split.before_total
+    recent_share = Fraction(recent, split.recent_total)
+    before_share = Fraction(before, split.before_total)
     direction: Direction = "steady"
     if recent >= MIN_ROWS and (before_share == 0 or recent_share >= RISE * before_share):
         direction = "rising"
     elif before >= MIN_ROWS and recent_share <= FALL * before_share:
         direction = "falling"
-    return Trend(split.recent, recent_share, before_share, recent, before, direction)
+    return Trend(
+        split.recent,
+        recent_share,
+        before_share,
+        recent,
+        before,
+        direction,
+        split.recent_total,
+        split.before_total,
+    )

@@ -154,7 +154,10 @@ def test_json_is_exactly_one_object_with_the_spec_keys(
     priority_high(feedback_workspace)
     result = invoke(feedback_workspace.root, "--json")
     payload = json.loads(result.stdout)  # fails on anything around the object
-    assert set(payload) == {"status", "error_message", "findings", "artifacts"}
+    # The SPEC's keys, and `defect`: whether the findings are RunLens's own (null here: the
+    # workspace's deliverables were not written by the offline analyst).
+    assert set(payload) == {"status", "error_message", "findings", "artifacts", "defect"}
+    assert payload["defect"] is None
     (finding,) = payload["findings"]
     assert set(finding) == {"validator", "artifact", "code", "path", "message", "details"}
     assert finding["validator"] == "JsonOutputValidationHook"

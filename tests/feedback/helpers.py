@@ -38,6 +38,15 @@ _EN_CLAUSES = (
 )
 
 
+#: A few English feedback rows, each with a problem to quote.
+ENGLISH_ROWS: list[dict[str, str]] = [
+    {"feedback_id": "e1", "text": "The export to Excel takes forever, over five minutes."},
+    {"feedback_id": "e2", "text": "Login fails every morning with an invalid token error."},
+    {"feedback_id": "e3", "text": "Love the new dashboard, it is clean and fast."},
+    {"feedback_id": "e4", "text": "We were charged twice this month, please refund us."},
+]
+
+
 def generated_rows(count: int, seed: int = 7) -> list[dict[str, str]]:
     """`count` feedback rows, about half Chinese and half English, the same for a given seed."""
     rng = random.Random(seed)
@@ -111,11 +120,20 @@ class OfflineRun:
         return document
 
 
-def run_offline(csv_path: Path, workspace: Path) -> OfflineRun:
-    """Run feedback-analysis on `csv_path` with the default (offline) model through the CLI."""
+def run_offline(csv_path: Path, workspace: Path, *options: str) -> OfflineRun:
+    """Run feedback-analysis on `csv_path` with the default (offline) model through the CLI,
+    with `options` (`--id-column=review_id`, ...)."""
     result = CliRunner().invoke(
         cli,
-        ["run", "feedback-analysis", str(csv_path), "--json", "--workspace", str(workspace)],
+        [
+            "run",
+            "feedback-analysis",
+            str(csv_path),
+            "--json",
+            "--workspace",
+            str(workspace),
+            *options,
+        ],
     )
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception

@@ -9,10 +9,6 @@ import unicodedata
 from collections import Counter
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from runlens.validation.quotes import splits_word
 from runlens_feedback.aggregate import (
     EVIDENCE_IDS,
     EXAMPLES,
@@ -176,18 +172,6 @@ def test_priority_order_puts_the_backlog_candidates_first() -> None:
         ("tiny", "P0"),
         ("big", "P2"),
     ]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(min_size=0, max_size=300), st.integers(min_value=1, max_value=120))
-def test_short_quotes_are_verbatim_prefixes_cut_between_words(text: str, limit: int) -> None:
-    quote = short_quote(text, limit)
-    whole = text.strip()
-    assert quote == quote.strip()
-    assert whole.startswith(quote)
-    assert not splits_word(whole, len(quote))
-    # Longer than the limit only when a word runs across it: the word is kept whole.
-    assert len(quote) <= limit or splits_word(whole, limit)
 
 
 def test_short_quotes_end_before_the_word_the_limit_falls_in() -> None:

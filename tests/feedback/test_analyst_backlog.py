@@ -123,10 +123,12 @@ def test_priority_rule(severity: dict[str, Any], mentions: int, total: int, prio
 
 
 def test_trend_moves_the_priority_by_one_point() -> None:
+    from fractions import Fraction
+
     from runlens_feedback.trend import Trend
 
-    rising = Trend("2024-06", 0.2, 0.05, 8, 4, "rising")
-    falling = Trend("2024-06", 0.01, 0.1, 1, 9, "falling")
+    rising = Trend("2024-06", Fraction(8, 40), Fraction(4, 80), 8, 4, "rising", 40, 80)
+    falling = Trend("2024-06", Fraction(1, 100), Fraction(9, 90), 1, 9, "falling", 100, 90)
     assert priority_for({"high": 1}, 10, 100)[0] == "P2"
     assert priority_for({"high": 1}, 10, 100, rising)[0] == "P1"
     assert priority_for({"high": 1}, 10, 100, falling)[0] == "P3"

@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.hostile import MEASURE_WORDS, column_names
 
 from runlens.cli import cli
 from runlens.errors import ToolError
@@ -26,10 +29,20 @@ from runlens.tools.workspace import Workspace
 from runlens.validation import validate_workspace
 from runlens.validation.figures import SOURCE_ROWS, Statement, check_figures
 from runlens_feedback.aggregate import summarize_analysis
+from runlens_feedback.analyst.backlog import backlog_from_summary
 from runlens_feedback.analyst.groups import group_label
+from runlens_feedback.analyst.report import report_from_summary
 from runlens_feedback.breakdowns import table_metadata
-from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, REPORT
-from runlens_feedback.figures import SECTIONS, report_figures
+from runlens_feedback.contracts import (
+    ANALYSIS,
+    BACKLOG,
+    CHART,
+    CONTRACTS,
+    REPORT,
+    SENTIMENTS,
+    SEVERITIES,
+)
+from runlens_feedback.figures import SECTIONS, analysis_figures, backlog_figures, report_figures
 from runlens_feedback.tools import report_figures as report_figures_tool
 
 from .helpers import OfflineRun, generated_rows, run_offline, write_csv
@@ -385,3 +398,52 @@ def test_a_measure_word_inside_a_theme_name_is_part_of_the_name() -> None:
         ("0", "agrees", ["theme.topic:mixed.mixed"]),
         ("0", "agrees", ["theme.topic:mixed.high_or_critical"]),
     ]
+
+
+# -- breakdowns by any column of any values -------------------------------------------------
+
+
+@st.composite
+def breakdown_cases(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+    """Analysis items and their rows' metadata: columns named by measure words or anything,
+    holding measure words, numbers and blanks, over row counts whose shares fall half-way."""
+    count = draw(st.sampled_from([2, 3, 8, 16, 40, 80, 400]))
+    columns = draw(st.lists(column_names(), min_size=1, max_size=4, unique_by=str.casefold))
+    pools = {c: draw(st.lists(st.sampled_from(_VALUES), min_size=1, max_size=5)) for c in columns}
+    items, metadata = [], {}
+    for n in range(count):
+        row_id = f"r{n}"
+        items.append(
+            {
+                "feedback_id": row_id,
+                "sentiment": draw(st.sampled_from(SENTIMENTS)),
+                "severity": draw(st.sampled_from(SEVERITIES)),
+                "pain_point": "slow export",
+                "theme": draw(st.sampled_from(["export", "login", "billing"])),
+                "evidence_text": "the export is slow",
+            }
+        )
+        metadata[row_id] = {c: draw(st.sampled_from(pools[c])) for c in columns}
+    return items, metadata
+
+
+_VALUES = (*MEASURE_WORDS, "1", "2", "5", "4.5", "-1", "P0", "P3", "", "2026-03-01", "100%")
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=breakdown_cases())
+def test_breakdown_tables_by_any_column_of_any_values_verify(
+    case: tuple[list[dict[str, Any]], dict[str, dict[str, str]]],
+) -> None:
+    items, metadata = case
+    summary = summarize_analysis(
+        items, total_rows=len(items), source="export.csv", row_metadata=metadata
+    )
+    backlog = backlog_from_summary(summary)
+    report = report_from_summary(summary, backlog)
+    analysis = {"items": items, "failed_batches": []}
+    figures = analysis_figures(analysis, len(items), row_metadata=metadata)
+    figures += backlog_figures(backlog)
+    stated = check_figures(report, SECTIONS, figures)
+    wrong = [(s.line, s.number.text, s.verdict) for s in stated if s.verdict != "agrees"]
+    assert wrong == [], report

@@ -293,12 +293,14 @@ def test_a_wrong_figure_is_a_mismatch_with_the_right_value(orders_workspace: Pat
         "expected": "3",
         "figure": "orders",
         "value": 3,
+        "exact": "3",
+        "rule": "rounded half up",
     }
     assert average.details["expected"] == "21.7"
     assert "which is 3" in orders.message
     assert report.error_message == (
-        f"figure mismatch: 4 should be 3 (orders, line 3), 21.5 should be 21.7 (average, line 3)"
-        f" in {SUMMARY}"
+        "figure mismatch: 4 should be 3 (orders, line 3), 21.5 should be 21.7 (average: "
+        f"21.666667…, rounded half up to 1 decimal, line 3) in {SUMMARY}"
     )
     assert report.artifacts == {ORDERS: "validated", SUMMARY: "rejected"}
 

@@ -366,6 +366,11 @@ def test_a_missing_report_is_not_this_validators_finding(
         (["e1", "z2"], "P0", False, False),
         ([chr(65 + n) + f"-{n}" for n in range(26)], "Q-99", True, True),
         (["a" + "-1" * n for n in range(20)], "anything", True, False),  # no shape
+        # Digits and punctuation only: decimals, ranges and dates would look like ids.
+        (["1.5", "2.5"], "12.5", True, False),
+        (["1-2", "3-4"], "2026-06", True, False),
+        (["2026-01-05"], "2026-02-01", True, False),
+        (["#12"], "#3", True, False),
     ],
 )
 def test_the_id_shape_is_derived_from_the_index(
@@ -373,6 +378,51 @@ def test_the_id_shape_is_derived_from_the_index(
 ) -> None:
     shape = IdShape.of_ids(ids)
     assert (shape.fits(token), shape.stands_out(token)) == (fits, stands_out)
+
+
+def _with_source(ws: FeedbackWorkspace, csv_text: str) -> FeedbackWorkspace:
+    """The fixture workspace on another source (its input copy, index and run record)."""
+    import json
+
+    ws.csv.write_text(csv_text, encoding="utf-8")
+    ws.write_text(f"input/{ws.csv.name}", csv_text)
+    index = build_evidence_index(ws.csv, id_column="feedback_id", text_column="text")
+    ws.index_sha256 = index.write(ws.index_path)
+    record = {"plugin": "feedback-analysis", "evidence_index_sha256": ws.index_sha256}
+    ws.write_text("runtime/run.json", json.dumps(record))
+    return ws
+
+
+def test_the_contracts_own_words_are_never_ids_in_prose(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
+    ws = _with_source(feedback_workspace, "feedback_id,text\nP0,Export is slow\nP7,Login fails\n")
+    ws.analysis = {"items": [], "failed_batches": []}
+    ws.backlog = {"items": []}
+    ws.report = "Backlog: 2 items (1 P1, 1 P3); row P9 too.\n"
+    plain = ArtifactContract(name=REPORT, citations=MarkdownCitations())
+    own = ArtifactContract(name=REPORT, citations=MarkdownCitations(own_words=("P1", "P3")))
+    tokens = [f.details.get("token") for f in validate(ws.write(), contracts=[plain]).findings]
+    assert tokens == ["P1", "P3", "P9"]
+    tokens = [f.details.get("token") for f in validate(ws.write(), contracts=[own]).findings]
+    assert tokens == ["P9"]
+
+
+def test_a_value_of_the_inputs_other_columns_is_its_data_not_a_reference(
+    feedback_workspace: FeedbackWorkspace, validate: Callable[..., ValidationReport]
+) -> None:
+    ws = _with_source(
+        feedback_workspace,
+        "feedback_id,text,duplicate_of\nfb_001,Export is slow,fb_999\nfb_002,Login fails,\n",
+    )
+    ws.analysis = {"items": [], "failed_batches": []}
+    ws.backlog = {"items": []}
+    ws.report = "Rows marked duplicate of fb_999 (not in this export); fb_998 is invented.\n"
+    contract = ArtifactContract(name=REPORT, citations=MarkdownCitations())
+    report = validate(ws.write(), contracts=[contract])
+    assert [(f.code, f.details.get("token")) for f in report.findings] == [
+        ("unknown_reference", "fb_998")
+    ]
 
 
 def test_a_declared_id_pattern_replaces_the_derived_shape(

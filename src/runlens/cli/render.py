@@ -38,8 +38,11 @@ class ReportLike(Protocol):
     def quotes(self) -> Sequence[Any]: ...
 
 
-def verdict_payload(report: ReportLike, status: str | None = None) -> dict[str, Any]:
-    """The `--json` object: `status`, `error_message`, `findings`, `artifacts`.
+def verdict_payload(
+    report: ReportLike, status: str | None = None, defect: str | None = None
+) -> dict[str, Any]:
+    """The `--json` object: `status`, `error_message`, `findings`, `artifacts`, and `defect`
+    (the notice that the findings are RunLens's own defect, or null).
 
     `status` defaults to `passed`/`failed`; `runlens run` passes the run's status and adds its
     own keys (`run_id`, `workspace`, `metrics`) to the returned dict.
@@ -49,6 +52,7 @@ def verdict_payload(report: ReportLike, status: str | None = None) -> dict[str, 
         "error_message": report.error_message,
         "findings": [finding.model_dump(mode="json") for finding in report.findings],
         "artifacts": dict(report.artifacts),
+        "defect": defect,
     }
 
 
@@ -164,6 +168,14 @@ class HasContracts(Protocol):
     def contracts(self) -> Sequence[ArtifactContract]: ...
 
 
+def render_defect(console: Console, notice: str | None) -> None:
+    """The notice that the findings are RunLens's own defect (`validation.defects`)."""
+    if notice:
+        console.print(
+            Text.assemble(("RunLens defect: ", "bold magenta"), (terminal_safe(notice), "magenta"))
+        )
+
+
 def render_warnings(console: Console, warnings: Iterable[str]) -> None:
     """One yellow `Warning:` line each: what the user must know even of a completed run."""
     for warning in warnings:
@@ -181,6 +193,7 @@ def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContr
         state not in ("missing", "not_validated") for state in result.artifacts.values()
     ):
         render_verdict(console, result, plugin.contracts, verdict=status.upper())
+        render_defect(console, getattr(result, "defect", None))
         render_warnings(console, warnings)
         return
     # The run stopped before validation (an input error, a provider error, a cancellation):
@@ -191,4 +204,5 @@ def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContr
         console.print(Text(f"Written but not validated: {', '.join(written)}", style="yellow"))
     else:
         console.print(Text("No deliverable was written.", style="dim"))
+    render_defect(console, getattr(result, "defect", None))
     render_warnings(console, warnings)

@@ -219,6 +219,7 @@ def show_command(
             f"workspace {detail.workspace} is not on this machine: shown from the run store",
         ]
         changes = []
+    defect = None if changes else _defect(record, manifest or {})
     if as_json:
         click.echo(
             json.dumps(
@@ -230,6 +231,7 @@ def show_command(
                     "events": timeline,
                     "problems": problems,
                     "changed_since_run": changes,
+                    "defect": defect,
                 },
                 ensure_ascii=False,
                 indent=2,
@@ -252,8 +254,27 @@ def show_command(
     _print_plan(console, record)
     _print_artifacts(console, manifest or {})
     _print_run_findings(console, manifest or {})
+    if defect:
+        console.print(f"[bold magenta]RunLens defect:[/] [magenta]{_safe(defect)}[/]")
     if events:
         _print_timeline(console, timeline)
+
+
+def _defect(record: dict[str, Any], manifest: dict[str, Any]) -> str | None:
+    """The notice that the run's findings are RunLens's own defect, or None."""
+    from runlens.validation.defects import defect_notice, refused_batches
+
+    artifacts = [a for a in manifest.get("artifacts") or [] if isinstance(a, dict)]
+    findings = [f for a in artifacts for f in a.get("findings") or []]
+    findings += manifest.get("findings") or []
+    codes = [str(f.get("code")) for f in findings if isinstance(f, dict)]
+    model, run_id = record.get("model"), record.get("run_id")
+    return defect_notice(
+        model if isinstance(model, str) else None,
+        codes,
+        run_id or None,
+        refused_batches=refused_batches(record.get("metrics")),
+    )
 
 
 def _artifact_hashes(manifest: dict[str, Any]) -> dict[str, str | None]:

@@ -15,13 +15,14 @@ import click
 from rich.console import Console
 
 from runlens.cli.common import echo_json, exit_on_user_error
-from runlens.cli.render import render_verdict, verdict_payload
+from runlens.cli.render import render_defect, render_verdict, verdict_payload
 from runlens.cli.run import encoding_option, id_column_option, sheet_option, text_column_option
 from runlens.errors import EvidenceIndexError, InputError, UserError
 from runlens.plugins import Plugin, available_plugins, load_plugin
 from runlens.secrets import known_secrets
 from runlens.tools.workspace import Workspace
-from runlens.validation import validate_workspace
+from runlens.validation import ValidationReport, validate_workspace
+from runlens.validation.defects import defect_notice, refused_batches, written_by_runlens
 
 RUN_RECORD = Workspace.RUN_RECORD
 EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
@@ -205,8 +206,31 @@ def validate_command(
         index_file=index_file,
         secrets=known_secrets(),
     )
+    defect = _defect(workspace, record, report)
     if as_json:
-        echo_json(verdict_payload(report))
+        echo_json(verdict_payload(report, defect=defect))
     else:
-        render_verdict(Console(highlight=False), report, plugin.contracts)
+        console = Console(highlight=False)
+        render_verdict(console, report, plugin.contracts)
+        render_defect(console, defect)
     raise click.exceptions.Exit(0 if report.passed else 1)
+
+
+def _defect(workspace: Path, record: dict[str, Any], report: ValidationReport) -> str | None:
+    """The defect notice, when the findings are on deliverables RunLens's offline analyst
+    wrote and nobody changed since (`runlens.validation.defects`)."""
+    from runlens.records.store import read_json_object
+    from runlens.runtime.recovery import workspace_changes
+
+    model = record.get("model")
+    if not isinstance(model, str) or not written_by_runlens(model):
+        return None
+    manifest, _ = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
+    if manifest is None or workspace_changes(workspace, record, manifest):
+        return None
+    return defect_notice(
+        model,
+        (f.code for f in report.findings),
+        record.get("run_id") or str(workspace),
+        refused_batches=refused_batches(record.get("metrics")),
+    )

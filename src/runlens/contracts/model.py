@@ -74,11 +74,15 @@ class MarkdownCitations(QuoteRules):
     `evidence_sections` every quotation must cite a row (`unsourced_quote`). An id-shaped token
     anywhere in the document that names no row is `unknown_reference`: `id_pattern` is the
     regular expression of an id-shaped token; None derives it from the ids of the index.
+    `own_words` are the document's own words that may look like ids (priorities `P0`-`P3`,
+    say): in running text they are never taken for row ids; nor is a value of one of the
+    input's other columns (a document may write the input's data).
     """
 
     quote_marks: tuple[tuple[str, str], ...] = DEFAULT_QUOTE_MARKS
     evidence_sections: tuple[str, ...] = ()
     id_pattern: str | None = None
+    own_words: tuple[str, ...] = ()
 
 
 class Coverage(_Frozen):

@@ -62,6 +62,7 @@ from runlens.validation import (
     aggregate,
     stop_validators,
 )
+from runlens.validation.defects import defect_notice, refused_batches
 
 #: The version of `runtime/citations.json`'s shape.
 CITATIONS_SCHEMA_VERSION: Final = 1
@@ -141,10 +142,20 @@ class RunResult:
     quotes: tuple[Any, ...] = ()
     #: What the user must know even when the run completed (rows not analysed, derived ids).
     warnings: tuple[str, ...] = ()
+    #: The model's spec: findings on what RunLens's own offline analyst wrote are a defect.
+    model: str | None = None
 
     @property
     def passed(self) -> bool:
         return self.status is RunStatus.COMPLETED
+
+    @property
+    def defect(self) -> str | None:
+        """What the verdict says when its findings are RunLens's own defect, else None
+        (`runlens.validation.defects`)."""
+        codes = (f.code for f in self.findings)
+        refused = refused_batches(self.metrics)
+        return defect_notice(self.model, codes, self.run_id, refused_batches=refused)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,6 +165,7 @@ class RunResult:
             "workspace": str(self.workspace),
             "artifacts": self.artifacts,
             "findings": [finding.model_dump() for finding in self.findings],
+            "defect": self.defect,
             "warnings": list(self.warnings),
             "metrics": self.metrics,
         }
@@ -299,6 +311,7 @@ class Run:
             metrics=self.metrics.as_dict(),
             quotes=tuple(report.quotes) if report else (),
             warnings=tuple(self.warnings),
+            model=self.model.spec,
         )
 
     # -- the run ----------------------------------------------------------------------------

@@ -158,3 +158,15 @@ class RunDetail(RunSummary):
     findings: list[FindingRow] = Field(default_factory=list)
     #: {"verified": n, "failed": m}
     citation_counts: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def defect(self) -> str | None:
+        """The notice that the run's findings (or rows not analysed) are RunLens's own
+        defect, its offline analyst having written the deliverables; else None
+        (`runlens.validation.defects`)."""
+        from runlens.validation.defects import defect_notice, refused_batches
+
+        refused = refused_batches(self.metrics)
+        return defect_notice(
+            self.model, self.findings_by_code, self.run_id, refused_batches=refused
+        )

@@ -25,7 +25,9 @@ Evidence Index (`unknown_evidence_id`), the quote is a verbatim fragment of that
 (`evidence_text_mismatch`, `empty_evidence_text`) and strong (`weak_evidence_quote`). Under
 the `evidence_sections` headings (a section runs to the next heading of the same or a higher
 level) every quotation must be a citation (`unsourced_quote`). Anywhere in the document, a
-token of a distinctive id shape that names no row is `unknown_reference`. Findings name the
+token of a distinctive id shape that names no row is `unknown_reference`, unless it is one of
+the contract's `own_words` (a priority `P1`) or a value of the input's other columns (the
+input's data, which a document may write). Findings name the
 line and column of the opening quotation mark or the token.
 """
 
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from runlens.contracts import ArtifactContract, MarkdownCitations
@@ -47,6 +49,7 @@ from runlens.validation.base import (
     ValidationContext,
     ValidatorResult,
 )
+from runlens.validation.figures import source_rows
 from runlens.validation.id_shapes import IdShape, named_id
 from runlens.validation.markdown import Heading, parse_required
 from runlens.validation.quotes import RejectedQuote, judge_quote, show
@@ -92,7 +95,8 @@ class MarkdownCitationValidator(ContractValidator):
             shape = grammar.shape
             if shape is None:
                 shape = derived = derived or IdShape.of_ids(index.items)
-            _Document(collector, index, contract.name, grammar, shape).check(markdown)
+            data = _InputValues(context, index)
+            _Document(collector, index, contract.name, grammar, shape, data).check(markdown)
         return collector.result()
 
 
@@ -200,6 +204,25 @@ class _Grammar:
         return current
 
 
+class _InputValues:
+    """The values of the input's other columns (and its column names), read only when a
+    document holds an id-shaped token that names no row: such a token may be the input's
+    own data (a `parent` column's `fb_17`), which a document may write."""
+
+    def __init__(self, context: ValidationContext, index: EvidenceIndex) -> None:
+        self.context = context
+        self.index = index
+        self._values: frozenset[str] | None = None
+
+    def __contains__(self, token: object) -> bool:
+        if self._values is None:
+            rows = source_rows(self.context, self.index) or {}
+            values = {value.strip() for row in rows.values() for value in row.values()}
+            values.update(self.index.columns)
+            self._values = frozenset(values)
+        return token in self._values
+
+
 class _Document:
     """Checks one Markdown document's citations, adding to the shared collector."""
 
@@ -210,12 +233,15 @@ class _Document:
         artifact: str,
         grammar: _Grammar,
         shape: IdShape,
+        data: Container[str] = frozenset(),
     ) -> None:
         self.collector = collector
         self.index = index
         self.artifact = artifact
         self.grammar = grammar
         self.shape = shape
+        self.data = data
+        self.own_words = frozenset(grammar.rules.own_words)
         self.longest = max(map(len, index.items), default=0)
 
     def check(self, markdown: str) -> None:
@@ -324,6 +350,8 @@ class _Document:
             token = named_id(match.group(), self.index, self.longest)
             if not token or token in self.index or not self.shape.stands_out(token):
                 continue
+            if token in self.own_words or token in self.data:
+                continue  # the document's own word, or the input's data
             line, column = block.position(match.start() + match.group().find(token))
             source = self.index.source or "the source"
             self.collector.add(

@@ -15,14 +15,24 @@ from; its `compute` turns those documents and the Evidence Index into named figu
     )
 
 A figure has a key, a value, a kind (`count`; `share`, a fraction written as a percentage;
-`value`, anything else such as an average) and labels: the words that name it in prose. A
-label is a tuple of terms that must all appear (a theme's name and "rows"). Terms match
-case-insensitively; a term that starts or ends with a letter of a script that spaces its
-words matches only as whole words, with an optional plural `s`/`es` (`row` matches "rows",
-`high` does not match "highest"); other terms (Chinese) match anywhere.
+`value`, anything else such as an average), labels: the words that name it in prose, and
+optionally a place: the table cell it is written in. A label is a tuple of terms that must
+all appear (a theme's name and "rows"). Terms match case-insensitively; a term that starts or
+ends with a letter of a script that spaces its words matches only as whole words, with an
+optional plural `s`/`es` (`row` matches "rows", `high` does not match "highest"); other terms
+(Chinese) match anywhere.
 
 Every number the sections state (`runlens.validation.numbers`) is tied to the figure its
 context names. A percentage ties only to shares, any other number to counts and values.
+
+- Places first. A figure with a `Place` is named by the table's structure, never by what its
+  cells say: in a cell of a table that its lead (the sentence introducing it) or first
+  column's header names by one of the place's `table` labels, in the row whose first cell
+  reads one of the place's `rows` (the whole cell, case and spacing aside), under a header
+  that names one of its `columns` labels (the one with the most terms wins: "Negative share"
+  is the share, not the count). A row keyed `negative`, `high`, `P1` or `5` names its row and
+  nothing else. A cell that is some figure's place is tied to those figures only; in any
+  other cell and in prose, figures are tied by their labels, as follows.
 
 - Scopes, narrowest first. Prose: the clause around the number, between brackets or the
   separators `,` `;` `、` (and their full-width forms); the clause between separators only
@@ -31,9 +41,11 @@ context names. A percentage ties only to shares, any other number to counts and 
   it is under, the list items it is nested in, the sentence that introduces its list or
   table with a colon). A table cell: one scope, the cell with its column header, the row's
   text cells (those stating no number) and the lead.
-- A figure is named in a scope when every term of one of its labels occurs there (a term
-  occurring only inside a longer term's occurrence, "high" in "high or critical", is part of
-  that term and occurs on its own nowhere). The
+- A figure is named in a scope when every term of one of its labels occurs there, each at
+  an occurrence of its own (a label that repeats a term needs it twice; a term occurring only
+  inside a longer term's occurrence, "high" in "high or critical", is part of that term and
+  occurs on its own nowhere). In a table cell the row's text cells are row keys: a key that
+  is a term as a whole is that term once, not the words inside it. The
   narrowest scope that names a figure of the number's kind decides. When that is a clause,
   figures named by a label that extends a label named in the clause compete too, when the
   extra terms come before the clause: earlier in its part of the sentence, or in the lead.
@@ -46,8 +58,10 @@ context names. A percentage ties only to shares, any other number to counts and 
 Verdicts: a number tied to figures agrees when it equals one of them, else it is
 `figure_mismatch` (the message and `details.expected` give the right value at the precision
 written); a number tied to none agrees when it equals some figure of its kind, else it is
-`unsupported_figure`. A number equals a figure at the precision written: `11.2%` and `11%`
-state 0.11236, `11.3%` does not; both round-half-up and round-half-even are accepted.
+`unsupported_figure`. A number equals a figure at the precision written, by RunLens's one
+rounding rule (`runlens.validation.rounding`: exact values, rounded half up; at an exact
+half-way point either neighbour): `11.2%` and `11%` state 10/89, `11.3%` does not; 3/2000 is
+`0.2%` (or `0.1%`), never `0.3%`. A mismatch names the figure, its exact value and the rule.
 
 A rule may also name `SOURCE_ROWS` among its sources: its `compute` then finds, under that
 name, the source's rows as `{id: {column: value}}` (every column but the index's id and text
@@ -61,16 +75,20 @@ that computes no figures checks nothing.
 
 from __future__ import annotations
 
+import bisect
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Literal
 
 from runlens.contracts.model import DEFAULT_QUOTE_MARKS
 from runlens.errors import InputError, UserError
 from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.validation import rounding
 from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
 from runlens.validation.numbers import (
     SPACED_LETTERS,
@@ -82,6 +100,7 @@ from runlens.validation.numbers import (
     section_passages,
     stated_numbers,
 )
+from runlens.validation.rounding import Number
 from runlens.validation.trust import UntrustedIndex, source_file
 
 FigureKind = Literal["count", "share", "value"]
@@ -100,15 +119,43 @@ _LETTER = f"[0-9_{SPACED_LETTERS}]"
 
 
 @dataclass(frozen=True)
+class Place:
+    """The table cell a figure is written in (module docstring): the table, named by one of
+    `table`'s labels in its lead or first column's header; the row, whose first cell reads
+    one of `rows`; the column, whose header names one of `columns`'s labels."""
+
+    table: tuple[Label, ...]
+    rows: tuple[str, ...]
+    columns: tuple[Label, ...]
+
+
+@dataclass(frozen=True)
 class Figure:
-    """A figure computed from the data: `value` is a count, a share (a fraction, 0.112 for
-    11.2%) or a plain value; `decimals` is how `text` writes a share or a value."""
+    """A figure computed from the data: `value` is a count, a share (a fraction,
+    `Fraction(10, 89)` for 10 of 89 rows, written as 11.2%) or a plain value; `decimals` is how
+    `text` writes a share or a value. Values are exact (`runlens.validation.rounding`): give
+    integers and fractions; a float is taken as the decimal it prints as."""
 
     key: str
-    value: float
+    value: Number
     kind: FigureKind
     labels: tuple[Label, ...]
     decimals: int = 1
+    place: Place | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every word that names the figure, case-folded: its labels' terms and its place's
+        row keys (a chart labels a bar with one of them)."""
+        terms = {term.casefold() for label in self.labels for term in label}
+        if self.place is not None:
+            terms.update(row_key(row) for row in self.place.rows)
+        return frozenset(terms)
+
+    @property
+    def exact(self) -> Fraction:
+        """The value as an exact fraction (a share as a fraction, not a percentage)."""
+        return rounding.exact(self.value)
 
     @property
     def text(self) -> str:
@@ -116,9 +163,10 @@ class Figure:
         return self.written(0 if self.kind == "count" else self.decimals)
 
     def written(self, decimals: int) -> str:
-        """The figure at `decimals` places (rounded half up), `%` after a share."""
-        shown = self._rounded(decimals)[0]
-        return f"{shown:,f}" + ("%" if self.kind == "share" else "")
+        """The figure at `decimals` places, by the rounding rule, `%` after a share."""
+        return rounding.written(
+            self._scaled(), decimals, percent=self.kind == "share", grouped=True
+        )
 
     def fits(self, number: StatedNumber) -> bool:
         """Whether the number is of this figure's kind: a percentage for a share."""
@@ -126,13 +174,27 @@ class Figure:
 
     def agrees(self, number: StatedNumber) -> bool:
         """Whether the number states this figure, at the precision it is written."""
-        return self.fits(number) and number.value in self._rounded(number.decimals)
+        return self.fits(number) and rounding.agrees(self._scaled(), number.value, number.decimals)
 
-    def _rounded(self, decimals: int) -> tuple[Decimal, Decimal]:
-        exact = Decimal(repr(float(self.value)))
-        scaled = exact * 100 if self.kind == "share" else exact
-        quantum = Decimal(1).scaleb(-decimals)
-        return scaled.quantize(quantum, ROUND_HALF_UP), scaled.quantize(quantum, ROUND_HALF_EVEN)
+    def exact_text(self) -> str:
+        """The exact value as messages show it: `3/2000 = 0.15%` for a fraction, `21.6667`
+        for a value given as a decimal, `89` for a whole number."""
+        unit = "%" if self.kind == "share" else ""
+        shown = _decimal(self._scaled()) + unit
+        if isinstance(self.value, Fraction) and self.value.denominator != 1:
+            return f"{self.value} = {shown}"
+        return shown
+
+    def _scaled(self) -> Fraction:
+        return self.exact * 100 if self.kind == "share" else self.exact
+
+
+def _decimal(value: Fraction) -> str:
+    """A fraction as a decimal: exact when it ends within 6 places, else to 6 places and `…`."""
+    for places in range(7):
+        if (value * 10**places).denominator == 1:
+            return rounding.written(value, places)
+    return rounding.written(value, 6) + "…"
 
 
 #: The source name under which a rule's `compute` finds the input's rows (module docstring).
@@ -195,8 +257,17 @@ class _Names:
                 if folded:
                     self.labels.setdefault(folded[0], []).append((figure, folded))
                     terms.update(folded)
+        self.placed: dict[str, list[Figure]] = {}  # row key -> figures placed in such rows
+        named = set(terms)  # every word that names something: digits in it are no figure
+        for figure in self.figures:
+            if figure.place is not None:
+                for row in dict.fromkeys(map(row_key, figure.place.rows)):
+                    self.placed.setdefault(row, []).append(figure)
+                named.update(row_key(row) for row in figure.place.rows)
+                named.update(term.casefold() for label in figure.place.table for term in label)
         self.terms = sorted(terms)
-        self.digit_terms = [term for term in self.terms if any(c.isdigit() for c in term)]
+        self.term_set = frozenset(self.terms)
+        self.digit_terms = sorted(term for term in named if any(c.isdigit() for c in term))
 
     def occurrences(self, text: str, ignored: SpanSet = _NOWHERE) -> dict[str, list[Span]]:
         """Where each term occurs in `text`, outside the `ignored` spans (terms that do not
@@ -204,12 +275,9 @@ class _Names:
         that term, not a term of its own: "mixed" in a theme named `topic:mixed`, "high" in
         "high or critical", 分析 in 未分析."""
         found: dict[str, list[Span]] = {}
+        folded = _Folded(text)
         for term in self.terms:
-            spans = [
-                match.span()
-                for match in _pattern(term).finditer(text)
-                if not ignored.contains(*match.span())
-            ]
+            spans = [span for span in folded.find(term) if not ignored.contains(*span)]
             if spans:
                 found[term] = spans
         inner = _contained({span for spans in found.values() for span in spans})
@@ -218,20 +286,96 @@ class _Names:
         kept = {term: [s for s in spans if s not in inner] for term, spans in found.items()}
         return {term: spans for term, spans in kept.items() if spans}
 
+    def keyed(
+        self, text: str, keys: Sequence[Span], ignored: SpanSet = _NOWHERE
+    ) -> dict[str, list[Span]]:
+        """`occurrences`, where the `keys` spans are row keys: a key that is a term as a
+        whole is one occurrence of that term and nothing else (a row keyed `negative` names
+        its row, not the measure "negative"); a key that is no term is searched as text."""
+        whole: dict[str, list[Span]] = {}
+        searched = [*ignored.spans]
+        for start, end in keys:
+            term = " ".join(text[start:end].split()).casefold()
+            if term in self.term_set:
+                whole.setdefault(term, []).append((start, end))
+                searched.append((start, end))
+        found = self.occurrences(text, SpanSet(searched))
+        for term, spans in whole.items():
+            found[term] = sorted([*found.get(term, ()), *spans])
+        return found
+
     def named(self, found: Mapping[str, list[Span]]) -> list[tuple[Figure, Label]]:
-        """The labels whose every term occurs."""
+        """The labels whose every term occurs (as often as the label repeats it)."""
         return [
             (figure, label)
             for term in found
             for figure, label in self.labels.get(term, ())
-            if all(t in found for t in label)
+            if _assigned(label, found, (0, _END))
         ]
 
     def hiding(self, text: str) -> list[Span]:
         """Occurrences of terms with digits: a number inside a name is part of the name."""
-        return [
-            match.span() for term in self.digit_terms for match in _pattern(term).finditer(text)
-        ]
+        folded = _Folded(text)
+        return [span for term in self.digit_terms for span in folded.find(term)]
+
+
+_END = 2**62  # beyond the end of any text
+
+
+def _assigned(label: Label, found: Mapping[str, list[Span]], scope: Span) -> bool:
+    """Whether each term of `label` has an occurrence inside `scope` of its own: one
+    occurrence fills one place of a label, so `("label", "negative", "negative")` needs
+    "negative" twice, and a cell reading `Rows` under the header `Rows` is no row key of a
+    value named "rows" and the measure "rows" at once (a matching of terms to occurrences;
+    a label has a handful of terms, and a term needs no more candidates than the label has
+    terms)."""
+    start, end = scope
+    width = len(label)
+    options = []
+    for term in label:
+        inside = [span for span in found.get(term, ()) if start <= span[0] and span[1] <= end]
+        if not inside:
+            return False
+        options.append(inside[:width])
+    return _distinct(options, 0, set())
+
+
+def _distinct(options: list[list[Span]], at: int, used: set[Span]) -> bool:
+    if at == len(options):
+        return True
+    for span in options[at]:
+        if span not in used:
+            used.add(span)
+            if _distinct(options, at + 1, used):
+                return True
+            used.discard(span)
+    return False
+
+
+def row_key(text: str) -> str:
+    """A table row's key as places compare it: NFC, case-folded, on one line with single
+    spaces, NUL as the replacement character (as Markdown reads it)."""
+    folded = unicodedata.normalize("NFC", text.replace("\x00", "\ufffd")).casefold()
+    return " ".join(folded.split())
+
+
+def _names_in(labels: Iterable[Label], texts: Sequence[str]) -> tuple[int, int]:
+    """How well `texts` name one of `labels`: the most terms of a label named in one of
+    them (each term at an occurrence of its own), then the most characters; (0, 0) when
+    none is."""
+    best = (0, 0)
+    for label in labels:
+        folded = tuple(term.casefold() for term in label)
+        score = (len(folded), sum(map(len, folded)))
+        if not folded or score <= best:
+            continue
+        for text in texts:
+            where = _Folded(text)
+            found = {term: where.find(term) for term in folded}
+            if _assigned(folded, found, (0, len(text))):
+                best = score
+                break
+    return best
 
 
 def _contained(spans: set[Span]) -> set[Span]:
@@ -244,6 +388,31 @@ def _contained(spans: set[Span]) -> set[Span]:
             inner.add((start, end))
         reach = max(reach, end)
     return inner
+
+
+class _Folded:
+    """A text case-folded for finding terms (which are case-folded too: `ß` is `ss`, so
+    a plain case-insensitive match would miss it), with each span found mapped back to the
+    text's own offsets."""
+
+    def __init__(self, text: str) -> None:
+        if text.isascii():
+            self.text, self.starts = text.lower(), None
+            return
+        parts = [char.casefold() for char in text]
+        self.text = "".join(parts)
+        self.starts = [0, *accumulate(map(len, parts))]  # folded offset of each character
+
+    def find(self, term: str) -> list[Span]:
+        """The spans of `term` (case-folded) in the text, in the text's offsets."""
+        spans = [match.span() for match in _pattern(term).finditer(self.text)]
+        if self.starts is None:
+            return spans
+        starts = self.starts
+        return [
+            (bisect.bisect_right(starts, start) - 1, bisect.bisect_left(starts, end))
+            for start, end in spans
+        ]
 
 
 @lru_cache(maxsize=4096)
@@ -264,15 +433,20 @@ class _PassageCheck:
         self.passage = passage
         self.names = names
         self.own = passage.block.text
-        context = list(passage.lead)
+        # The block first, so a number's offsets in it are its offsets in `text`; then, for
+        # a table cell, its column header and the row's keys (its text cells); then the lead.
+        parts = [self.own]
+        keys: list[Span] = []
         if passage.cell is not None:
-            cell = passage.cell
-            context = [cell.header, *(t for t in cell.row if self._is_text(t)), *context]
-        # The block first, so a number's offsets in it are its offsets in `text`.
-        self.text = "\n".join([self.own, *context])
+            parts.append(passage.cell.header)
+            for key in (t for t in passage.cell.row if self._is_text(t)):
+                start = sum(len(part) + 1 for part in parts)
+                keys.append((start, start + len(key)))
+                parts.append(key)
+        self.text = "\n".join([*parts, *passage.lead])
         quoted = quoted_spans(self.own, marks)
         # Words inside a quotation are the customer's, not the report's: they name nothing.
-        self.found = names.occurrences(self.text, SpanSet(quoted))
+        self.found = names.keyed(self.text, keys, SpanSet(quoted))
         self.candidates = names.named(self.found)
         self.skip = [*quoted, *names.hiding(self.own)]
 
@@ -306,7 +480,28 @@ class _PassageCheck:
             whole,
         ]
 
+    def _placed(self, number: StatedNumber) -> tuple[Figure, ...]:
+        """The figures whose place is this cell (module docstring), best column first."""
+        cell = self.passage.cell
+        if cell is None or cell.key is None:
+            return ()
+        figures = self.names.placed.get(row_key(cell.key), ())
+        tables = [*self.passage.lead, cell.corner]
+        scored: list[tuple[tuple[int, int, int, int], Figure]] = []
+        for figure in figures:
+            place = figure.place
+            if place is None or not figure.fits(number):
+                continue
+            table, column = _names_in(place.table, tables), _names_in(place.columns, [cell.header])
+            if table[0] and column[0]:  # the most specific table, then column, wins
+                scored.append(((*table, *column), figure))
+        top = max((score for score, _ in scored), default=None)
+        return tuple(figure for score, figure in scored if score == top)
+
     def _tie(self, number: StatedNumber) -> tuple[Figure, ...]:
+        placed = self._placed(number)
+        if placed:
+            return placed
         fitting = [(f, label) for f, label in self.candidates if f.fits(number)]
         scopes = self._scopes(number)
         for level, scope in enumerate(scopes):
@@ -342,8 +537,7 @@ class _PassageCheck:
         return extended
 
     def _inside(self, label: Label, scope: Span) -> bool:
-        start, end = scope
-        return all(any(start <= s and e <= end for s, e in self.found[term]) for term in label)
+        return _assigned(label, self.found, scope)
 
     def _best(self, named: list[tuple[Figure, Label]], number: StatedNumber) -> tuple[Figure, ...]:
         """The figures of the most specific, then nearest, then longest label."""
@@ -475,24 +669,42 @@ def _quote_marks(context: ValidationContext, artifact: str) -> tuple[tuple[str, 
     return DEFAULT_QUOTE_MARKS
 
 
+def mismatch_reason(figure: Figure, decimals: int) -> str:
+    """What a mismatch message says of the expected text: the figure's key and, unless it is
+    a whole number, its exact value and the rule that rounds it (`severity.critical.share:
+    3/2000 = 0.15%, rounded half up to 1 decimal`)."""
+    if figure.exact.denominator == 1 and figure.kind != "share":
+        return figure.key
+    places = "decimal" if decimals == 1 else "decimals"
+    return f"{figure.key}: {figure.exact_text()}, {rounding.RULE} to {decimals} {places}"
+
+
 def _report(collector: Collector, artifact: str, statement: Statement) -> None:
     number, line = statement.number, statement.line
     where = {"line": line, "column": statement.column, "stated": number.text}
     if statement.verdict == "mismatch":
         figure = statement.tied[0]
         expected = figure.written(number.decimals)
+        why = mismatch_reason(figure, number.decimals)
         collector.add(
             artifact,
             "figure_mismatch",
             f"line {line}, column {statement.column}: {number.text} states the figure "
-            f"`{figure.key}`, which is {expected}",
+            f"`{figure.key}`, which is {expected}" + ("" if why == figure.key else f" ({why})"),
             Problem(
                 "figure mismatch",
-                f"{number.text} should be {expected} ({figure.key}, line {line})",
+                f"{number.text} should be {expected} ({why}, line {line})",
                 f"in {artifact}",
             ),
             path=f"line {line}",
-            details={**where, "expected": expected, "figure": figure.key, "value": figure.value},
+            details={
+                **where,
+                "expected": expected,
+                "figure": figure.key,
+                "value": float(figure.exact),
+                "exact": str(figure.exact),
+                "rule": rounding.RULE,
+            },
         )
     elif statement.verdict == "unsupported":
         collector.add(

@@ -10,13 +10,15 @@ citation, so a token that looks like an id must name a row. "Looks like" is the 
   `A-17` -> `[A-Za-z]+\\-[0-9]+`, `用户-3` -> `[^\\W\\d_]+\\-[0-9]+`;
 - when even that gives too many, the ids have no shape (say, free-form keys).
 
-Only a *distinctive* shape is looked for in running text: one with digits and something
-besides them that prose does not produce by accident (a literal part such as `fb_`, or a
-separator between generalised runs). Pure numbers (`1`, `2`, ...) are not distinctive: every
-count in the report would look like an id; nor is a bare letters-then-digits class, which
-`P0` or `mp3` fit. A token in citation position (right after a quotation and its dash or
-bracket) is taken as an id when it fits any shape, distinctive or not, or when the ids have no
-shape at all: there the writer has said it is an id.
+Only a *distinctive* shape is looked for in running text: one with digits, letters, and
+something besides them that prose does not produce by accident (a literal part such as `fb_`,
+or a separator between generalised runs). Pure numbers (`1`, `2`, ...) are not distinctive:
+every count in the report would look like an id; nor are digits with punctuation only
+(`1.5`, `3-2`, `2026-01-05`, `#12`), which decimals, ranges, dates and ranks fit; nor is a
+bare letters-then-digits class, which `P0` or `mp3` fit. A token in citation position (right
+after a quotation and its dash or bracket) is taken as an id when it fits any shape,
+distinctive or not, or when the ids have no shape at all: there the writer has said it is an
+id.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _DIGIT_CLASS = "[0-9]+"
 _ASCII_LETTERS = "[A-Za-z]+"
 _LETTERS = r"[^\W\d_]+"  # a letter of any script
+_LETTER = re.compile(_LETTERS)
 _RUNS = re.compile(r"(?P<digits>[0-9]+)|(?P<letters>[^\W\d_]+)|(?P<other>.)", re.DOTALL)
 
 #: A shape: its regular expression and whether it is distinctive.
@@ -129,7 +132,7 @@ def _literal_key(row_id: str) -> Key:
 
 def _literal_shape(literal: Key) -> Shape:
     pattern = _DIGIT_CLASS.join(re.escape(part) for part in literal)
-    return pattern, len(literal) > 1 and any(literal)
+    return pattern, len(literal) > 1 and any(_LETTER.search(part) for part in literal)
 
 
 def _class_key(row_id: str) -> Key:
@@ -146,4 +149,5 @@ def _run_class(run: re.Match[str]) -> str:
 
 def _class_shape(classes: Key) -> Shape:
     separators = any(c not in (_DIGIT_CLASS, _ASCII_LETTERS, _LETTERS) for c in classes)
-    return "".join(classes), _DIGIT_CLASS in classes and separators
+    letters = _ASCII_LETTERS in classes or _LETTERS in classes
+    return "".join(classes), _DIGIT_CLASS in classes and letters and separators

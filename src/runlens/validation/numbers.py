@@ -122,6 +122,11 @@ class SpanSet:
         self._spans = merged
         self._starts = [start for start, _ in merged]
 
+    @property
+    def spans(self) -> list[Span]:
+        """The merged spans, in order."""
+        return list(self._spans)
+
     def overlaps(self, start: int, end: int) -> bool:
         """Whether `[start, end)` shares a character with a span."""
         last = bisect.bisect_left(self._starts, end) - 1  # the last span beginning before end
@@ -193,11 +198,15 @@ def quoted_spans(text: str, marks: Iterable[tuple[str, str]]) -> list[Span]:
 @dataclass(frozen=True)
 class Cell:
     """Where a table cell sits: its column header, the texts of the row's other cells, and
-    whether its column holds figures (a rank column does not)."""
+    whether its column holds figures (a rank column does not); `key`, the text of the row's
+    first cell (None for a cell of the first column), and `corner`, the first column's
+    header: with the table's lead they say which table and which row this is."""
 
     header: str
     row: tuple[str, ...]
     counted: bool
+    key: str | None = None
+    corner: str = ""
 
 
 @dataclass(frozen=True)
@@ -298,10 +307,14 @@ class _Layout:
         if header_line is None or header_line == line:
             return passage
         index = self._column(line, column)
-        header = dict(self.cells.get(header_line, ())).get(index, "")
-        row = tuple(text for i, text in self.cells.get(line, ()) if i != index)
+        headers = dict(self.cells.get(header_line, ()))
+        header = headers.get(index, "")
+        cells = self.cells.get(line, [])
+        row = tuple(text for i, text in cells if i != index)
         counted = " ".join(header.split()).casefold() not in RANK_HEADERS
-        return Passage(passage.block, passage.lead, Cell(header, row, counted))
+        key = dict(cells).get(0, "") if index else None
+        cell = Cell(header, row, counted, key, headers.get(0, ""))
+        return Passage(passage.block, passage.lead, cell)
 
     def _column(self, line: int, column: int) -> int:
         written = self.lines[line - 1][: column - 1]

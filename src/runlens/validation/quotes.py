@@ -5,10 +5,16 @@ to be a coincidence. Verbatim: both sides in Unicode NFC, the whitespace around 
 part of it, everything inside it exactly as in the row. Strong (`QuoteRules`): at least
 `min_length` characters and at least one letter or digit (`","`, `"…"` or `"了"` occur in
 almost any row, so they prove nothing), unless the quote is the row's whole text; and with
-`whole_words`, a quote in a script that puts spaces between words (Latin, Cyrillic, Greek, ...)
-neither starts nor ends inside a word ("xport is slo" is a cut, not a quote). Scripts that
-write words without spaces (Chinese, Japanese, Korean as the contract rules read it, Thai, Lao,
-Khmer, Myanmar) have no word edges to respect.
+`whole_words`, a quote neither starts nor ends inside a word of a script that puts spaces
+between words (Latin, Cyrillic, Greek, ...: "xport is slo" is a cut, not a quote), nor inside a
+character (between a letter and its accents, inside an emoji and its modifiers, between two
+Hangul jamo that make one syllable). Scripts that write words without spaces (Chinese,
+Japanese, Korean as the contract rules read it, Thai, Lao, Khmer, Myanmar) have no word edges
+to respect. A run of more than `LONGEST_WORD` letters and digits is no word of any language
+(a hash, a blob, one letter held down): it may be cut anywhere.
+
+`splits_word` is that rule, and the one place it lives: the writers of quotes
+(`runlens.validation.cuts`) cut only where it allows, so what RunLens writes it accepts.
 
 A quote may occur in its row more than once; it is accepted when any occurrence is. A rejected
 quote says why and, where one can be named, which quote would have been accepted, so a model
@@ -86,9 +92,78 @@ def show(text: str) -> str:
 
 
 def splits_word(text: str, offset: int) -> bool:
-    """Whether cutting `text` at `offset` splits a word of a script that separates words
-    with spaces (for writers of quotes that must pass `whole_words`)."""
-    return 0 < offset < len(text) and _joins_word(text[offset - 1], text[offset])
+    """Whether a quote of `text` that starts or ends at `offset` cuts a word of a script
+    that separates words with spaces, or a character (module docstring): the one rule of
+    where a quote may be cut."""
+    if not 0 < offset < len(text):
+        return False
+    left, right = text[offset - 1], text[offset]
+    if _splits_character(left, right):
+        return True
+    if not (_in_spaced_word(_base(text, offset - 1)) and _in_spaced_word(right)):
+        return False
+    return not _long_run(text, offset)
+
+
+#: Letters and digits in a row beyond which a run is no word (module docstring).
+LONGEST_WORD = 100
+_JOINER = "\u200d"
+_REGIONAL_INDICATORS = range(0x1F1E6, 0x1F200)
+_EMOJI_MODIFIERS = range(0x1F3FB, 0x1F400)
+
+
+def _splits_character(left: str, right: str) -> bool:
+    """Whether `left` and `right` belong to one character as a reader sees it."""
+    if _JOINER in (left, right) or _attaches(right):
+        return True
+    if ord(left) in _REGIONAL_INDICATORS and ord(right) in _REGIONAL_INDICATORS:
+        return True  # a flag is two of them
+    return _composes(left, right)
+
+
+@lru_cache(maxsize=8192)
+def _attaches(char: str) -> bool:
+    """A mark, a variation selector, an emoji modifier or tag: part of the character before."""
+    category = unicodedata.category(char)
+    return (
+        category[0] == "M"
+        or ord(char) in _EMOJI_MODIFIERS
+        or 0xE0020 <= ord(char) <= 0xE007F  # tag characters (subdivision flags)
+    )
+
+
+@lru_cache(maxsize=8192)
+def _composes(left: str, right: str) -> bool:
+    """Whether NFC makes one character of the two (Hangul jamo, a letter and its accent)."""
+    return len(unicodedata.normalize("NFC", left + right)) < 2
+
+
+def _base(text: str, at: int) -> str:
+    """The character at `at`, or, for a mark or other attached character, the one it is
+    attached to (a letter's accent is part of its word; a variation selector of an emoji is
+    not a letter)."""
+    while at > 0 and (_attaches(text[at]) or text[at] == _JOINER):
+        at -= 1
+    return text[at]
+
+
+def _long_run(text: str, offset: int) -> bool:
+    """Whether `offset` lies inside a run of more than `LONGEST_WORD` word characters."""
+    length = 0
+    at = offset - 1
+    while at >= 0 and length <= LONGEST_WORD and _in_spaced_word(text[at]):
+        length, at = length + 1, at - 1
+    at = offset
+    while at < len(text) and length <= LONGEST_WORD and _in_spaced_word(text[at]):
+        length, at = length + 1, at + 1
+    return length > LONGEST_WORD
+
+
+def is_strong(quote: str, rules: QuoteRules) -> bool:
+    """Whether a verbatim quote is strong enough to be evidence without being the row's whole
+    text: `rules.min_length` characters and a letter or digit (in NFC, outer whitespace not
+    counted)."""
+    return _weakness(_nfc(quote).strip(), rules, "") is None
 
 
 def judge_quote(
@@ -175,11 +250,6 @@ def _word_extension(row: str, span: QuoteSpan) -> str:
     while splits_word(row, end):
         end += 1
     return row[start:end]
-
-
-def _joins_word(left: str, right: str) -> bool:
-    """Whether two adjacent characters belong to one word of a space-separated script."""
-    return _in_spaced_word(left) and _in_spaced_word(right)
 
 
 @lru_cache(maxsize=8192)

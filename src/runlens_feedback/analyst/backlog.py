@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runlens import as_percent, percent
 from runlens_feedback.aggregate import (
     EVIDENCE_IDS,
     priority_for,
@@ -120,7 +121,7 @@ def _entry(group: Group, total: int, words: _Words) -> dict[str, Any]:
     mentions = int(group["problem_rows"])
     priority, reason = _priority(group, severity, mentions, total, words)
     ids = [str(i) for i in group["feedback_ids"]][:MAX_EVIDENCE_IDS]
-    share = f"{mentions / total:.1%}" if total else "0%"
+    share = percent(mentions, total)
     spec = theme_spec(group)
     name = _theme_name(group, spec, words.language)
     own_terms = _terms(group, name, _theme_name(group, spec, "en"))
@@ -165,16 +166,7 @@ def _priority(
 
 def _trend(trend: object) -> Trend | None:
     """A summary's trend (`Trend.as_dict`) as the priority rule reads it, None without one."""
-    if not isinstance(trend, Mapping) or not trend.get("direction"):
-        return None
-    return Trend(
-        str(trend.get("period") or ""),
-        float(trend.get("recent_share") or 0.0),
-        float(trend.get("before_share") or 0.0),
-        0,
-        0,
-        trend["direction"],
-    )
+    return Trend.from_dict(trend) if isinstance(trend, Mapping) else None
 
 
 def _reason_zh(severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None) -> str:
@@ -188,7 +180,7 @@ def _reason_zh(severity: Mapping[str, int], mentions: int, total: int, trend: Tr
         why = REASON_ZH["severity_high"].format(points=step, high=high, mentions=mentions)
     else:
         why = REASON_ZH["severity_none"]
-    share = f"{mentions / total:.1%}" if total else "0.0%"
+    share = percent(mentions, total)
     reasons = [why, REASON_ZH["reach"].format(points=parts["reach"], share=share)]
     if trend is not None:
         reasons.append(
@@ -196,8 +188,8 @@ def _reason_zh(severity: Mapping[str, int], mentions: int, total: int, trend: Tr
                 points=parts["trend"],
                 direction=DIRECTIONS_ZH.get(trend.direction, trend.direction),
                 period=trend.period,
-                recent=f"{trend.recent_share:.1%}",
-                before=f"{trend.before_share:.1%}",
+                recent=as_percent(trend.recent_share),
+                before=as_percent(trend.before_share),
             )
         )
     return REASON_ZH["total"].format(
@@ -274,14 +266,13 @@ def _criteria(
     if severe:
         criteria.append(words("severe", name=named, severe=severe, mentions=mentions))
     trend = group.get("trend")
-    if isinstance(trend, Mapping) and trend.get("direction") == "rising":
-        before = float(trend.get("before_share") or 0.0)
-        recent = float(trend.get("recent_share") or 0.0)
-        period = trend.get("period")
+    rising = Trend.from_dict(trend) if isinstance(trend, Mapping) else None
+    if rising is not None and rising.direction == "rising":
+        before, recent, period = rising.before_share, rising.recent_share, rising.period
         if before > 0:
-            criteria.append(words("falls_back", before=f"{before:.1%}", period=period))
+            criteria.append(words("falls_back", before=as_percent(before), period=period))
         else:
-            criteria.append(words("new_in_period", recent=f"{recent:.1%}", period=period))
+            criteria.append(words("new_in_period", recent=as_percent(recent), period=period))
     criteria.append(words("recheck", cited=cited))
     return criteria
 

@@ -16,18 +16,24 @@ would be rejected as `empty_evidence_text`.
 
 from __future__ import annotations
 
+from runlens import fit_quote
 from runlens_feedback.analyst.document import Document
 from runlens_feedback.analyst.severity import clause_impact
 from runlens_feedback.analyst.text import strip_span
 from runlens_feedback.analyst.themes import theme_hits
+from runlens_feedback.contracts import ANALYSIS_CONTRACT
 
+#: The analysis contract's rules for its quotes (the one the evidence check applies).
+_RULES = ANALYSIS_CONTRACT.evidence_quotes[0]
 _SHORT_TEXT = 20
 _KEYWORD_WEIGHT = 0.5
 _MIN_QUOTE = {"zh": 6, "en": 15}
 
 
 def pick_evidence(doc: Document, theme_key: str) -> str:
-    """The evidence quote of a parsed row (see the module docstring)."""
+    """The evidence quote of a parsed row (see the module docstring), always one that the
+    analysis contract's quote rules accept (`runlens.fit_quote`: never a cut word or
+    character, never too short, never without a letter or digit)."""
     text = doc.text
     start, end = strip_span(text, 0, len(text))
     if start == end:
@@ -39,7 +45,8 @@ def pick_evidence(doc: Document, theme_key: str) -> str:
         key=lambda index: (_signal(doc, index, theme_key), _polar(doc, index), -index),
     )
     first, last = _widen(doc, best)
-    return text[doc.clauses[first].start : doc.clauses[last].end]
+    start, end = fit_quote(text, doc.clauses[first].start, doc.clauses[last].end, _RULES)
+    return text[start:end]
 
 
 def _sign(doc: Document) -> int:

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runlens import CITATION_BRACKETS as BRACKETS
-from runlens import MarkdownCitations
+from runlens import MarkdownCitations, percent
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX
@@ -144,7 +144,8 @@ class _Words(Phrasebook):
 
 
 def _pct(count: int, total: int) -> str:
-    return f"{count / total:.1%}" if total else "0.0%"
+    """`count` of `total` as the figure check reads it back (`runlens.percent`)."""
+    return percent(count, total)
 
 
 def _noun(count: int) -> str:
@@ -167,21 +168,14 @@ def _label(group: Mapping[str, Any], words: _Words) -> str:
 def _quote_line(example: Mapping[str, Any], words: _Words) -> str:
     """The example as a citation of the contract's form, `> “quote” — id (sentiment,
     severity)`: verbatim, with Markdown characters escaped so the reader sees the row's
-    words, in quotation marks the quote does not close early. Where the quote was cut (by the
-    summary, or to one line of a multi-line quote) an ellipsis outside the marks says so:
-    before the opening mark for a cut at the start, after the closing mark for one at the end.
+    words, in quotation marks the quote does not close early (the summary's quote is one
+    line and leaves one closing mark out, `aggregate.example_quote`). Where the quote was
+    cut an ellipsis outside the marks says so: before the opening mark for a cut at the
+    start, after the closing mark for one at the end.
     """
     quote = str(example.get("evidence_text") or "")
-    cut_start, cut_end = False, bool(example.get("shortened"))
-    if "\n" in quote or "\r" in quote:
-        lines = [line.strip() for line in quote.splitlines()]
-        longest = max(range(len(lines)), key=lambda n: len(lines[n]))
-        quote = lines[longest]
-        cut_start = cut_start or any(lines[:longest])
-        cut_end = cut_end or any(lines[longest + 1 :])
+    cut_start, cut_end = bool(example.get("cut_start")), bool(example.get("shortened"))
     opening, closing = _quote_marks(quote)
-    if closing in quote:  # every closing mark occurs in it: quote up to the first one
-        quote, cut_end = quote[: quote.index(closing)].rstrip(), True
     tail = words(
         "quote_tail",
         sentiment=words.sentiment(example.get("sentiment")),
