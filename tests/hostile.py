@@ -40,6 +40,9 @@ _ODD = (
     "e\u0301", "a\u0308", "❤\ufe0f", "👍🏽", "👨\u200d👩\u200d👧", "🇨🇳", "\u1100\u1161", "한국어",
     "مرحبا", "שלום", "“", "”", '"', "「", "」", "«", "»", "*", "_", "`", "|", "<b>", "&amp;",
     "\\", "#", "[x](y)", "\u2028", "\u00a0", "\u200b", "\t", "😀😀😀",
+    # What exports of posts and reviews carry: mentions, tags, links, HTML entities and breaks.
+    "@user_42", "#fail", "RT", "http://t.co/x1Y2", "&#039;", "&quot;", "<br /><br />", ":)",
+    "fb_001", "P1", "5/10", "10/10", "$9.99", "3am",
 )  # fmt: skip
 
 #: Any character a text cell of an export holds: no control characters (a file full of them
@@ -185,11 +188,11 @@ def _xlsx_text(value: str) -> str | None:
 
 
 @st.composite
-def hostile_inputs(draw: st.DrawFn) -> HostileInput:
-    """A whole input (module docstring): 1 to 80 rows, an id column and a text column of
-    any names, up to four metadata columns named by measure words or anything else, holding
-    measure words, numbers, dates and blanks."""
-    count = draw(st.sampled_from(ROW_COUNTS))
+def hostile_inputs(draw: st.DrawFn, row_counts: Sequence[int] = ROW_COUNTS) -> HostileInput:
+    """A whole input (module docstring): `row_counts` rows (1 to 80), an id column and a
+    text column of any names, up to four metadata columns named by measure words or anything
+    else, holding measure words, numbers, dates, blanks and id-like values."""
+    count = draw(st.sampled_from(row_counts))
     names = draw(st.lists(column_names(), min_size=2, max_size=6, unique_by=str.casefold))
     id_column, text_column, *metadata = names
     row_ids = draw(

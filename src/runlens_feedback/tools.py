@@ -20,8 +20,9 @@ SHOWN_LABELS = 3
 FIGURE_RULE = (
     f"Every number in {', '.join(SECTIONS)} of {REPORT} must be one of these figures, written "
     "as its `text`, in the same clause as one of its labels (for a theme: the theme's name "
-    "and the measure; the name may come earlier in the same sentence). Dates, ids and numbers "
-    "inside quotations are not figures."
+    "and the measure; the name may come earlier in the same sentence), or in its `place`: the "
+    "table introduced by 'By `column`:', the row whose first cell is `row`, the column whose "
+    "header names it. Dates, ids and numbers inside quotations are not figures."
 )
 
 
@@ -90,13 +91,21 @@ def write_insight_chart(context: ToolContext) -> dict[str, Any]:
 
 
 def _shown(figure: Figure) -> dict[str, Any]:
-    return {
+    shown: dict[str, Any] = {
         "key": figure.key,
         "text": figure.text,
         "value": float(figure.exact),
         "exact": str(figure.exact),
         "labels": [" + ".join(label) for label in figure.labels[:SHOWN_LABELS]],
     }
+    place = figure.place
+    if place is not None:  # a breakdown cell: the table, the row's first cell, the header
+        shown["place"] = {
+            "table": " ".join(place.table[0]) if place.table else "",
+            "row": place.rows[0] if place.rows else "",
+            "column": " ".join(place.columns[0]) if place.columns else "",
+        }
+    return shown
 
 
 def build_tools(context: ToolContext) -> Sequence[Tool]:

@@ -324,6 +324,14 @@ def test_the_tool_returns_the_figures_the_check_recomputes(workspace: Path) -> N
     assert (leading["text"], leading["labels"][0]) == (share, label)
     assert shown[f"theme.{key}.rows"]["labels"][0] == f"{label} + row"
     assert shown["backlog.P0"]["text"] == "1"
+    # A breakdown cell's figure says where it is written: its table, row and column.
+    support = shown["breakdown.channel.support_ticket.negative.share"]
+    assert support["place"] == {
+        "table": "channel",
+        "row": "support_ticket",
+        "column": "negative share",
+    }
+    assert (support["text"], support["exact"], support["labels"]) == ("96.6%", "28/29", [])
     checked = {s.tied[0].key: s.number.text for s in statements(workspace) if s.number.text != "0"}
     listed = {key: text for key, text in checked.items() if key in shown}
     assert listed and all(shown[key]["text"] == text for key, text in listed.items())
