@@ -76,10 +76,10 @@ _HOMES: dict[str, tuple[str, str]] = {
     "ValidationContext": ("runlens.validation.base", "ValidationContext"),
     "ValidatorResult": ("runlens.validation.base", "ValidatorResult"),
     "load_document": ("runlens.validation.base", "load_document"),
-    "SOURCE_ROWS": ("runlens.validation.figures", "SOURCE_ROWS"),
+    "SOURCE_ROWS": ("runlens.validation.sources", "SOURCE_ROWS"),
     "Figure": ("runlens.validation.figures", "Figure"),
     "FigureRule": ("runlens.validation.figures", "FigureRule"),
-    "Label": ("runlens.validation.figures", "Label"),
+    "Label": ("runlens.validation.figure_names", "Label"),
     "Place": ("runlens.validation.figures", "Place"),
     "computed_figures": ("runlens.validation.figures", "computed_figures"),
     "stated_numbers": ("runlens.validation.numbers", "stated_numbers"),
@@ -245,17 +245,12 @@ if TYPE_CHECKING:
     )
     from runlens.validation.citations import BRACKETS as CITATION_BRACKETS
     from runlens.validation.cuts import cut_quote, cut_text, fit_quote, one_line_quote
-    from runlens.validation.figures import (
-        SOURCE_ROWS,
-        Figure,
-        FigureRule,
-        Label,
-        Place,
-        computed_figures,
-    )
+    from runlens.validation.figure_names import Label
+    from runlens.validation.figures import Figure, FigureRule, Place, computed_figures
     from runlens.validation.items import item_problems, submit_tool_spec
     from runlens.validation.numbers import stated_numbers
     from runlens.validation.quotes import is_strong as is_strong_quote
     from runlens.validation.quotes import splits_word
     from runlens.validation.rounding import as_percent, percent, round_half_up
     from runlens.validation.rounding import exact as exact_value
+    from runlens.validation.sources import SOURCE_ROWS

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from runlens import SOURCE_ROWS
 from runlens.evidence import EvidenceIndex, EvidenceItem
-from runlens.validation.figures import SOURCE_ROWS, check_figures
+from runlens.validation.figures import check_figures
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.report import report_from_summary
 from runlens_feedback.breakdowns import MAX_PERIODS, MAX_VALUES, breakdowns

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hostile import MEASURE_WORDS, column_names
 
+from runlens import SOURCE_ROWS
 from runlens.cli import cli
 from runlens.errors import ToolError
 from runlens.evidence import CsvTable, EvidenceIndex
@@ -27,7 +28,7 @@ from runlens.runtime.repair import repair_message
 from runlens.tools.base import ToolContext
 from runlens.tools.workspace import Workspace
 from runlens.validation import validate_workspace
-from runlens.validation.figures import SOURCE_ROWS, Statement, check_figures
+from runlens.validation.figures import Statement, check_figures
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.backlog import backlog_from_summary
 from runlens_feedback.analyst.groups import group_label

@@ -75,23 +75,18 @@ that computes no figures checks nothing.
 
 from __future__ import annotations
 
-import bisect
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
-from itertools import accumulate
 from typing import Any, Literal
 
 from runlens.contracts.model import DEFAULT_QUOTE_MARKS
-from runlens.errors import InputError, UserError
-from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.evidence import EvidenceIndex
 from runlens.validation import rounding
 from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
+from runlens.validation.figure_names import FigureNames, Label, assigned, names_in, row_key
 from runlens.validation.numbers import (
-    SPACED_LETTERS,
     Passage,
     Span,
     SpanSet,
@@ -101,12 +96,10 @@ from runlens.validation.numbers import (
     stated_numbers,
 )
 from runlens.validation.rounding import Number
-from runlens.validation.trust import UntrustedIndex, source_file
+from runlens.validation.sources import SOURCE_ROWS, source_rows
+from runlens.validation.trust import UntrustedIndex
 
 FigureKind = Literal["count", "share", "value"]
-_NOWHERE = SpanSet(())
-#: Terms that must all appear for a label to name its figure.
-Label = tuple[str, ...]
 Verdict = Literal["agrees", "mismatch", "unsupported"]
 
 _BRACKETED_BREAK = re.compile(r"[,;、，；()（）\[\]【】]")
@@ -115,7 +108,6 @@ _PART_BREAK = re.compile(r"[;；]")
 #: Scopes up to this one are clauses: the one that names a figure may be extended (`_tie`).
 _CLAUSES = 2
 _SENTENCE_BREAK = re.compile(r"[.!?](?=\s|$)|[。！？]")
-_LETTER = f"[0-9_{SPACED_LETTERS}]"
 
 
 @dataclass(frozen=True)
@@ -197,11 +189,6 @@ def _decimal(value: Fraction) -> str:
     return rounding.written(value, 6) + "…"
 
 
-#: The source name under which a rule's `compute` finds the input's rows (module docstring).
-SOURCE_ROWS = "input:rows"
-#: The rows of the source by id: every column but the id and text columns.
-SourceRows = dict[str, dict[str, str]]
-
 #: `compute(documents, index)`: the figures, from the rule's sources (by name) and the index.
 Compute = Callable[[Mapping[str, Any], EvidenceIndex], Iterable[Figure]]
 
@@ -235,7 +222,7 @@ def check_figures(
     quote_marks: Iterable[tuple[str, str]] = DEFAULT_QUOTE_MARKS,
 ) -> list[Statement]:
     """Every number stated in `sections` of `markdown`, tied and judged (module docstring)."""
-    names = _Names(figures)
+    names = FigureNames(figures)
     marks = tuple(quote_marks)
     statements = []
     for passage in section_passages(markdown, sections):
@@ -244,192 +231,10 @@ def check_figures(
     return statements
 
 
-class _Names:
-    """The labels of a rule's figures, indexed so each passage is searched once per term."""
-
-    def __init__(self, figures: Sequence[Figure]) -> None:
-        self.figures = tuple(figures)
-        self.labels: dict[str, list[tuple[Figure, Label]]] = {}  # first term -> labels
-        terms: set[str] = set()
-        for figure in self.figures:
-            for label in figure.labels:
-                folded = tuple(term.casefold() for term in label)
-                if folded:
-                    self.labels.setdefault(folded[0], []).append((figure, folded))
-                    terms.update(folded)
-        self.placed: dict[str, list[Figure]] = {}  # row key -> figures placed in such rows
-        named = set(terms)  # every word that names something: digits in it are no figure
-        for figure in self.figures:
-            if figure.place is not None:
-                for row in dict.fromkeys(map(row_key, figure.place.rows)):
-                    self.placed.setdefault(row, []).append(figure)
-                named.update(row_key(row) for row in figure.place.rows)
-                named.update(term.casefold() for label in figure.place.table for term in label)
-        self.terms = sorted(terms)
-        self.term_set = frozenset(self.terms)
-        self.digit_terms = sorted(term for term in named if any(c.isdigit() for c in term))
-
-    def occurrences(self, text: str, ignored: SpanSet = _NOWHERE) -> dict[str, list[Span]]:
-        """Where each term occurs in `text`, outside the `ignored` spans (terms that do not
-        occur are left out). An occurrence inside a longer term's occurrence is part of
-        that term, not a term of its own: "mixed" in a theme named `topic:mixed`, "high" in
-        "high or critical", 分析 in 未分析."""
-        found: dict[str, list[Span]] = {}
-        folded = _Folded(text)
-        for term in self.terms:
-            spans = [span for span in folded.find(term) if not ignored.contains(*span)]
-            if spans:
-                found[term] = spans
-        inner = _contained({span for spans in found.values() for span in spans})
-        if not inner:
-            return found
-        kept = {term: [s for s in spans if s not in inner] for term, spans in found.items()}
-        return {term: spans for term, spans in kept.items() if spans}
-
-    def keyed(
-        self, text: str, keys: Sequence[Span], ignored: SpanSet = _NOWHERE
-    ) -> dict[str, list[Span]]:
-        """`occurrences`, where the `keys` spans are row keys: a key that is a term as a
-        whole is one occurrence of that term and nothing else (a row keyed `negative` names
-        its row, not the measure "negative"); a key that is no term is searched as text."""
-        whole: dict[str, list[Span]] = {}
-        searched = [*ignored.spans]
-        for start, end in keys:
-            term = " ".join(text[start:end].split()).casefold()
-            if term in self.term_set:
-                whole.setdefault(term, []).append((start, end))
-                searched.append((start, end))
-        found = self.occurrences(text, SpanSet(searched))
-        for term, spans in whole.items():
-            found[term] = sorted([*found.get(term, ()), *spans])
-        return found
-
-    def named(self, found: Mapping[str, list[Span]]) -> list[tuple[Figure, Label]]:
-        """The labels whose every term occurs (as often as the label repeats it)."""
-        return [
-            (figure, label)
-            for term in found
-            for figure, label in self.labels.get(term, ())
-            if _assigned(label, found, (0, _END))
-        ]
-
-    def hiding(self, text: str) -> list[Span]:
-        """Occurrences of terms with digits: a number inside a name is part of the name."""
-        folded = _Folded(text)
-        return [span for term in self.digit_terms for span in folded.find(term)]
-
-
-_END = 2**62  # beyond the end of any text
-
-
-def _assigned(label: Label, found: Mapping[str, list[Span]], scope: Span) -> bool:
-    """Whether each term of `label` has an occurrence inside `scope` of its own: one
-    occurrence fills one place of a label, so `("label", "negative", "negative")` needs
-    "negative" twice, and a cell reading `Rows` under the header `Rows` is no row key of a
-    value named "rows" and the measure "rows" at once (a matching of terms to occurrences;
-    a label has a handful of terms, and a term needs no more candidates than the label has
-    terms)."""
-    start, end = scope
-    width = len(label)
-    options = []
-    for term in label:
-        inside = [span for span in found.get(term, ()) if start <= span[0] and span[1] <= end]
-        if not inside:
-            return False
-        options.append(inside[:width])
-    return _distinct(options, 0, set())
-
-
-def _distinct(options: list[list[Span]], at: int, used: set[Span]) -> bool:
-    if at == len(options):
-        return True
-    for span in options[at]:
-        if span not in used:
-            used.add(span)
-            if _distinct(options, at + 1, used):
-                return True
-            used.discard(span)
-    return False
-
-
-def row_key(text: str) -> str:
-    """A table row's key as places compare it: NFC, case-folded, on one line with single
-    spaces, NUL as the replacement character (as Markdown reads it)."""
-    folded = unicodedata.normalize("NFC", text.replace("\x00", "\ufffd")).casefold()
-    return " ".join(folded.split())
-
-
-def _names_in(labels: Iterable[Label], texts: Sequence[str]) -> tuple[int, int]:
-    """How well `texts` name one of `labels`: the most terms of a label named in one of
-    them (each term at an occurrence of its own), then the most characters; (0, 0) when
-    none is."""
-    best = (0, 0)
-    for label in labels:
-        folded = tuple(term.casefold() for term in label)
-        score = (len(folded), sum(map(len, folded)))
-        if not folded or score <= best:
-            continue
-        for text in texts:
-            where = _Folded(text)
-            found = {term: where.find(term) for term in folded}
-            if _assigned(folded, found, (0, len(text))):
-                best = score
-                break
-    return best
-
-
-def _contained(spans: set[Span]) -> set[Span]:
-    """The spans that lie inside another, longer span (in O(n log n): sorted by start, the
-    longest first, a span ending no later than an earlier one is inside it)."""
-    inner = set()
-    reach = -1
-    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
-        if end <= reach:
-            inner.add((start, end))
-        reach = max(reach, end)
-    return inner
-
-
-class _Folded:
-    """A text case-folded for finding terms (which are case-folded too: `ß` is `ss`, so
-    a plain case-insensitive match would miss it), with each span found mapped back to the
-    text's own offsets."""
-
-    def __init__(self, text: str) -> None:
-        if text.isascii():
-            self.text, self.starts = text.lower(), None
-            return
-        parts = [char.casefold() for char in text]
-        self.text = "".join(parts)
-        self.starts = [0, *accumulate(map(len, parts))]  # folded offset of each character
-
-    def find(self, term: str) -> list[Span]:
-        """The spans of `term` (case-folded) in the text, in the text's offsets."""
-        spans = [match.span() for match in _pattern(term).finditer(self.text)]
-        if self.starts is None:
-            return spans
-        starts = self.starts
-        return [
-            (bisect.bisect_right(starts, start) - 1, bisect.bisect_left(starts, end))
-            for start, end in spans
-        ]
-
-
-@lru_cache(maxsize=4096)
-def _pattern(term: str) -> re.Pattern[str]:
-    """A term as a case-insensitive pattern (module docstring: whole words, plurals)."""
-    body = r"\s+".join(map(re.escape, term.split()))
-    if re.match(_LETTER, term[:1]):
-        body = f"(?<!{_LETTER}){body}"
-    if re.match(_LETTER, term[-1:]):
-        body = f"{body}(?:e?s)?(?!{_LETTER})"
-    return re.compile(body, re.IGNORECASE)
-
-
 class _PassageCheck:
     """The numbers of one passage, tied to figures through the text around them."""
 
-    def __init__(self, passage: Passage, names: _Names, marks: tuple[tuple[str, str], ...]):
+    def __init__(self, passage: Passage, names: FigureNames, marks: tuple[tuple[str, str], ...]):
         self.passage = passage
         self.names = names
         self.own = passage.block.text
@@ -492,7 +297,7 @@ class _PassageCheck:
             place = figure.place
             if place is None or not figure.fits(number):
                 continue
-            table, column = _names_in(place.table, tables), _names_in(place.columns, [cell.header])
+            table, column = names_in(place.table, tables), names_in(place.columns, [cell.header])
             if table[0] and column[0]:  # the most specific table, then column, wins
                 scored.append(((*table, *column), figure))
         top = max((score for score, _ in scored), default=None)
@@ -537,7 +342,7 @@ class _PassageCheck:
         return extended
 
     def _inside(self, label: Label, scope: Span) -> bool:
-        return _assigned(label, self.found, scope)
+        return assigned(label, self.found, scope)
 
     def _best(self, named: list[tuple[Figure, Label]], number: StatedNumber) -> tuple[Figure, ...]:
         """The figures of the most specific, then nearest, then longest label."""
@@ -620,45 +425,6 @@ def computed_figures(rule: FigureRule, context: ValidationContext) -> tuple[Figu
             return ()
         documents[name] = document
     return tuple(rule.compute(documents, index))
-
-
-def source_rows(context: ValidationContext, index: EvidenceIndex) -> SourceRows | None:
-    """The rows of the source the index was judged against (`SOURCE_ROWS`), read once per
-    validation round; None when the source cannot be found or read again."""
-    key = ("source_rows", "")
-    shared = context._shared
-    if key not in shared:
-        shared[key] = _read_source_rows(context, index)
-    rows: SourceRows | None = shared[key]
-    return rows
-
-
-def _read_source_rows(context: ValidationContext, index: EvidenceIndex) -> SourceRows | None:
-    """The source's rows, paired with the index's ids in source order (the index was built
-    from these very rows, so ids made from row numbers pair up too)."""
-    path = source_file(context, index)  # as the index was judged
-    if path is None:
-        return None
-    try:
-        table = CsvTable.open(
-            path,
-            required_columns=(index.text_column,),
-            source_name=index.source,
-            encoding=index.encoding,
-            delimiter=index.delimiter,
-            sheet=getattr(index, "sheet", None),
-        )
-    except (InputError, UserError, OSError):
-        return None
-    if table.total_rows != len(index):
-        return None
-    skipped = (index.id_column, index.text_column)
-    kept = [(n, column) for n, column in enumerate(table.columns) if column not in skipped]
-    rows: SourceRows = {}
-    for position, (row_id, _, _) in enumerate(index.rows()):
-        values = table.row_values(position)
-        rows[row_id] = {column: values[n] for n, column in kept}
-    return rows
 
 
 def _quote_marks(context: ValidationContext, artifact: str) -> tuple[tuple[str, str], ...]:
