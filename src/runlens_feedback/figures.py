@@ -222,8 +222,10 @@ def analysis_figures(
     return figures
 
 
-_SHARE_WORDS: Labels = (("share",), ("占比",))
-_ROW_WORDS: Labels = (("row",), ("条",))
+#: The headers a breakdown table's measures go by: the report's own words and the ones a
+#: model writing its own table uses ("Count", "% of rows", "数量", "比例").
+_SHARE_WORDS: Labels = (("share",), ("占比",), ("%",), ("percent",), ("比例",))
+_ROW_WORDS: Labels = (("row",), ("条",), ("count",), ("number",), ("数量",))
 
 
 def breakdown_figures(

@@ -456,3 +456,25 @@ def test_breakdown_tables_by_any_column_of_any_values_verify(
     stated = check_figures(report, SECTIONS, figures)
     wrong = [(s.line, s.number.text, s.verdict) for s in stated if s.verdict != "agrees"]
     assert wrong == [], report
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "| Channel | Count | % of rows | Positive | Negative | Negative % |",
+        "| 渠道 | 数量 | 比例 | 正面 | 负面 | 负面比例 |",
+    ],
+)
+def test_a_breakdown_table_with_a_models_own_headers_verifies(workspace: Path, header: str) -> None:
+    """A model writing its own table calls the measures "Count" or "% of rows": still their
+    places, and a wrong cell is still caught."""
+    edit_report(workspace, "| channel | 条数 | 占比 | 正面 | 负面 | 负面占比 |", header)
+    assert figure_findings(verdict(workspace)) == []
+    line = edit_report(
+        workspace, "| support\\_ticket | 29 | 32.6% |", "| support\\_ticket | 29 | 33.6% |"
+    )
+    (finding,) = figure_findings(verdict(workspace))
+    assert (finding["path"], finding["details"]["figure"]) == (
+        f"line {line}",
+        "breakdown.channel.support_ticket.share",
+    )
