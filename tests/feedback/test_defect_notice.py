@@ -122,6 +122,10 @@ def test_the_run_page_shows_the_defect_notice(
         page = client.get(f"runs/{run.result['run_id']}")
         assert page.status_code == httpx.codes.OK
         assert 'class="defect"' in page.text and DEFECT in page.text
+        # In the verdict, before anything else: the reader view shows it too.
+        assert page.text.index(DEFECT) < page.text.index('id="findings"')
+        reader = client.get(f"runs/{run.result['run_id']}/report")
+        assert 'class="defect"' in reader.text and DEFECT in reader.text
         scripted = failed_run(home)
         other = client.get(f"runs/{scripted.run_id}")
         assert 'class="defect"' not in other.text
