@@ -251,24 +251,20 @@ def _entry_figures(
     rows_keyed = SPECIAL_LABELS[special] if special else (entry["label"],)
     key = f"{prefix}.{special or entry['value']}"
 
-    def placed(measure: str, value: int, columns: Labels) -> Figure:
-        return Figure(f"{key}.{measure}", value, "count", (), place=place(columns))
-
-    def placed_share(measure: str, part: int, whole: int, columns: Labels) -> Figure:
-        share = Fraction(part, whole)
-        return Figure(f"{key}.{measure}", share, "share", (), place=place(columns))
-
-    def place(columns: Labels) -> Place:
-        return Place(((column,),), rows_keyed, columns)
+    def placed(measure: str, value: int | Fraction, columns: Labels) -> Figure:
+        place = Place(((column,),), rows_keyed, columns)
+        if isinstance(value, Fraction):
+            return Figure(f"{key}.{measure}", value, "share", (), place=place)
+        return Figure(f"{key}.{measure}", value, "count", (), place=place)
 
     rows, sentiment = entry["rows"], entry["sentiment"]
     figures = [placed("rows", rows, _ROW_WORDS)]
     if analysed:
-        figures.append(placed_share("share", rows, analysed, _SHARE_WORDS))
+        figures.append(placed("share", Fraction(rows, analysed), _SHARE_WORDS))
     figures += [placed(s, sentiment[s], _SENTIMENT[s]) for s in SENTIMENTS]
     if rows:
         shares = tuple((*word, *share) for word in _SENTIMENT["negative"] for share in _SHARE_WORDS)
-        figures.append(placed_share("negative.share", sentiment["negative"], rows, shares))
+        figures.append(placed("negative.share", Fraction(sentiment["negative"], rows), shares))
     return figures
 
 

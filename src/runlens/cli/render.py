@@ -161,6 +161,8 @@ class RunResultLike(ReportLike, Protocol):
 
     @property
     def status(self) -> Any: ...
+    @property
+    def defect(self) -> str | None: ...
 
 
 class HasContracts(Protocol):
@@ -193,7 +195,7 @@ def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContr
         state not in ("missing", "not_validated") for state in result.artifacts.values()
     ):
         render_verdict(console, result, plugin.contracts, verdict=status.upper())
-        render_defect(console, getattr(result, "defect", None))
+        render_defect(console, result.defect)
         render_warnings(console, warnings)
         return
     # The run stopped before validation (an input error, a provider error, a cancellation):
@@ -204,5 +206,5 @@ def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContr
         console.print(Text(f"Written but not validated: {', '.join(written)}", style="yellow"))
     else:
         console.print(Text("No deliverable was written.", style="dim"))
-    render_defect(console, getattr(result, "defect", None))
+    render_defect(console, result.defect)
     render_warnings(console, warnings)

@@ -193,6 +193,7 @@ def show_command(
     from rich.console import Console
 
     from runlens.cli.common import usage_errors
+    from runlens.cli.render import render_defect
     from runlens.records.events import read_event_log
     from runlens.records.store import read_json_object
     from runlens.runtime.recovery import load_run, workspace_changes
@@ -254,27 +255,19 @@ def show_command(
     _print_plan(console, record)
     _print_artifacts(console, manifest or {})
     _print_run_findings(console, manifest or {})
-    if defect:
-        console.print(f"[bold magenta]RunLens defect:[/] [magenta]{_safe(defect)}[/]")
+    render_defect(console, defect)
     if events:
         _print_timeline(console, timeline)
 
 
 def _defect(record: dict[str, Any], manifest: dict[str, Any]) -> str | None:
     """The notice that the run's findings are RunLens's own defect, or None."""
-    from runlens.validation.defects import defect_notice, refused_batches
+    from runlens.validation.defects import recorded_defect
 
     artifacts = [a for a in manifest.get("artifacts") or [] if isinstance(a, dict)]
     findings = [f for a in artifacts for f in a.get("findings") or []]
     findings += manifest.get("findings") or []
-    codes = [str(f.get("code")) for f in findings if isinstance(f, dict)]
-    model, run_id = record.get("model"), record.get("run_id")
-    return defect_notice(
-        model if isinstance(model, str) else None,
-        codes,
-        run_id or None,
-        refused_batches=refused_batches(record.get("metrics")),
-    )
+    return recorded_defect(record, (str(f.get("code")) for f in findings if isinstance(f, dict)))
 
 
 def _artifact_hashes(manifest: dict[str, Any]) -> dict[str, str | None]:

@@ -22,7 +22,7 @@ from runlens.plugins import Plugin, available_plugins, load_plugin
 from runlens.secrets import known_secrets
 from runlens.tools.workspace import Workspace
 from runlens.validation import ValidationReport, validate_workspace
-from runlens.validation.defects import defect_notice, refused_batches, written_by_runlens
+from runlens.validation.defects import recorded_defect, written_by_runlens
 
 RUN_RECORD = Workspace.RUN_RECORD
 EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
@@ -222,15 +222,9 @@ def _defect(workspace: Path, record: dict[str, Any], report: ValidationReport) -
     from runlens.records.store import read_json_object
     from runlens.runtime.recovery import workspace_changes
 
-    model = record.get("model")
-    if not isinstance(model, str) or not written_by_runlens(model):
+    if not written_by_runlens(record.get("model")):
         return None
     manifest, _ = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
     if manifest is None or workspace_changes(workspace, record, manifest):
         return None
-    return defect_notice(
-        model,
-        (f.code for f in report.findings),
-        record.get("run_id") or str(workspace),
-        refused_batches=refused_batches(record.get("metrics")),
-    )
+    return recorded_defect(record, (f.code for f in report.findings))

@@ -16,7 +16,8 @@ say) are no longer what it wrote: neither gets the notice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: Providers whose deliverables are RunLens's own work.
 EMBEDDED_PROVIDERS = frozenset({"offline"})
@@ -24,10 +25,10 @@ EMBEDDED_PROVIDERS = frozenset({"offline"})
 _WORKSPACE_CODES = frozenset({"evidence_index_missing", "evidence_index_tampered"})
 
 
-def written_by_runlens(model: str | None) -> bool:
+def written_by_runlens(model: object) -> bool:
     """Whether a run of `model` (its spec, `offline` or `openai:gpt-4o`) had its deliverables
     written by RunLens itself."""
-    return (model or "").partition(":")[0].strip() in EMBEDDED_PROVIDERS
+    return isinstance(model, str) and model.partition(":")[0].strip() in EMBEDDED_PROVIDERS
 
 
 def defect_notice(
@@ -57,3 +58,15 @@ def refused_batches(metrics: object) -> int:
     """The failed batches a run's metrics count (`batches_failed`), 0 when they count none."""
     count = metrics.get("batches_failed") if isinstance(metrics, dict) else None
     return count if isinstance(count, int) and not isinstance(count, bool) else 0
+
+
+def recorded_defect(record: Mapping[str, Any], codes: Iterable[str]) -> str | None:
+    """`defect_notice` for a run as `runtime/run.json` records it (model, run id, metrics),
+    with its findings' `codes`; for deliverables as the run left them (the caller knows)."""
+    model, run_id = record.get("model"), record.get("run_id")
+    return defect_notice(
+        model if isinstance(model, str) else None,
+        codes,
+        run_id if isinstance(run_id, str) and run_id else None,
+        refused_batches=refused_batches(record.get("metrics")),
+    )

@@ -437,12 +437,18 @@ def _quote_marks(context: ValidationContext, artifact: str) -> tuple[tuple[str, 
 
 def mismatch_reason(figure: Figure, decimals: int) -> str:
     """What a mismatch message says of the expected text: the figure's key and, unless it is
-    a whole number, its exact value and the rule that rounds it (`severity.critical.share:
-    3/2000 = 0.15%, rounded half up to 1 decimal`)."""
+    a whole number, how it is derived (`severity.critical.share: 3/2000 = 0.15%, rounded
+    half up to 1 decimal`)."""
+    derivation = _derivation(figure, decimals)
+    return figure.key if derivation is None else f"{figure.key}: {derivation}"
+
+
+def _derivation(figure: Figure, decimals: int) -> str | None:
+    """A figure's exact value and the rule that rounds it, None for a whole count."""
     if figure.exact.denominator == 1 and figure.kind != "share":
-        return figure.key
+        return None
     places = "decimal" if decimals == 1 else "decimals"
-    return f"{figure.key}: {figure.exact_text()}, {rounding.RULE} to {decimals} {places}"
+    return f"{figure.exact_text()}, {rounding.RULE} to {decimals} {places}"
 
 
 def _report(collector: Collector, artifact: str, statement: Statement) -> None:
@@ -451,12 +457,15 @@ def _report(collector: Collector, artifact: str, statement: Statement) -> None:
     if statement.verdict == "mismatch":
         figure = statement.tied[0]
         expected = figure.written(number.decimals)
-        why = mismatch_reason(figure, number.decimals)
+        why, derivation = (
+            mismatch_reason(figure, number.decimals),
+            _derivation(figure, number.decimals),
+        )
         collector.add(
             artifact,
             "figure_mismatch",
             f"line {line}, column {statement.column}: {number.text} states the figure "
-            f"`{figure.key}`, which is {expected}" + ("" if why == figure.key else f" ({why})"),
+            f"`{figure.key}`, which is {expected}" + (f" ({derivation})" if derivation else ""),
             Problem(
                 "figure mismatch",
                 f"{number.text} should be {expected} ({why}, line {line})",
