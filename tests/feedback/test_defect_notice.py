@@ -20,7 +20,7 @@ from tests.ui.runs import failed_run
 from runlens.cli import cli
 from runlens_feedback.contracts import ANALYSIS, REPORT
 
-from .helpers import ENGLISH_ROWS, run_offline, write_csv
+from .helpers import ENGLISH_ROWS, OfflineRun, run_offline, write_csv
 
 DEFECT = "This is a RunLens defect, not a problem with your file"
 
@@ -53,11 +53,16 @@ def assert_the_run_says_defect(source: Path, workspace: Path) -> None:
     assert code == 1 and "RunLens defect:" in output
 
 
+def defective_run(folder: Path) -> tuple[Path, OfflineRun]:
+    """The input and the offline run on it (with whichever bug the test's fixture planted)."""
+    source = write_csv(folder / "feedback.csv", ENGLISH_ROWS)
+    return source, run_offline(source, folder / "ws")
+
+
 def test_every_verdict_of_a_defective_offline_run_says_it_is_a_runlens_defect(
     broken_analyst: None, tmp_path: Path
 ) -> None:
-    source = write_csv(tmp_path / "feedback.csv", ENGLISH_ROWS)
-    run = run_offline(source, tmp_path / "ws")
+    source, run = defective_run(tmp_path)
     verdict = run.result
     assert run.exit_code == 1 and verdict["status"] == "failed"
     assert {f["code"] for f in verdict["findings"]} == {"figure_mismatch"}
@@ -80,8 +85,7 @@ def test_every_verdict_of_a_defective_offline_run_says_it_is_a_runlens_defect(
 def test_rows_the_contract_refused_from_the_offline_analyst_are_a_defect_too(
     broken_quotes: None, tmp_path: Path
 ) -> None:
-    source = write_csv(tmp_path / "feedback.csv", ENGLISH_ROWS)
-    run = run_offline(source, tmp_path / "ws")
+    source, run = defective_run(tmp_path)
     verdict = run.result
     assert verdict["status"] == "failed" and "every batch failed" in verdict["error_message"]
     assert verdict["defect"].startswith(DEFECT) and "not analysed" in verdict["defect"]
