@@ -7,7 +7,7 @@ Its size is bounded whatever the input's size: at most `TOP_GROUPS` pain points,
 at most `EVIDENCE_IDS` ids and `EXAMPLES` verbatim quotes (one past the first
 `LEADING_GROUPS`), each one line of at most `QUOTE_CHARS` characters (`example_quote`), at
 most `KEYWORDS` theme terms, and at most `FAILURE_LINES` failure reasons and entries: under
-10 KB of JSON, whether 100 rows or 100,000 are analysed. Every count is exact.
+11 KB of JSON, whether 100 rows or 100,000 are analysed. Every count is exact.
 
 Items are grouped by `theme` when they carry one (trimmed, case-folded, spaces as `_`), else
 by their normalised `pain_point`, so items from a model that gives no theme still group by
@@ -23,22 +23,26 @@ never a listed pain point: it is counted in `other_groups`, so the biggest liste
 never a catch-all and there are at most `MAX_THEMES` themes besides praise and other.
 
 Priority of a pain point is a sum of points, where `n` is its problem rows, `share` is `n`
-over all analysed rows, and `critical`/`high` count its problem rows of that severity:
+over all analysed rows, and `critical`/`high` count its problem rows of that severity. No
+single row sets a priority: a severity term counts only from `MIN_SEVERE` (2) rows up.
 
-- severity: 5 for critical >= 2 (P0 whatever the reach), 3 for critical = 1, 2 for
-  high >= 3 or high >= 30% of n, 1 for high >= 1, else 0;
-- reach: 2 for share >= 15%, 1 for share >= 5%, else 0;
+- severity: 2 when at least half of the `n` rows are high or critical, 1 when a quarter are
+  (with at least 2 such rows), else 0;
+- critical: 1 for at least 2 critical rows, else 0;
+- reach: 2 for share >= 10%, 1 for share >= 3%, else 0;
 - trend (only with `row_metadata` holding a date column, `runlens_feedback.trend`): +1 when
-  the theme's share of the rows of the latest month (or week) is at least 1.5 times its
-  share before, -1 when it is at most half, else 0;
-- P0 for 5 points or more, P1 for 3-4, P2 for 2, P3 for 0-1.
+  the theme is rising (its share of the latest month or week is at least 1.5 times its share
+  before, from 3 recent rows up), -1 when it is falling, else 0;
+- P0 for 5 points or more, P1 for 4, P2 for 2-3, P3 for 0-1.
 
-`priority_reason` says which points were given and why ("severity +2 (3 high of 9),
-reach +1 (7.5% of rows), trend +1 (rising: 12.0% in 2024-06 vs 4.0% before) = 4 points").
+`priority_reason` says each term and why ("severity +2 (5 of 9 high/critical), critical +0
+(1), reach +1 (7.5% of rows), trend +1 (rising: 12.0% in 2024-06 vs 4.0%
+before) = 4 points").
 Which pain points are listed does not depend on the metadata (the top `TOP_GROUPS` by
 priority without the trend, then problem rows, then key, so recomputing the summary from
 the items alone, as the figure check does, lists the same groups); the listed ones are then
-ordered by priority, problem rows (descending) and key; the groups left out are counted in
+ordered by the evidence: priority, points, problem rows, high-or-critical rows (the last
+three descending) and key; the groups left out are counted in
 `other_groups`. Shape:
 
     {source, total_rows, analysed_rows, unanalysed_rows, problem_rows,
@@ -66,7 +70,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from runlens import (
     MarkdownCitations,
@@ -85,8 +89,13 @@ from runlens_feedback.genre import feedback_warnings
 
 Priority = Literal["P0", "P1", "P2", "P3"]
 #: The shares of the analysed rows that earn a pain point its reach points (exact).
-_WIDE_REACH = Fraction(15, 100)
-_SOME_REACH = Fraction(5, 100)
+_WIDE_REACH = Fraction(10, 100)
+_SOME_REACH = Fraction(3, 100)
+#: The shares of its problem rows, high or critical, that earn it severity points.
+_MOST_SEVERE = Fraction(1, 2)
+_SOME_SEVERE = Fraction(1, 4)
+#: The fewest rows a severity term counts from: no single row sets a priority.
+MIN_SEVERE = 2
 Item = Mapping[str, Any]
 #: How the report quotes rows: its contract's citation rules and closing quotation marks.
 _REPORT_QUOTES = REPORT_CONTRACT.citations or MarkdownCitations()
@@ -182,20 +191,21 @@ def representative_order(items: Sequence[Item]) -> list[Item]:
 def priority_parts(
     severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
 ) -> dict[str, int]:
-    """The points of a pain point by kind (module docstring): `severity`, `reach` and, with a
-    trend, `trend`. `priority_points` words them; the backlog words them in its language."""
-    share = Fraction(mentions, total) if total else Fraction(0)
+    """The points of a pain point by term (module docstring): `severity`, `critical`, `reach`
+    and, with a trend, `trend`. `priority_points` words them; the backlog words them in its
+    language."""
     critical, high = severity.get("critical", 0), severity.get("high", 0)
-    if critical >= 2:
-        points = 5
-    elif critical == 1:
-        points = 3
-    elif high >= 3 or (high >= 1 and high >= 0.3 * mentions):
-        points = 2
-    else:
-        points = 1 if high >= 1 else 0
-    reach = 2 if share >= _WIDE_REACH else 1 if share >= _SOME_REACH else 0
-    parts = {"severity": points, "reach": reach}
+    severe = critical + high
+    severe_share = Fraction(severe, mentions) if mentions else Fraction(0)
+    points = 0
+    if severe >= MIN_SEVERE:
+        points = 2 if severe_share >= _MOST_SEVERE else 1 if severe_share >= _SOME_SEVERE else 0
+    share = Fraction(mentions, total) if total else Fraction(0)
+    parts = {
+        "severity": points,
+        "critical": 1 if critical >= MIN_SEVERE else 0,
+        "reach": 2 if share >= _WIDE_REACH else 1 if share >= _SOME_REACH else 0,
+    }
     if trend is not None:
         parts["trend"] = {"rising": 1, "falling": -1}.get(trend.direction, 0)
     return parts
@@ -204,23 +214,30 @@ def priority_parts(
 def priority_points(
     severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
 ) -> tuple[int, list[str]]:
-    """The points of a pain point (module docstring) and a phrase for each kind."""
+    """The points of a pain point (module docstring) and a phrase for each term."""
     parts = priority_parts(severity, mentions, total, trend)
     critical, high = severity.get("critical", 0), severity.get("high", 0)
-    step = parts["severity"]
-    if step >= 3:
-        why = f"severity +{step} ({critical} critical)"
-    elif step:
-        why = f"severity +{step} ({high} high of {mentions})"
-    else:
-        why = "severity +0 (none high or critical)"
-    reasons = [why, f"reach +{parts['reach']} ({percent(mentions, total)} of rows)"]
+    reasons = [
+        f"severity {parts['severity']:+d} ({critical + high} of {mentions} high/critical)",
+        f"critical {parts['critical']:+d} ({critical})",
+        f"reach {parts['reach']:+d} ({percent(mentions, total)} of rows)",
+    ]
     if trend is not None:
-        reasons.append(
-            f"trend {parts['trend']:+d} ({trend.direction}: {as_percent(trend.recent_share)} "
-            f"in {trend.period} vs {as_percent(trend.before_share)} before)"
-        )
+        reasons.append(f"trend {parts['trend']:+d} ({trend_phrase(trend)})")
     return sum(parts.values()), reasons
+
+
+def trend_phrase(trend: Trend) -> str:
+    """A trend as the priority reason words it: "rising: 20.0% in 2024-06 vs 5.0% before";
+    for a change too few rows show, "too few rows to tell: 2 in 2024-06, 13.3% vs 2.7%
+    before"."""
+    recent, before = as_percent(trend.recent_share), as_percent(trend.before_share)
+    if trend.direction == "too_few":
+        return (
+            f"too few rows to tell: {trend.recent_rows} in {trend.period}, "
+            f"{recent} vs {before} before"
+        )
+    return f"{trend.direction}: {recent} in {trend.period} vs {before} before"
 
 
 def priority_for(
@@ -232,9 +249,9 @@ def priority_for(
     priority: Priority = "P3"
     if points >= 5:
         priority = "P0"
-    elif points >= 3:
+    elif points >= 4:
         priority = "P1"
-    elif points == 2:
+    elif points >= 2:
         priority = "P2"
     return priority, ", ".join(reasons) + f" = {points} points"
 
@@ -271,8 +288,38 @@ def example_quote(evidence: str) -> tuple[str, bool, bool] | None:
     return quote, bool(stripped[:start].strip()), start + len(quote) < len(stripped)
 
 
-def _example(item: Item, quote: tuple[str, bool, bool]) -> dict[str, Any]:
+class RowTexts(Protocol):
+    """Where a row's whole text is read (the Evidence Index): KeyError for an unknown id."""
+
+    def text(self, row_id: str) -> str: ...
+
+
+def cut_from_row(evidence: str, row: str) -> tuple[bool, bool]:
+    """Whether the row says something before / after the evidence quote (a letter or a digit,
+    not only punctuation): where the report's quote of it needs an ellipsis. `(False,
+    False)` when the quote is not verbatim in the row."""
+    at = row.find(evidence.strip())
+    if at < 0 or not evidence.strip():
+        return False, False
+    after = row[at + len(evidence.strip()) :]
+    return _says_something(row[:at]), _says_something(after)
+
+
+def _says_something(text: str) -> bool:
+    return any(char.isalnum() for char in text)
+
+
+def _example(
+    item: Item, quote: tuple[str, bool, bool], row_texts: RowTexts | None = None
+) -> dict[str, Any]:
     text, cut_start, cut_end = quote
+    if row_texts is not None:
+        try:
+            row = row_texts.text(str(item.get("feedback_id")))
+        except KeyError:
+            row = ""
+        before, after = cut_from_row(str(item.get("evidence_text") or ""), row)
+        cut_start, cut_end = cut_start or before, cut_end or after
     example = {
         "feedback_id": str(item.get("feedback_id")),
         "evidence_text": text,
@@ -285,8 +332,11 @@ def _example(item: Item, quote: tuple[str, bool, bool]) -> dict[str, Any]:
     return example
 
 
-def _examples(items: Iterable[Item], limit: int = EXAMPLES) -> list[dict[str, Any]]:
-    """Up to `limit` quotes, in the items' order, each of another row and other words."""
+def _examples(
+    items: Iterable[Item], limit: int = EXAMPLES, row_texts: RowTexts | None = None
+) -> list[dict[str, Any]]:
+    """Up to `limit` quotes, in the items' order, each of another row and other words; with
+    `row_texts`, each says where it was cut from its row, not only from its evidence."""
     examples: list[dict[str, Any]] = []
     rows: set[str] = set()
     quotes: set[str] = set()
@@ -296,7 +346,7 @@ def _examples(items: Iterable[Item], limit: int = EXAMPLES) -> list[dict[str, An
         quote = example_quote(str(item.get("evidence_text") or ""))
         if quote is None:
             continue
-        example = _example(item, quote)
+        example = _example(item, quote, row_texts)
         said = " ".join(example["evidence_text"].casefold().split())
         if example["feedback_id"] in rows or said in quotes:
             continue
@@ -326,6 +376,7 @@ def _pain_point(
     analysed: int,
     catalogue: ThemeCatalogue | None = None,
     split: Periods | None = None,
+    row_texts: RowTexts | None = None,
 ) -> dict[str, Any] | None:
     """The summary of one group, or None when none of its rows reports a problem."""
     problems = [m for m in members if is_actionable(m)]
@@ -334,6 +385,7 @@ def _pain_point(
     ranked = representative_order(problems)
     problem_severity = _counts(problems, "severity", SEVERITIES)
     base, _ = priority_for(problem_severity, len(problems), analysed)
+    base_points, _ = priority_points(problem_severity, len(problems), analysed)
     trend = theme_trend([str(m.get("feedback_id")) for m in problems], split)
     priority, reason = priority_for(problem_severity, len(problems), analysed, trend)
     points, _ = priority_points(problem_severity, len(problems), analysed, trend)
@@ -350,13 +402,14 @@ def _pain_point(
         "priority_reason": reason,
         "points": points,
         "base_priority": base,
+        "base_points": base_points,
         "trend": trend.as_dict() if trend else None,
         "sentiment": _counts(members, "sentiment", SENTIMENTS),
         "problem_severity": problem_severity,
         "feedback_ids": list(dict.fromkeys(str(m.get("feedback_id")) for m in ranked))[
             :EVIDENCE_IDS
         ],
-        "examples": _examples(ranked),
+        "examples": _examples(ranked, row_texts=row_texts),
         "suggested_action": _most_common((m.get("suggested_action") for m in ranked), ACTION_CHARS),
     }
 
@@ -376,13 +429,31 @@ def _name(
     return _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS), []
 
 
-def _pain_order(group: Mapping[str, Any]) -> tuple[str, int, str]:
-    return (group["priority"], -group["problem_rows"], group["key"])
+def _pain_order(group: Mapping[str, Any]) -> tuple[str, int, int, int, str]:
+    """The order of the evidence (module docstring)."""
+    return (
+        group["priority"],
+        -group["points"],
+        -group["problem_rows"],
+        -_severe(group),
+        group["key"],
+    )
 
 
-def _selection_order(group: Mapping[str, Any]) -> tuple[str, int, str]:
-    """Which groups are listed: by priority without the trend (module docstring)."""
-    return (group["base_priority"], -group["problem_rows"], group["key"])
+def _selection_order(group: Mapping[str, Any]) -> tuple[str, int, int, int, str]:
+    """Which groups are listed: by priority and points without the trend (module docstring)."""
+    return (
+        group["base_priority"],
+        -group["base_points"],
+        -group["problem_rows"],
+        -_severe(group),
+        group["key"],
+    )
+
+
+def _severe(group: Mapping[str, Any]) -> int:
+    severity = group["problem_severity"]
+    return int(severity.get("high", 0)) + int(severity.get("critical", 0))
 
 
 def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
@@ -406,10 +477,10 @@ def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
     return groups
 
 
-def _positive(items: Sequence[Item]) -> dict[str, Any]:
+def _positive(items: Sequence[Item], row_texts: RowTexts | None = None) -> dict[str, Any]:
     praise = [i for i in items if i.get("sentiment") == "positive"]
     ordered = sorted(praise, key=lambda i: (group_key(i)[0] != PRAISE_THEME, -abs(_score(i))))
-    return {"rows": len(praise), "examples": _examples(ordered)}
+    return {"rows": len(praise), "examples": _examples(ordered, row_texts=row_texts)}
 
 
 # -- failures -------------------------------------------------------------------------------
@@ -469,20 +540,22 @@ def summarize_analysis(
     source: str = "",
     row_metadata: Mapping[str, Mapping[str, Any]] | None = None,
     catalogue: ThemeCatalogue | None = None,
+    row_texts: RowTexts | None = None,
 ) -> dict[str, Any]:
     """The bounded aggregate of analysis `items` (module docstring for the shape and rules).
 
     `total_rows` is the input's row count (default: the number of items); rows not among
     the items are `unanalysed_rows`. `failed_batches` are the analysis file's entries.
     `row_metadata` (feedback id -> {column: value}) gives the trend and the breakdowns;
-    `catalogue` (the discovered themes) gives the pain points' names and terms.
+    `catalogue` (the discovered themes) gives the pain points' names and terms;
+    `row_texts` (the Evidence Index) tells each quote whether it was cut from its row.
     """
     analysed = len(items)
     total = analysed if total_rows is None else total_rows
     groups = group_items(items)
     split = periods((str(item.get("feedback_id")) for item in items), row_metadata)
     pains = [
-        _pain_point(k, by, members, analysed, catalogue, split)
+        _pain_point(k, by, members, analysed, catalogue, split, row_texts)
         for (k, by), members in groups.items()
     ]
     candidates = sorted(
@@ -493,7 +566,7 @@ def summarize_analysis(
     listed_keys = {(p["key"], p["grouped_by"]) for p in listed}
     rest = [p for p in pains if p is not None and (p["key"], p["grouped_by"]) not in listed_keys]
     for group in listed:
-        del group["base_priority"]
+        del group["base_priority"], group["base_points"]
     for group in listed[LEADING_GROUPS:]:
         del group["examples"][1:]
     return {
@@ -516,7 +589,7 @@ def summarize_analysis(
             "rows": sum(len(m) for key, m in groups.items() if key not in listed_keys),
             "problem_rows": sum(p["problem_rows"] for p in rest),
         },
-        "positive": _positive(items),
+        "positive": _positive(items, row_texts),
         "failed_batches": _failures(failed_batches),
         "breakdowns": breakdowns(items, row_metadata),
         "warnings": feedback_warnings(items),

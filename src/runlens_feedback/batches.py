@@ -116,6 +116,7 @@ async def analyze_in_batches(
         source=table.source,
         row_metadata=table_metadata(table, index),
         catalogue=catalogue,
+        row_texts=index,
     )
     if context.warn is not None:  # e.g. the input does not look like product feedback
         for warning in summary.get("warnings", ()):

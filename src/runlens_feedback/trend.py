@@ -16,7 +16,10 @@ over all analysed rows dated in it. A theme is
   at least 3 of its problem rows are recent;
 - `falling` when its recent share is at most half its earlier share and it had at least 3
   earlier problem rows;
-- `steady` otherwise.
+- `too_few` when the shares differ that much but the rows are too few to say so (a rise
+  with fewer than 3 recent rows, a fall from fewer than 3 earlier ones): "13.3% vs 2.7%"
+  from 2 rows is no trend, and not a steady one either;
+- `steady` otherwise (the shares are within those bounds).
 
 Cost: one pass over the items; each distinct date string is parsed once.
 """
@@ -33,7 +36,7 @@ from typing import Any, Literal
 
 from runlens import exact_value
 
-Direction = Literal["rising", "falling", "steady"]
+Direction = Literal["rising", "falling", "steady", "too_few"]
 
 _PREFERRED = ("created_at",)
 _DATE_WORDS = ("date", "time", "timestamp", "created", "submitted", "日期", "时间")
@@ -76,7 +79,7 @@ class Trend:
         """A trend as `as_dict` wrote it (shares from its counts, else from the rounded
         shares of a summary written without them); None when it names no direction."""
         direction = trend.get("direction")
-        if direction not in ("rising", "falling", "steady"):
+        if direction not in ("rising", "falling", "steady", "too_few"):
             return None
         counts = [_count(trend.get(key)) for key in _COUNTS]
         recent_rows, recent_total, before_rows, before_total = counts
@@ -227,10 +230,10 @@ def theme_trend(problem_ids: Sequence[str], split: Periods | None) -> Trend | No
     recent_share = Fraction(recent, split.recent_total)
     before_share = Fraction(before, split.before_total)
     direction: Direction = "steady"
-    if recent >= MIN_ROWS and (before_share == 0 or recent_share >= RISE * before_share):
-        direction = "rising"
-    elif before >= MIN_ROWS and recent_share <= FALL * before_share:
-        direction = "falling"
+    if recent and (before_share == 0 or recent_share >= RISE * before_share):
+        direction = "rising" if recent >= MIN_ROWS else "too_few"
+    elif before and recent_share <= FALL * before_share:
+        direction = "falling" if before >= MIN_ROWS else "too_few"
     return Trend(
         split.recent,
         recent_share,

@@ -104,17 +104,19 @@ def test_max_items_and_order() -> None:
 @pytest.mark.parametrize(
     ("severity", "mentions", "total", "priority"),
     [
-        ({"critical": 2}, 2, 100, "P0"),  # severity +5
-        ({"critical": 1}, 20, 100, "P0"),  # +3, reach +2
-        ({"critical": 1}, 10, 100, "P1"),  # +3, reach +1
-        ({"critical": 1}, 1, 100, "P1"),  # +3
-        ({"high": 3}, 10, 100, "P1"),  # +2, reach +1
-        ({"high": 3}, 3, 100, "P2"),  # +2
-        ({"high": 1}, 2, 100, "P2"),  # half of its rows high: +2
-        ({"high": 1}, 10, 100, "P2"),  # +1, reach +1
+        ({"critical": 2, "high": 8}, 20, 100, "P0"),  # severity +2, critical +1, reach +2
+        ({"critical": 2}, 2, 100, "P2"),  # +2, critical +1, 2% of rows
+        ({"critical": 2}, 4, 100, "P1"),  # +2, critical +1, reach +1
+        ({"critical": 1}, 20, 100, "P2"),  # one row sets nothing: reach +2
+        ({"critical": 1}, 1, 100, "P3"),  # one critical row alone
+        ({"critical": 1, "high": 1}, 4, 100, "P2"),  # half high or critical: +2, reach +1
+        ({"high": 3}, 10, 100, "P2"),  # 30%: +1, reach +2
+        ({"high": 5}, 10, 100, "P1"),  # +2, reach +2
+        ({"high": 1}, 2, 100, "P3"),  # half its rows, but one row
+        ({"high": 2}, 40, 100, "P2"),  # 5%: +0, reach +2
         ({"medium": 20}, 20, 100, "P2"),  # reach +2
-        ({"medium": 10}, 10, 100, "P3"),  # reach +1
-        ({"medium": 3}, 3, 100, "P3"),
+        ({"medium": 3}, 100, 100, "P2"),  # reach +2
+        ({"medium": 3}, 3, 100, "P3"),  # reach +1
         ({"low": 2}, 2, 100, "P3"),
     ],
 )
@@ -129,13 +131,20 @@ def test_trend_moves_the_priority_by_one_point() -> None:
 
     rising = Trend("2024-06", Fraction(8, 40), Fraction(4, 80), 8, 4, "rising", 40, 80)
     falling = Trend("2024-06", Fraction(1, 100), Fraction(9, 90), 1, 9, "falling", 100, 90)
-    assert priority_for({"high": 1}, 10, 100)[0] == "P2"
-    assert priority_for({"high": 1}, 10, 100, rising)[0] == "P1"
-    assert priority_for({"high": 1}, 10, 100, falling)[0] == "P3"
-    reason = priority_for({"high": 1}, 10, 100, rising)[1]
+    assert priority_for({"high": 2}, 10, 100)[0] == "P2"  # reach +2
+    assert priority_for({"high": 2}, 10, 100, falling)[0] == "P3"
+    assert priority_for({"high": 5}, 10, 200)[0] == "P2"  # +2, reach +1
+    assert priority_for({"high": 5}, 10, 200, rising)[0] == "P1"
+    reason = priority_for({"high": 2}, 10, 100, rising)[1]
     assert reason == (
-        "severity +1 (1 high of 10), reach +1 (10.0% of rows), "
+        "severity +0 (2 of 10 high/critical), critical +0 (0), reach +2 (10.0% of rows), "
         "trend +1 (rising: 20.0% in 2024-06 vs 5.0% before) = 3 points"
+    )
+    few = Trend("2024-06", Fraction(2, 15), Fraction(2, 74), 2, 2, "too_few", 15, 74)
+    assert priority_for({"high": 5}, 10, 100, few)[0] == "P1"  # no point either way
+    assert (
+        "trend +0 (too few rows to tell: 2 in 2024-06, 13.3% vs 2.7% before)"
+        in (priority_for({"high": 5}, 10, 100, few)[1])
     )
 
 
@@ -159,7 +168,10 @@ def test_backlog_is_written_from_the_themes_own_evidence() -> None:
     ]
     items.append({"feedback_id": "ok", "theme": "praise", "sentiment": "positive"})
     (entry,) = build_backlog(items)["items"]
-    assert entry["title"] == "Waiter · menu: fix the complaints"
+    # the action, the theme, and its leading problem in the customer's words
+    assert entry["title"] == (
+        "Fix Waiter · menu: The waiter forgot our order and the pasta arrived cold"
+    )
     criteria = " ".join(entry["acceptance_criteria"])
     assert "Waiter · menu" in criteria
     assert "cold" in criteria  # the theme's own words, from its quotes
@@ -300,7 +312,7 @@ def test_a_chinese_summary_gives_a_chinese_backlog() -> None:
     backlog = build_backlog(language_items("zh"))
     by_theme = {entry["theme"]: entry for entry in backlog["items"]}
     discovered, table = by_theme["导出_·_周报"], by_theme["billing_pricing"]
-    assert discovered["title"] == "导出 · 周报：解决用户反映的问题"
+    assert discovered["title"] == "解决导出 · 周报的问题：quote d0"
     assert table["title"] == "让计费清晰准确"  # the table theme's title, translated
     assert "逐条查看关于计费/价格的引用反馈（b0, b1）" in table["acceptance_criteria"][0]
     assert any(
@@ -312,9 +324,10 @@ def test_a_chinese_summary_gives_a_chinese_backlog() -> None:
     assert discovered["rationale"].startswith("已分析的 6 条中有 3 条（50.0%）反映这一问题；")
     assert "严重程度：严重 0、高 2、中等 1、低 0" in discovered["rationale"]
     assert discovered["rationale"].endswith(
-        "P1：严重程度 +2（3 条中有 2 条为高），覆盖面 +2（占已分析反馈的 50.0%），合计 4 分。"
+        "P1：严重程度 +2（3 条中有 2 条为高或严重），严重反馈 +0（严重 0 条），"
+        "覆盖面 +2（占已分析反馈的 50.0%），合计 4 分。"
     )
-    assert "严重程度 +5（严重 2 条）" in table["rationale"]
+    assert "严重程度 +2（2 条中有 2 条为高或严重），严重反馈 +1（严重 2 条）" in table["rationale"]
     for entry in backlog["items"]:
         text = " ".join(
             [entry["title"], entry["metric"], entry["rationale"], *entry["acceptance_criteria"]]
@@ -328,7 +341,7 @@ def test_an_english_summary_keeps_an_english_backlog() -> None:
     backlog = build_backlog(language_items("en"))
     by_theme = {entry["theme"]: entry for entry in backlog["items"]}
     discovered, table = by_theme["导出_·_周报"], by_theme["billing_pricing"]
-    assert discovered["title"] == "导出 · 周报: fix the complaints"
+    assert discovered["title"] == "Fix 导出 · 周报: quote d0"
     assert table["title"] == "Make billing clear and correct"
     assert (
         "The cited reports about Billing and pricing (b0, b1) are reviewed"
@@ -366,9 +379,10 @@ def test_a_rising_theme_gets_a_chinese_trend_criterion_and_reason() -> None:
                 "pain_point": "电池 · 充电",
                 "keywords": ["电池", "充电", "过夜", "充电器"],
                 "problem_rows": 12,
-                "priority": "P1",
-                "priority_reason": "severity +1 (1 high of 12), reach +1 (12.0% of rows), "
-                "trend +1 (rising: 20.0% in 2024-06 vs 5.0% before) = 3 points",
+                "priority": "P2",
+                "priority_reason": "severity +0 (1 of 12 high/critical), critical +0 (0), "
+                "reach +2 (12.0% of rows), trend +1 (rising: 20.0% in 2024-06 vs 5.0% before) "
+                "= 3 points",
                 "trend": {
                     "direction": "rising",
                     "period": "2024-06",
@@ -383,10 +397,11 @@ def test_a_rising_theme_gets_a_chinese_trend_criterion_and_reason() -> None:
         ],
     }
     (entry,) = backlog_from_summary(summary)["items"]
-    assert entry["priority"] == "P1"
+    assert entry["priority"] == "P2"
     assert entry["rationale"].endswith(
-        "P1：严重程度 +1（12 条中有 1 条为高），覆盖面 +1（占已分析反馈的 12.0%），"
-        "趋势 +1（上升：2024-06 为 20.0%，此前为 5.0%），合计 3 分。"
+        "P2：严重程度 +0（12 条中有 1 条为高或严重），严重反馈 +0（严重 0 条），"
+        "覆盖面 +2（占已分析反馈的 12.0%），趋势 +1（上升：2024-06 为 20.0%，此前为 5.0%），"
+        "合计 3 分。"
     )
     criteria = entry["acceptance_criteria"]
     assert any("凡提到过夜、充电器之一的投诉" in c for c in criteria)  # not the name's words

@@ -324,7 +324,11 @@ def test_the_tool_returns_the_figures_the_check_recomputes(workspace: Path) -> N
     leading = shown[f"theme.{key}.share"]
     assert (leading["text"], leading["labels"][0]) == (share, label)
     assert shown[f"theme.{key}.rows"]["labels"][0] == f"{label} + row"
-    assert shown["backlog.P0"]["text"] == "1"
+    backlog = json.loads((workspace / BACKLOG).read_text(encoding="utf-8"))["items"]
+    for priority in ("P0", "P1", "P2", "P3"):
+        given = sum(1 for item in backlog if item["priority"] == priority)
+        assert shown[f"backlog.{priority}"]["text"] == str(given)
+    assert shown["backlog.P1"]["text"] != "0"
     # A breakdown cell's figure says where it is written: its table, row and column.
     support = shown["breakdown.channel.support_ticket.negative.share"]
     assert support["place"] == {

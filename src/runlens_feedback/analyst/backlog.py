@@ -4,11 +4,12 @@ One backlog item per pain point of the summary, that is per group with rows repo
 problem or a request (negative and mixed rows, neutral feature requests, neutral rows with a
 severity above low); praise, positive-only groups and empty rows produce no backlog item.
 
-Priority is the summary's (`runlens_feedback.aggregate`: severity, reach and trend points,
-with `priority_reason` saying which), recomputed with `priority_for` only for a summary that
-lacks one. Items are ordered by priority, then by problem rows (descending), then by group
-key, and cut to `max_items`. Each cites the pain point's ids (at most `EVIDENCE_IDS`, 6, most
-representative first: highest severity, then strongest sentiment, then input order).
+Priority is the summary's (`runlens_feedback.aggregate`: severity, critical, reach and trend
+points, with `priority_reason` saying each), recomputed with `priority_for` only for a summary
+that lacks one. Items are ordered by priority, then in the summary's order (the order of the
+evidence: points, problem rows, high-or-critical rows), and cut to `max_items`. Each cites
+the pain point's ids (at most `EVIDENCE_IDS`, 6, most representative first: highest
+severity, then strongest sentiment, then input order).
 
 The backlog is written in the report's language (`report.report_language`: the summary's main
 language, Chinese or English), from the templates of `backlog_words`; a table theme is named
@@ -39,6 +40,7 @@ from runlens_feedback.aggregate import (
     EVIDENCE_IDS,
     priority_for,
     priority_parts,
+    short_quote,
     summarize_analysis,
 )
 from runlens_feedback.analyst.backlog_words import DIRECTIONS_ZH, REASON_ZH, WORDS
@@ -57,6 +59,10 @@ from runlens_feedback.trend import Trend
 
 MAX_EVIDENCE_IDS = EVIDENCE_IDS
 MAX_ITEMS = 8
+#: The longest problem quote a title holds.
+PROBLEM_CHARS = 60
+_UNSAFE = frozenset("\"'“”‘’「」『』《》«»`*_[]<>#|\\~")
+_TRAILING = " ,.;:，。；：、!！?？"
 _LEVELS = ("critical", "high", "medium", "low")
 _TERMS = 5
 Group = Mapping[str, Any]
@@ -78,9 +84,8 @@ def backlog_from_summary(
     words = _Words(report_language(summary))
     groups = [g for g in summary.get("pain_points", ()) if g.get("feedback_ids")]
     entries = [_entry(group, total, words) for group in groups]
-    entries.sort(
-        key=lambda entry: (PRIORITIES.index(entry["priority"]), -entry["mentions"], entry["theme"])
-    )
+    # Stable: within a priority the summary's order, which is the order of the evidence.
+    entries.sort(key=lambda entry: PRIORITIES.index(entry["priority"]))
     return {"items": entries[: max(max_items, 0)]}
 
 
@@ -173,21 +178,21 @@ def _reason_zh(severity: Mapping[str, int], mentions: int, total: int, trend: Tr
     """The priority points (`aggregate.priority_parts`) in Chinese, as `priority_points`
     words them in English."""
     parts = priority_parts(severity, mentions, total, trend)
-    step, critical, high = parts["severity"], severity.get("critical", 0), severity.get("high", 0)
-    if step >= 3:
-        why = REASON_ZH["severity_critical"].format(points=step, critical=critical)
-    elif step:
-        why = REASON_ZH["severity_high"].format(points=step, high=high, mentions=mentions)
-    else:
-        why = REASON_ZH["severity_none"]
-    share = percent(mentions, total)
-    reasons = [why, REASON_ZH["reach"].format(points=parts["reach"], share=share)]
+    critical = severity.get("critical", 0)
+    reasons = [
+        REASON_ZH["severity"].format(
+            points=parts["severity"], mentions=mentions, severe=critical + severity.get("high", 0)
+        ),
+        REASON_ZH["critical"].format(points=parts["critical"], critical=critical),
+        REASON_ZH["reach"].format(points=parts["reach"], share=percent(mentions, total)),
+    ]
     if trend is not None:
         reasons.append(
-            REASON_ZH["trend"].format(
+            REASON_ZH["too_few" if trend.direction == "too_few" else "trend"].format(
                 points=parts["trend"],
                 direction=DIRECTIONS_ZH.get(trend.direction, trend.direction),
                 period=trend.period,
+                rows=trend.recent_rows,
                 recent=as_percent(trend.recent_share),
                 before=as_percent(trend.before_share),
             )
@@ -236,16 +241,39 @@ def _terms(group: Group, *names: str) -> list[str]:
 
 
 def _title(group: Group, spec: ThemeSpec | None, name: str, words: _Words) -> str:
+    """The item's title: the table theme's own title, else the action its rows call for
+    with the problem in the customers' words (`_problem`), else the action alone."""
     if spec is not None and spec.backlog_title(words.language):
         return spec.backlog_title(words.language)
     if str(group.get("key")) == FEATURE_REQUEST:
-        return words("title_requests", name=name)
-    sentiment = _problem_sentiment(group)
-    if sentiment["neutral"] > sentiment["negative"] + sentiment["mixed"]:
-        return words("title_reports", name=name)
-    if sentiment["mixed"] > sentiment["negative"]:
-        return words("title_mixed", name=name)
-    return words("title_complaints", name=name)
+        kind = "requests"
+    else:
+        sentiment = _problem_sentiment(group)
+        if sentiment["neutral"] > sentiment["negative"] + sentiment["mixed"]:
+            kind = "reports"
+        elif sentiment["mixed"] > sentiment["negative"]:
+            kind = "mixed"
+        else:
+            kind = "complaints"
+    problem = _problem(group)
+    if problem is None:
+        return words(f"title_{kind}", name=name)
+    return words(f"title_{kind}_said", name=words.spaced(name), problem=problem).strip()
+
+
+def _problem(group: Group) -> str | None:
+    """The pain point's leading problem as its most representative row says it: its first
+    quote, whole (no cut at the start), cut to `PROBLEM_CHARS` at a word or clause boundary
+    with an ellipsis, when it holds no quotation mark or Markdown markup (a title is plain
+    text the report shows in bold, and reads quotation marks as citations)."""
+    for example in group.get("examples") or ():
+        quote = " ".join(str(example.get("evidence_text") or "").split())
+        if not quote or example.get("cut_start") or _UNSAFE.intersection(quote):
+            continue
+        short = short_quote(quote, PROBLEM_CHARS)
+        cut = len(short) < len(quote) or bool(example.get("shortened"))
+        return short.rstrip(_TRAILING) + ("…" if cut else "")
+    return None
 
 
 def _criteria(

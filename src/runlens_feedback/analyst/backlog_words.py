@@ -19,6 +19,10 @@ EN: dict[str, str] = {
     "title_reports": "{name}: look into the reports",
     "title_mixed": "{name}: fix the weak points customers mention",
     "title_complaints": "{name}: fix the complaints",
+    "title_requests_said": "Answer the {name} requests: {problem}",
+    "title_reports_said": "Look into {name}: {problem}",
+    "title_mixed_said": "Improve {name}: {problem}",
+    "title_complaints_said": "Fix {name}: {problem}",
     "rationale": (
         "{mentions} of {total} analysed rows ({share}) raise this; severity: {severity}; "
         "sentiment: {sentiment}. {priority}: {reason}."
@@ -54,6 +58,10 @@ ZH: dict[str, str] = {
     "title_reports": "{name}：排查用户反馈的情况",
     "title_mixed": "{name}：改进用户指出的不足",
     "title_complaints": "{name}：解决用户反映的问题",
+    "title_requests_said": "答复{name}的需求：{problem}",
+    "title_reports_said": "排查{name}：{problem}",
+    "title_mixed_said": "改进{name}：{problem}",
+    "title_complaints_said": "解决{name}的问题：{problem}",
     "rationale": (
         "已分析的 {total} 条中有 {mentions} 条（{share}）反映这一问题；严重程度：{severity}；"
         "情感：{sentiment}。{priority}：{reason}。"
@@ -80,11 +88,14 @@ WORDS: dict[ReportLanguage, dict[str, str]] = {"en": EN, "zh": ZH}
 
 #: The priority points (`runlens_feedback.aggregate.priority_points`) in Chinese.
 REASON_ZH: dict[str, str] = {
-    "severity_critical": "严重程度 {points:+d}（严重 {critical} 条）",
-    "severity_high": "严重程度 {points:+d}（{mentions} 条中有 {high} 条为高）",
-    "severity_none": "严重程度 +0（没有高或严重）",
+    "severity": "严重程度 {points:+d}（{mentions} 条中有 {severe} 条为高或严重）",
+    "critical": "严重反馈 {points:+d}（严重 {critical} 条）",
     "reach": "覆盖面 {points:+d}（占已分析反馈的 {share}）",
     "trend": "趋势 {points:+d}（{direction}：{period} 为 {recent}，此前为 {before}）",
+    "too_few": (
+        "趋势 {points:+d}（条数太少，无法判断：{period} 有 {rows} 条，"
+        "占 {recent}，此前为 {before}）"
+    ),
     "sep": "，",
     "total": "{reasons}，合计 {points} 分",
 }

@@ -1,11 +1,15 @@
 """Evidence quote selection: a verbatim slice of the row's text.
 
-The quote is the clause with the strongest signal: its sentiment weight of the row's polarity
-(negative for complaints, positive for praise, both for neutral rows), plus half a point for
-each keyword of the row's theme and each critical/blocking impact cue in it; ties go to
-the clause with more sentiment, then to the earlier one. A clause shorter than the minimum (6
-characters of Chinese, 15 of English) is widened to its neighbours on the same line. Texts of
-at most 20 characters, or of a single clause, are quoted whole. The quote never has surrounding
+The quote is the sentence of the clause with the strongest signal: its sentiment weight of
+the row's polarity (negative for complaints, positive for praise, both for neutral rows), plus
+half a point for each keyword of the row's theme and each critical/blocking impact cue in it;
+ties go to the clause with more sentiment, then to the earlier one. A quote keeps its point:
+the whole sentence when it has at most `SENTENCE_CHARS` characters (so "担心数据泄露" comes
+with what the worry is about, "小团队很吃亏" with what costs them), else the clause widened
+by its neighbours in the sentence, earlier ones first (they hold the subject and a negation),
+as far as that limit; a clause shorter than the minimum (6 characters of Chinese, 15 of
+English) is widened to its neighbours on the same line even beyond the sentence. Texts of at
+most 20 characters, or of a single clause, are quoted whole. The quote never has surrounding
 whitespace and is always `text[start:end]`.
 
 Whitespace-only text: there is nothing to quote, so the text itself is returned unchanged (the
@@ -17,6 +21,7 @@ would be rejected as `empty_evidence_text`.
 from __future__ import annotations
 
 from runlens import fit_quote
+from runlens_feedback.aggregate import QUOTE_CHARS
 from runlens_feedback.analyst.document import Document
 from runlens_feedback.analyst.severity import clause_impact
 from runlens_feedback.analyst.text import strip_span
@@ -28,6 +33,8 @@ _RULES = ANALYSIS_CONTRACT.evidence_quotes[0]
 _SHORT_TEXT = 20
 _KEYWORD_WEIGHT = 0.5
 _MIN_QUOTE = {"zh": 6, "en": 15}
+#: The longest sentence quoted whole: what the report quotes of a row on one line.
+SENTENCE_CHARS = QUOTE_CHARS
 
 
 def pick_evidence(doc: Document, theme_key: str) -> str:
@@ -44,7 +51,7 @@ def pick_evidence(doc: Document, theme_key: str) -> str:
         range(len(doc.clauses)),
         key=lambda index: (_signal(doc, index, theme_key), _polar(doc, index), -index),
     )
-    first, last = _widen(doc, best)
+    first, last = _widen(doc, *_sentence_around(doc, best))
     start, end = fit_quote(text, doc.clauses[first].start, doc.clauses[last].end, _RULES)
     return text[start:end]
 
@@ -66,10 +73,24 @@ def _signal(doc: Document, index: int, theme_key: str) -> float:
     )
 
 
-def _widen(doc: Document, index: int) -> tuple[int, int]:
+def _sentence_around(doc: Document, index: int) -> tuple[int, int]:
+    """The clauses [first, last] of the clause's sentence, or as many of them around it as
+    `SENTENCE_CHARS` allows (earlier ones first)."""
+    first = last = index
+    while True:
+        earlier = first > 0 and not doc.clauses[first - 1].ends_sentence
+        later = not doc.clauses[last].ends_sentence and last + 1 < len(doc.clauses)
+        if earlier and _length(doc, first - 1, last) <= SENTENCE_CHARS:
+            first -= 1
+        elif later and _length(doc, first, last + 1) <= SENTENCE_CHARS:
+            last += 1
+        else:
+            return first, last
+
+
+def _widen(doc: Document, first: int, last: int) -> tuple[int, int]:
     """Grow [first, last] over neighbouring clauses until the quote is long enough."""
     minimum = _MIN_QUOTE[doc.lang]
-    first = last = index
     while _length(doc, first, last) < minimum:
         if last + 1 < len(doc.clauses) and _same_line(doc, last, last + 1):
             last += 1
