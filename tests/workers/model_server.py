@@ -47,6 +47,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -112,6 +113,7 @@ class CountingModelServer:
         self._log: list[RecordedRequest] = []
         self._in_flight = 0
         self._max_in_flight = 0
+        self._answered: set[int] = set()
         self._changed = threading.Condition()
         self._stopping = threading.Event()
         self._httpd = _Server((host, port), _Handler, self)
@@ -232,10 +234,21 @@ class CountingModelServer:
             self._changed.notify_all()
             return len(self._log) - 1
 
+    def _answering(self, index: int) -> None:
+        """The answer is about to be written: the request stops counting as in flight now,
+        before the client can read it and send its next request (which would otherwise
+        overlap this one's bookkeeping and count as concurrent)."""
+        with self._changed:
+            if index not in self._answered:
+                self._answered.add(index)
+                self._in_flight -= 1
+                self._changed.notify_all()
+
     def _end(self, index: int, status: int) -> None:
+        self._answering(index)
         with self._changed:
             self._log[index] = replace(self._log[index], ended=time.time(), status=status)
-            self._in_flight -= 1
+            self._answered.discard(index)
             self._changed.notify_all()
 
     def _sleep(self) -> bool:
@@ -336,24 +349,30 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if not valid:
                 status = 404 if self.path != CHAT_PATH else 400
-                self._send(status, {"error": {"message": f"not a chat request: {self.path}"}})
+                error = {"error": {"message": f"not a chat request: {self.path}"}}
+                self._send(status, error, lambda: owner._answering(index))
                 return
             try:
                 answer = owner.answer(body)
             except Exception as error:  # a bug in a test's conversation: say so, do not hang
                 status = 500
-                self._send(status, {"error": {"message": f"{type(error).__name__}: {error}"}})
+                failure = {"error": {"message": f"{type(error).__name__}: {error}"}}
+                self._send(status, failure, lambda: owner._answering(index))
                 return
             status = 200
-            self._send(status, answer)
+            self._send(status, answer, lambda: owner._answering(index))
         except (BrokenPipeError, ConnectionResetError):
             status = 0  # the client is gone (killed, or gave up waiting)
             self.close_connection = True
         finally:
             owner._end(index, status)
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
+    def _send(
+        self, status: int, payload: dict[str, Any], answering: Callable[[], None] | None = None
+    ) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        if answering is not None:
+            answering()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
