@@ -159,6 +159,7 @@ def test_a_file_without_ids_gets_row_number_ids_and_a_warning(tmp_path: Path) ->
     assert items["row-3"] == {
         "row_hash": canonical_hash({"text": REVIEWS[2][1], "channel": "app"}),
         "text": REVIEWS[2][1],
+        "metadata": {"channel": "app"},  # every column but the text: the ids are derived
     }
     warning = (
         "texts.csv has no 'feedback_id' column: rows are identified by their row number "

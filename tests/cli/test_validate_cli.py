@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
@@ -339,4 +340,11 @@ def test_the_example_workspace_passes_and_its_index_matches_its_csv(tmp_path: Pa
         "id_rule": "column",
     }
     assert {name: rebuilt.pop(name) for name in added} == added
+    # It predates the rows' metadata too (read as empty): the rebuilt index keeps each row's
+    # other columns, exactly as the CSV has them.
+    with (EXAMPLE / "input" / "feedback.csv").open(encoding="utf-8", newline="") as handle:
+        source = {row["feedback_id"]: row for row in csv.DictReader(handle)}
+    for row_id, item in rebuilt["items"].items():
+        others = {k: v for k, v in source[row_id].items() if k not in ("feedback_id", "text")}
+        assert item.pop("metadata") == others
     assert stored == rebuilt

@@ -51,6 +51,22 @@ def reference_hashes(
     return result
 
 
+def reference_metadata(
+    path: Path, *, id_column: str = "feedback_id", text_column: str = "text"
+) -> dict[str, dict[str, str]]:
+    """id -> the row's other columns, read with csv.DictReader (README: kept as metadata)."""
+    with path.open(encoding="utf-8", newline="") as stream:
+        rows = [
+            {name.removeprefix("\ufeff").strip(): value for name, value in raw.items()}
+            for raw in csv.DictReader(stream)
+        ]
+    return {
+        row[id_column]: {k: v for k, v in row.items() if k not in (id_column, text_column)}
+        for row in rows
+        if any(row.values())
+    }
+
+
 def xlsx_bytes() -> bytes:
     """The start of an Excel workbook: a zip with the parts every .xlsx has."""
     out = io.BytesIO()

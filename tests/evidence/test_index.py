@@ -133,7 +133,11 @@ def test_write_produces_the_spec_shape(index: EvidenceIndex, tmp_path: Path) -> 
     assert document["columns"] == ["feedback_id", "text", "channel"]
     assert list(document["items"]) == list(index.items)
     for feedback_id, item in document["items"].items():
-        assert item == {"row_hash": index.row_hash(feedback_id), "text": index.text(feedback_id)}
+        assert item == {
+            "row_hash": index.row_hash(feedback_id),
+            "text": index.text(feedback_id),
+            "metadata": {"channel": index.metadata(feedback_id)["channel"]},
+        }
 
 
 def test_write_replaces_atomically_and_leaves_no_temp_files(
@@ -176,7 +180,7 @@ def test_failure_while_writing_rows_keeps_the_old_file(
     path.write_text("old", encoding="utf-8")
 
     def rows_then_crash(self: TableStore) -> Iterator[JsonBatch]:
-        yield JsonBatch([b"fb_001"], False, [b"0" * 64], [b"partial"], False)
+        yield JsonBatch([b"fb_001"], False, [b"0" * 64], [b"partial"], False, [b"{}"])
         raise RuntimeError("interrupted")
 
     monkeypatch.setattr(TableStore, "json_batches", rows_then_crash)
@@ -221,7 +225,10 @@ def test_load_any_json_layout_of_the_same_shape(index: EvidenceIndex, tmp_path: 
         "source_hash": index.source_hash,
         "id_column": "feedback_id",
         "text_column": "text",
-        "items": {key: {"row_hash": i.row_hash, "text": i.text} for key, i in index.items.items()},
+        "items": {
+            key: {"row_hash": i.row_hash, "text": i.text, "metadata": dict(i.metadata)}
+            for key, i in index.items.items()
+        },
     }
     path.write_text(json.dumps(document, indent=2), encoding="utf-8")
     loaded = EvidenceIndex.load(path)

@@ -19,7 +19,7 @@ from runlens.evidence._columns import ColumnsBuilder, encode_column
 from runlens.evidence._rowhash import DIGEST_SIZE, RowHasher
 from runlens.evidence._storage import LineStore
 
-from .helpers import csv_text, reference_hashes
+from .helpers import csv_text, reference_hashes, reference_metadata
 
 #: Lone surrogates cannot come out of a decoder; control characters are refused in ids.
 SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
@@ -151,9 +151,10 @@ def test_row_hash_equals_dictreader_recomputation(
         path.write_text(csv_text([columns, *rows], newline, quoting), encoding="utf-8", newline="")
         index = build_evidence_index(path, id_column="feedback_id", text_column="text")
         expected = reference_hashes(path)
+        metadata = reference_metadata(path)
     assert list(index.items) == list(expected)
     for feedback_id, (row_hash, text) in expected.items():
-        assert index.items[feedback_id] == EvidenceItem(row_hash, text)
+        assert index.items[feedback_id] == EvidenceItem(row_hash, text, metadata[feedback_id])
 
 
 @FAST
@@ -231,7 +232,8 @@ def test_text_not_in_the_row_is_rejected(text: str, quote: str) -> None:
 @given(st.dictionaries(FEEDBACK_ID, VALUE, min_size=0, max_size=8))
 def test_write_then_load_round_trips(texts: dict[str, str]) -> None:
     items = {
-        key: EvidenceItem(hashlib.sha256(key.encode()).hexdigest(), t) for key, t in texts.items()
+        key: EvidenceItem(hashlib.sha256(key.encode()).hexdigest(), t, {"note\x01<b>": t})
+        for key, t in texts.items()
     }
     index = EvidenceIndex.from_items(
         items, source="s.csv", source_hash="ab" * 32, id_column="feedback_id", text_column="text"
@@ -240,7 +242,8 @@ def test_write_then_load_round_trips(texts: dict[str, str]) -> None:
         path = Path(directory) / "index.json"
         index.write(path)
         assert json.loads(path.read_text(encoding="utf-8"))["items"] == {
-            key: {"row_hash": item.row_hash, "text": item.text} for key, item in items.items()
+            key: {"row_hash": item.row_hash, "text": item.text, "metadata": item.metadata}
+            for key, item in items.items()
         }
         loaded = EvidenceIndex.load(path)
     assert isinstance(loaded._store, LineStore)  # the fast loader understood the layout

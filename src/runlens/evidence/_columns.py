@@ -93,8 +93,7 @@ def decode_cell(cell: str, quoted: bool) -> list[str]:
 class Columns:
     """Rows of a table, column by column (see the module's docs); made by `ColumnsBuilder`.
 
-    `names` are the stored columns (all of a table's, or the few an index needs); each row's
-    digest (`digest`) is over every column of the source, stored or not.
+    `names` are the table's columns; each row's digest (`digest`) is over all of them.
     """
 
     __slots__ = ("_chunks", "_current", "_decoded", "_offsets", "_starts", "names", "total")
@@ -205,17 +204,14 @@ class Columns:
 class ColumnsBuilder:
     """Collects a table's rows a batch at a time, hashing them on the way (`add`, `finish`).
 
-    `columns` is the source's header; `keep` the columns to store (default: all). Row hashes
-    are over every column, stored or not.
+    `columns` is the source's header; every column is stored and hashed.
     """
 
-    __slots__ = ("_chunks", "_hasher", "_keep", "_names", "_total")
+    __slots__ = ("_chunks", "_hasher", "_names", "_total")
 
-    def __init__(self, columns: Sequence[str], keep: Sequence[str] | None = None) -> None:
+    def __init__(self, columns: Sequence[str]) -> None:
         self._hasher = RowHasher(columns)
-        names = tuple(columns) if keep is None else tuple(keep)
-        self._names = names
-        self._keep = tuple(columns.index(name) for name in names)
+        self._names = tuple(columns)
         self._chunks: list[_Chunk] = []
         self._total = 0
 
@@ -227,8 +223,8 @@ class ColumnsBuilder:
         digests = self._hasher.digests(
             [pieces for _, _, pieces in encoded], [quoted for _, quoted, _ in encoded]
         )
-        cells = tuple(encoded[column][0] for column in self._keep)
-        quoted = tuple(encoded[column][1] for column in self._keep)
+        cells = tuple(cell for cell, _, _ in encoded)
+        quoted = tuple(is_quoted for _, is_quoted, _ in encoded)
         self._chunks.append(_Chunk(self._total, len(rows), cells, quoted, digests))
         self._total += len(rows)
 

@@ -5,16 +5,21 @@ every id on a line of its own and its item on the next:
 
     {"source":"x.csv","source_hash":"<hex>",...,"total_rows":N,"items":{    <- header: one line
     "fb_001":
-    {"row_hash":"<64 hex>","text":"<text>"},
+    {"row_hash":"<64 hex>","text":"<text>","metadata":{"channel":"app","rating":"2"}},
     "fb_002":
-    {"row_hash":"<64 hex>","text":"<text>"}
+    {"row_hash":"<64 hex>","text":"<text>","metadata":{"channel":"web","rating":"5"}}
     }}
+
+`metadata` holds the row's other columns (every one but the id and text columns) by name, in
+source order, as the CSV parser returned them; files older versions wrote have none (read as
+empty).
 
 JSON escaping never leaves a raw newline inside a string, so this split into lines is exact.
 It lets `load_index` find every id with C-level bulk operations (one split into lines, one
 `json.loads` of all ids as an array) and keep each item's line undecoded until its row is
 asked for: checking 100,000 citations against a million-row index decodes 100,000 items, not a
-million. A file of the same JSON shape laid out any other way is parsed in full.
+million. The text comes before the metadata, so reading a text never parses the metadata. A
+file of the same JSON shape laid out any other way is parsed in full.
 
 Writing streams the rows a batch at a time, as the store hands them over already in JSON
 (`RowStore.json_batches`: a table's values were escaped once, when it was read), so memory is
@@ -45,6 +50,7 @@ from runlens.evidence._stores import (
     IndexHeader,
     ItemStore,
     JsonBatch,
+    Metadata,
     RowStore,
 )
 
@@ -70,6 +76,7 @@ _HASH_AT = len(_HASH_KEY)
 _HASH_END = _HASH_AT + 64
 _TEXT_KEY = '","text":"'
 _TEXT_AT = _HASH_END + len(_TEXT_KEY) - 1  # where the text's opening quote is
+_METADATA_KEY = ',"metadata":'
 _HEX64 = re.compile("[0-9a-f]{64}")
 #: Bytes written between two early syncs of the index file (`_EarlyWriteback`).
 _WRITEBACK = 32 << 20
@@ -147,21 +154,25 @@ def _index_bytes(header: IndexHeader, store: RowStore) -> Iterator[bytes]:
 
 
 def _items_bytes(batch: JsonBatch, first: bool) -> bytes:
-    """`\\n"<id>":\\n{"row_hash":"<hex>","text":"<text>"}` per row, comma-separated (and
-    preceded by a comma unless these are the file's first rows); one join for the batch."""
+    """`\\n"<id>":\\n{"row_hash":"<hex>","text":"<text>","metadata":{...}}` per row,
+    comma-separated (and preceded by a comma unless these are the file's first rows); one
+    join for the batch."""
     count = len(batch.ids)
     id_quote = b"" if batch.ids_quoted else b'"'
     text_quote = b"" if batch.texts_quoted else b'"'
-    # Per row: what comes before the id (the end of the previous item), the id, ..., the text.
-    layout: list[bytes] = [b""] * (6 * count)
-    layout[0::6] = [text_quote + b"},\n" + id_quote] * count
-    layout[1::6] = batch.ids
-    layout[2::6] = [id_quote + b':\n{"row_hash":"'] * count
-    layout[3::6] = batch.hashes
-    layout[4::6] = [b'","text":' + text_quote] * count
-    layout[5::6] = batch.texts
+    # Per row: what comes before the id (the end of the previous item), the id, ..., the
+    # text, what comes between it and the metadata, the metadata.
+    layout: list[bytes] = [b""] * (8 * count)
+    layout[0::8] = [b"},\n" + id_quote] * count
+    layout[1::8] = batch.ids
+    layout[2::8] = [id_quote + b':\n{"row_hash":"'] * count
+    layout[3::8] = batch.hashes
+    layout[4::8] = [b'","text":' + text_quote] * count
+    layout[5::8] = batch.texts
+    layout[6::8] = [text_quote + _METADATA_KEY.encode()] * count
+    layout[7::8] = batch.metadata
     layout[0] = (b"\n" if first else b",\n") + id_quote
-    return b"".join(layout) + text_quote + b"}"
+    return b"".join(layout) + b"}"
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -252,7 +263,16 @@ def _item(path: Path, row_id: str, value: Any) -> EvidenceItem:
             f"{path}: item {row_id!r} needs string 'row_hash' and 'text' fields"
         )
     _check_hash(path, row_id, row_hash)
-    return EvidenceItem(row_hash, text)
+    metadata = value.get("metadata", {})
+    if not _is_metadata(metadata):
+        raise EvidenceIndexError(
+            f"{path}: item {row_id!r} has 'metadata' that is not an object of strings"
+        )
+    return EvidenceItem(row_hash, text, metadata)
+
+
+def _is_metadata(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
 
 def _check_hash(path: Path, row_id: str, row_hash: str) -> None:
@@ -367,23 +387,48 @@ class LineStore(RowStore):
         _check_hash(self._path, row_id, row_hash)
         return row_hash
 
+    def metadata(self, row_id: str) -> Metadata:
+        rest = self._decode(row_id, self._lines[row_id])[2]
+        if not rest:
+            return {}  # an item an older version wrote
+        try:
+            metadata = json.loads(rest[len(_METADATA_KEY) : -1])
+        except ValueError as error:
+            raise self._damaged(row_id, error) from None
+        if not _is_metadata(metadata):
+            raise self._damaged(row_id, ValueError("'metadata' is not an object of strings"))
+        return metadata  # type: ignore[no-any-return]
+
     def rows(self) -> Iterator[tuple[str, str, str]]:
         for row_id, line in self._lines.items():
-            row_hash, text = self._decode(row_id, line)
+            row_hash, text, _ = self._decode(row_id, line)
             _check_hash(self._path, row_id, row_hash)
             yield row_id, row_hash, text
 
-    def _decode(self, row_id: str, line: bytes) -> tuple[str, str]:
-        """(row_hash, text) from an item line `{"row_hash":"<hex>","text":"<text>"}` [+ ","]."""
+    def _decode(self, row_id: str, line: bytes) -> tuple[str, str, str]:
+        """(row_hash, text, metadata part) from an item line `{"row_hash":"<hex>","text":
+        "<text>"` then `}` or `,"metadata":{...}}` [+ ","]; the metadata part (`` for an
+        item without, `,"metadata":{...}}` else) is not parsed."""
+        item = self._item(row_id, line)
+        try:
+            text, end = _scanstring(item, _TEXT_AT + 1)
+        except ValueError as error:
+            raise self._damaged(row_id, error) from None
+        rest = item[end:].removesuffix(",")
+        if rest == "}":
+            rest = ""
+        elif not (rest.startswith(_METADATA_KEY) and rest.endswith("}}")):
+            raise self._damaged(row_id, ValueError("unexpected content after 'text'"))
+        return item[_HASH_AT:_HASH_END], text, rest
+
+    def _item(self, row_id: str, line: bytes) -> str:
         try:
             item = line.decode("utf-8")
-            if not (item.startswith(_HASH_KEY) and item.startswith(_TEXT_KEY, _HASH_END)):
-                raise ValueError('expected {"row_hash":"...","text":"..."}')
-            text, end = _scanstring(item, _TEXT_AT + 1)
-            if item[end:] not in ("}", "},"):
-                raise ValueError("unexpected content after 'text'")
-        except ValueError as error:  # includes UnicodeDecodeError and JSONDecodeError
-            raise EvidenceIndexError(
-                f"{self._path}: item {row_id!r} is damaged ({error})"
-            ) from None
-        return item[_HASH_AT:_HASH_END], text
+        except UnicodeDecodeError as error:
+            raise self._damaged(row_id, error) from None
+        if not (item.startswith(_HASH_KEY) and item.startswith(_TEXT_KEY, _HASH_END)):
+            raise self._damaged(row_id, ValueError('expected {"row_hash":"...","text":"..."}'))
+        return item
+
+    def _damaged(self, row_id: str, error: ValueError) -> EvidenceIndexError:
+        return EvidenceIndexError(f"{self._path}: item {row_id!r} is damaged ({error})")

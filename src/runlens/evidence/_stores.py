@@ -9,7 +9,9 @@ where the index came from:
     ItemStore    as given: ready-made `EvidenceItem`s (small indexes, tests, other JSON)
 
 None of them holds an object per row beyond the id (and, loaded, its line), so building or
-loading a million rows stays cheap. `IndexHeader` is everything an index records besides its
+loading a million rows stays cheap. Besides its hash and text, each row keeps its `metadata`:
+every other column of the source (all but the id and text columns), as the CSV parser returned
+them, by name in source order. `IndexHeader` is everything an index records besides its
 rows, as the index file's header has it. This module imports nothing of the index's own, so
 the file layer (`_storage`) and the view (`index`) both build on it.
 """
@@ -17,9 +19,10 @@ the file layer (`_storage`) and the view (`index`) both build on it.
 from __future__ import annotations
 
 import binascii
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import islice
 from json.encoder import encode_basestring
 from typing import Final, TypedDict
@@ -36,12 +39,19 @@ XLSX_FORMAT: Final = "xlsx"
 _BATCH: Final = 4096
 
 
+#: A row's metadata: its other columns' values by column name.
+Metadata = Mapping[str, str]
+
+
 @dataclass(frozen=True, slots=True)
 class EvidenceItem:
-    """One source row as the index records it: its row hash and its text column, unchanged."""
+    """One source row as the index records it: its row hash, its text column unchanged, and
+    its other columns (`metadata`: name -> value as the CSV parser returned it, in source
+    order; the id and text columns are not among them)."""
 
     row_hash: str
     text: str
+    metadata: Metadata = field(default_factory=dict)
 
 
 class IndexHeader(TypedDict):
@@ -64,13 +74,15 @@ class IndexHeader(TypedDict):
 @dataclass(frozen=True, slots=True)
 class JsonBatch:
     """Consecutive rows ready for the index file, in UTF-8: ids and texts as JSON string
-    literals (`*_quoted`) or as raw values holding nothing JSON escapes; row hashes in hex."""
+    literals (`*_quoted`) or as raw values holding nothing JSON escapes; row hashes in hex;
+    each row's metadata as a JSON object."""
 
     ids: Sequence[bytes]
     ids_quoted: bool
     hashes: Sequence[bytes]
     texts: Sequence[bytes]
     texts_quoted: bool
+    metadata: Sequence[bytes]
 
 
 class RowStore(ABC):
@@ -96,6 +108,10 @@ class RowStore(ABC):
         """The row's hash (hex); KeyError for an id not in the store."""
 
     @abstractmethod
+    def metadata(self, row_id: str) -> Metadata:
+        """The row's other columns (name -> value); KeyError for an id not in the store."""
+
+    @abstractmethod
     def rows(self) -> Iterator[tuple[str, str, str]]:
         """(id, row_hash, text) for every row, in source order."""
 
@@ -104,7 +120,9 @@ class RowStore(ABC):
         rows = self.rows()
         while chunk := list(islice(rows, _BATCH)):
             ids, hashes, texts = zip(*chunk, strict=True)
-            yield JsonBatch(_json(ids), True, list(map(str.encode, hashes)), _json(texts), True)
+            metadata = [_json_object(self.metadata(row_id)) for row_id in ids]
+            hex_hashes = list(map(str.encode, hashes))
+            yield JsonBatch(_json(ids), True, hex_hashes, _json(texts), True, metadata)
 
 
 class ItemStore(RowStore):
@@ -130,20 +148,23 @@ class ItemStore(RowStore):
     def row_hash(self, row_id: str) -> str:
         return self._items[row_id].row_hash
 
+    def metadata(self, row_id: str) -> Metadata:
+        return self._items[row_id].metadata
+
     def rows(self) -> Iterator[tuple[str, str, str]]:
         for row_id, item in self._items.items():
             yield row_id, item.row_hash, item.text
 
 
 class TableStore(RowStore):
-    """Rows as read from the source: texts and digests from the table's `Columns`.
+    """Rows as read from the source: texts, metadata and digests from the table's `Columns`.
 
     `positions` maps each id to its row (ids from a column: `id_at` is that column among the
     stored ones); None means ids derived from row numbers (`row-<n>` is row n-1), which need
-    no mapping at all.
+    no mapping at all. Every stored column but those two is the rows' metadata.
     """
 
-    __slots__ = ("_columns", "_id_at", "_positions", "_text_at")
+    __slots__ = ("_columns", "_id_at", "_metadata_at", "_positions", "_text_at")
 
     def __init__(
         self,
@@ -161,6 +182,9 @@ class TableStore(RowStore):
         self._text_at = text_at
         self._id_at = id_at
         self._positions = positions
+        self._metadata_at = tuple(
+            at for at in range(len(columns.names)) if at not in (text_at, id_at)
+        )
 
     def __contains__(self, row_id: object) -> bool:
         if self._positions is not None:
@@ -181,6 +205,11 @@ class TableStore(RowStore):
     def row_hash(self, row_id: str) -> str:
         return self._columns.digest(self._position(row_id)).hex()
 
+    def metadata(self, row_id: str) -> Metadata:
+        values = self._columns.row(self._position(row_id))
+        names = self._columns.names
+        return {names[at]: values[at] for at in self._metadata_at}
+
     def rows(self) -> Iterator[tuple[str, str, str]]:
         ids = iter(self)
         texts = self._columns.chunk_values(self._text_at)
@@ -191,11 +220,21 @@ class TableStore(RowStore):
     def json_batches(self) -> Iterator[JsonBatch]:
         ids = self._id_pieces()
         texts = self._columns.encoded_pieces(self._text_at)
-        chunks = zip(texts, self._columns.chunk_digests(), strict=True)
-        for (text_pieces, texts_quoted), digests in chunks:
+        metadata = self._metadata_objects()
+        chunks = zip(texts, self._columns.chunk_digests(), metadata, strict=True)
+        for (text_pieces, texts_quoted), digests, objects in chunks:
             row_ids, ids_quoted = next(ids)
             hashes = binascii.hexlify(digests, b"\n", DIGEST_SIZE).split(b"\n")
-            yield JsonBatch(row_ids, ids_quoted, hashes, text_pieces, texts_quoted)
+            yield JsonBatch(row_ids, ids_quoted, hashes, text_pieces, texts_quoted, objects)
+
+    def _metadata_objects(self) -> Iterator[list[bytes]]:
+        """Per chunk, each row's metadata as a JSON object in UTF-8, laid out a chunk at a
+        time from the columns' stored pieces (no dict and no `json.dumps` per row)."""
+        names = self._columns.names
+        keys = [encode_basestring(names[at]).encode("utf-8") for at in self._metadata_at]
+        columns = [self._columns.encoded_pieces(at) for at in self._metadata_at]
+        for size in self._columns.chunk_sizes():
+            yield json_objects(keys, [next(column) for column in columns], size)
 
     def _id_pieces(self) -> Iterator[tuple[list[bytes], bool]]:
         """Per chunk, the ids as the index file writes them, in UTF-8 (raw: False)."""
@@ -251,6 +290,31 @@ def _has_control(cell: str, quoted: bool) -> bool:
     if not quoted and cell.isascii():
         return "\x7f" in cell
     return _records.has_control(decode_cell(cell, quoted))
+
+
+def json_objects(
+    keys: Sequence[bytes], columns: Sequence[tuple[Sequence[bytes], bool]], count: int
+) -> list[bytes]:
+    """`count` JSON objects `{"<key>":<value>,...}`, one a row, from each key's column of
+    values (JSON string literals, or raw values holding nothing JSON escapes: False), laid
+    out as one list, joined and split at newlines (which no value holds)."""
+    if not keys:
+        return [b"{}"] * count
+    stride = 2 * len(keys) + 1
+    layout: list[bytes] = [b""] * (stride * count)
+    closing = b""  # the quote that ends the previous raw value
+    for rank, (key, (pieces, quoted)) in enumerate(zip(keys, columns, strict=True)):
+        opening = b"" if quoted else b'"'
+        separator = closing + (b"," if rank else b"{") + key + b":" + opening
+        layout[2 * rank :: stride] = [separator] * count
+        layout[2 * rank + 1 :: stride] = pieces
+        closing = opening
+    layout[stride - 1 :: stride] = [closing + b"}\n"] * count
+    return b"".join(layout).split(b"\n")[:-1]
+
+
+def _json_object(metadata: Metadata) -> bytes:
+    return json.dumps(dict(metadata), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _json(values: Sequence[str]) -> list[bytes]:

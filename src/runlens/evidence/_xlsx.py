@@ -319,7 +319,7 @@ def build_index(
         columns = opened.columns
         required = (text_column,) if derived else (id_column, text_column)
         _records.require_columns(columns, required, opened.label, file=source)
-        builder = ColumnsBuilder(columns, keep=required)
+        builder = ColumnsBuilder(columns)
         checker = (
             None if derived else _records.IdChecker(id_column, columns, source, label=opened.label)
         )

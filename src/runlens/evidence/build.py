@@ -1,15 +1,15 @@
 """Building the Evidence Index from a CSV file in one streaming pass.
 
-The pass is the one `CsvTable.open` makes (`table.read_csv`), storing only the id and text
-columns: raw bytes are hashed as they are read (`source_hash`), decoded, parsed by the csv
-module and handled a batch of rows at a time, with only C-level bulk operations per batch
-(row hashes via `RowHasher`, values stored column by column, `_columns`). Checks that can
-fail (row widths, empty and duplicate ids) are done on whole batches and columns; when one
-fails, `diagnose` reads the file again slowly to name the exact row and line. Memory is the
-index itself (the two columns, a digest and an id -> row entry per row) plus one batch. The
-encoding and the delimiter are chosen beforehand from samples of the file (`_detect`), and
-recorded in the index. An Excel workbook (by content) is read by `_xlsx.build_index`,
-streaming its sheet the same way.
+The pass is the one `CsvTable.open` makes (`table.read_csv`), storing every column (the id and
+text columns, and the rest as each row's metadata): raw bytes are hashed as they are read
+(`source_hash`), decoded, parsed by the csv module and handled a batch of rows at a time, with
+only C-level bulk operations per batch (row hashes via `RowHasher`, values stored column by
+column, `_columns`). Checks that can fail (row widths, empty and duplicate ids) are done on
+whole batches and columns; when one fails, `diagnose` reads the file again slowly to name the
+exact row and line. Memory is the index itself (the table's text, held compactly by `_columns`,
+a digest and an id -> row entry per row) plus one batch. The encoding and the delimiter are
+chosen beforehand from samples of the file (`_detect`), and recorded in the index. An Excel
+workbook (by content) is read by `_xlsx.build_index`, streaming its sheet the same way.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _build(
 ) -> EvidenceIndex:
     derived = id_rule == FROM_ROW_NUMBER
     required = (text_column,) if derived else (id_column, text_column)
-    columns, data, source_hash = read_csv(path, source, text_format, required, keep=required)
+    columns, data, source_hash = read_csv(path, source, text_format, required)
     store = table_store(data, None if derived else id_column, text_column)
     if store is None:
         raise NeedsDiagnosis  # an empty, blank, control-character or duplicate id

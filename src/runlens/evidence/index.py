@@ -1,4 +1,5 @@
-"""The Evidence Index in memory: every source row's id, row hash and original text.
+"""The Evidence Index in memory: every source row's id, row hash, original text and metadata
+(its other columns).
 
 Rows live in a `RowStore` (`_stores`) chosen by where the index came from: as read from the
 source (the table's columns, ids by position), as loaded from its file (an id -> undecoded
@@ -17,7 +18,14 @@ from typing import Any
 
 from runlens.evidence import _storage
 from runlens.evidence._ids import FROM_COLUMN, IdRule
-from runlens.evidence._stores import CSV_FORMAT, EvidenceItem, IndexHeader, ItemStore, RowStore
+from runlens.evidence._stores import (
+    CSV_FORMAT,
+    EvidenceItem,
+    IndexHeader,
+    ItemStore,
+    Metadata,
+    RowStore,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +47,8 @@ class _Items(Mapping[str, EvidenceItem]):
     def __getitem__(self, row_id: str) -> EvidenceItem:
         if not isinstance(row_id, str):
             raise KeyError(row_id)
-        return EvidenceItem(self._store.row_hash(row_id), self._store.text(row_id))
+        store = self._store
+        return EvidenceItem(store.row_hash(row_id), store.text(row_id), store.metadata(row_id))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._store)
@@ -52,7 +61,7 @@ class _Items(Mapping[str, EvidenceItem]):
 
 
 class EvidenceIndex:
-    """Every row of one source table: id -> (row hash, original text). Read-only.
+    """Every row of one source table: id -> (row hash, original text, metadata). Read-only.
 
     Made by `build_evidence_index`, `CsvTable.evidence_index`, `EvidenceIndex.load` or
     `EvidenceIndex.from_items` (the constructor, taking a `RowStore`, is for those). Besides
@@ -175,6 +184,18 @@ class EvidenceIndex:
     def row_hash(self, row_id: str) -> str:
         """The row's hash (hex). KeyError if the id is not in the index."""
         return self._store.row_hash(row_id)
+
+    def metadata(self, row_id: str) -> Metadata:
+        """The row's other columns: name -> value as the CSV parser returned it, in source
+        order, every column but the id and text columns (empty for an index an older version
+        wrote). KeyError if the id is not in the index."""
+        return self._store.metadata(row_id)
+
+    @property
+    def metadata_columns(self) -> tuple[str, ...]:
+        """The columns each row's metadata holds, in source order."""
+        keys = (self.id_column, self.text_column)
+        return tuple(name for name in self.columns if name not in keys)
 
     def locate(self, row_id: str, quote: str) -> QuoteSpan | None:
         """Where `quote` occurs in the row's text, both in Unicode NFC; None if it does not.

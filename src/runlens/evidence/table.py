@@ -302,18 +302,17 @@ def read_csv(
     source: str,
     text_format: TextFormat,
     required: Sequence[str],
-    keep: Sequence[str] | None = None,
 ) -> tuple[tuple[str, ...], Columns, str]:
     """(header, rows, source_hash) of a CSV file, in one pass: raw bytes hashed as they are
-    read, decoded, parsed, and a batch of rows at a time checked, hashed and stored
-    (`keep`: the columns to store, default all). InputError for a bad header, a missing
+    read, decoded, parsed, and a batch of rows at a time checked, hashed and stored.
+    InputError for a bad header, a missing
     column or no data rows; NeedsDiagnosis (or csv.Error) when `_records.diagnose` must say
     what is wrong and where; DecodeFailure when the file stops decoding."""
     with open_text(path, text_format.encoding) as (stream, probe):
         reader = _records.new_reader(stream, text_format.delimiter)
         columns = _records.read_header(reader, source)
         _records.require_columns(columns, required, source)
-        builder = ColumnsBuilder(columns, keep)
+        builder = ColumnsBuilder(columns)
         width = len(columns)
         # In batches, so a cancelled run (SIGTERM) stops within one batch of a huge file.
         while batch := list(islice(reader, BATCH_ROWS)):
