@@ -112,6 +112,7 @@ ANALYSIS_CONTRACT = ArtifactContract(
     evidence_fields=("items.feedback_id",),
     evidence_quotes=(EvidenceQuote(text="items.evidence_text", id="items.feedback_id"),),
     coverage=Coverage(ids="items.feedback_id", excused_ids="failed_batches.feedback_ids"),
+    row_fields=("items.sentiment", "items.severity", "items.theme", "items.pain_point"),
 )
 
 BACKLOG_CONTRACT = ArtifactContract(

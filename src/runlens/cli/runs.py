@@ -74,6 +74,7 @@ def runs_command(
     from rich.table import Table
 
     from runlens.records.store import runs_home
+    from runlens.ui.views import duration
 
     with _store(database_url, home) as store:
         _catch_up(store, home)
@@ -86,32 +87,46 @@ def runs_command(
         console.print(f"No runs in {_safe(runs_home(home))}", highlight=False)
         return
     # Ids never wrap nor shrink: they are what `runlens show` takes (or a unique prefix or
-    # suffix of one). At 80 columns the plugin and model column gives way first.
+    # suffix of one). A run that recorded warnings has `⚠ N` beside its status (the warnings
+    # follow the table). At 80 columns the input and the plugin and model give way first.
     rows = [
         (
             terminal_safe(run.run_id),
             terminal_safe(run.status),
+            _warnings_mark(run),
             _short_time(run.created_at),
+            duration(run),
             str(run.finding_count),
+            run.input_name or "",
             f"{run.plugin} · {run.model}",
         )
         for run in summaries
     ]
+    status_width = max(len(row[1]) + (len(row[2]) + 1 if row[2] else 0) for row in rows)
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     table.add_column("run", no_wrap=True, min_width=max(len(row[0]) for row in rows))
-    table.add_column("status", no_wrap=True, min_width=max(len(row[1]) for row in rows))
+    table.add_column("status", no_wrap=True, min_width=status_width)
     table.add_column("created", no_wrap=True, min_width=11)
+    table.add_column("took", justify="right", no_wrap=True, min_width=7)
     table.add_column("findings", justify="right", no_wrap=True, min_width=8)
+    table.add_column("input", no_wrap=True, overflow="ellipsis", ratio=1)
     table.add_column("plugin · model", no_wrap=True, overflow="ellipsis", ratio=1)
-    for run_id, run_status, created, findings, what in rows:
+    for run_id, run_status, warned, created, took, findings, input_name, what in rows:
+        mark = f" [yellow]{warned}[/]" if warned else ""
         table.add_row(
             escape(run_id),
-            f"[{_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]",
+            f"[{_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]{mark}",
             created,
+            took,
             findings,
+            _safe(input_name),
             _safe(what),
         )
     console.print(table)
+    for run in summaries:
+        for warning in run.warnings:
+            flat = " ".join(warning.split())
+            console.print(f"[yellow]warning[/] {_safe(run.run_id)}: {_safe(flat)}", highlight=False)
     for run in summaries:
         for problem in run.problems:
             console.print(
@@ -145,6 +160,11 @@ def _catch_up(store: RunStore, home: Path | None) -> None:
     refresh_live(store)
 
 
+def _warnings_mark(run: RunSummary) -> str:
+    """`⚠ 2` for a run that recorded warnings (listed under the table), else nothing."""
+    return f"⚠ {len(run.warnings)}" if run.warnings else ""
+
+
 def _short_time(value: Any) -> str:
     text = str(value or "")
     return f"{text[5:10]} {text[11:16]}" if len(text) >= 16 else text
@@ -158,6 +178,7 @@ def _summary(run: RunSummary) -> dict[str, Any]:
         "model": run.model,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
+        "input_name": run.input_name,
         "error_message": run.error_message,
         "warnings": run.warnings,
         "workspace": run.workspace,

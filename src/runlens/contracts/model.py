@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Audience = Literal["user", "developer"]
 ArtifactKind = Literal["json", "markdown", "file"]
@@ -98,7 +98,12 @@ class Coverage(_Frozen):
 
 
 class ArtifactContract(_Frozen):
-    """The declaration of one deliverable."""
+    """The declaration of one deliverable.
+
+    `row_fields` are the dotted paths of the fields that describe the row an item cites
+    (`items.sentiment`): each sits in the same list as one of `evidence_fields`, the row's
+    id. The UI shows them beside the row and filters rows by them.
+    """
 
     name: str
     description: str = ""
@@ -114,6 +119,7 @@ class ArtifactContract(_Frozen):
     evidence_quotes: tuple[EvidenceQuote, ...] = ()
     citations: MarkdownCitations | None = None
     coverage: Coverage | None = None
+    row_fields: tuple[str, ...] = ()
 
     @field_validator("name")
     @classmethod
@@ -122,6 +128,18 @@ class ArtifactContract(_Frozen):
         if name.startswith("/") or ".." in parts or not name.strip():
             raise ValueError(f"artifact name must be a workspace-relative path, got {name!r}")
         return name
+
+    @model_validator(mode="after")
+    def _row_fields_sit_beside_an_id(self) -> ArtifactContract:
+        for path in self.row_fields:
+            keys = path.split(".")
+            lists = (field.split(".")[:-1] for field in self.evidence_fields)
+            if not any(len(keys) > len(at) and keys[: len(at)] == at for at in lists):
+                raise ValueError(
+                    f"row field {path!r} shares its list with none of evidence_fields "
+                    f"{list(self.evidence_fields)}: name the field that holds the row's id"
+                )
+        return self
 
     @property
     def kind(self) -> ArtifactKind:

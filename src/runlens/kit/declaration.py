@@ -115,6 +115,7 @@ def evidence_path_problems(plugin: Plugin) -> list[str]:
 def _declared_paths(contract: ArtifactContract) -> Iterator[tuple[str, str]]:
     """Every dotted path the contract's rules walk, with the rule that names it."""
     yield from (("evidence field", path) for path in contract.evidence_fields)
+    yield from (("row field", path) for path in contract.row_fields)
     for quote in contract.evidence_quotes:
         yield "evidence quote text", quote.text
         yield "evidence quote id", quote.id

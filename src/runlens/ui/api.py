@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
@@ -22,16 +23,26 @@ from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from starlette.concurrency import run_in_threadpool
 
 from runlens.store.rows import Origin, RunDetail, RunSummary, StoreStatus
+from runlens.ui.analysed import (
+    AnalysisUnavailable,
+    BadFilter,
+    declared_row_fields,
+    rows_page,
+    split_filters,
+)
 from runlens.ui.app import UIContext, ui_context
 from runlens.ui.evidence import EvidenceUnavailable
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
 from runlens.ui.launcher import FIELDS
 from runlens.ui.schemas import (
+    AnalysedRow,
     ContractInfo,
     ErrorBody,
     EvidenceRow,
     PluginInfo,
     PluginList,
+    RowAnalysisBody,
+    RowList,
     RunEvent,
     RunList,
     StartedRun,
@@ -213,10 +224,12 @@ def get_artifact(request: Request, run_id: str, name: str) -> Response:
 def get_evidence(request: Request, run_id: str, row_id: str) -> EvidenceRow:
     ui = ui_context(request)
     run = _run(ui, run_id)
+    workspace = Path(ui.files_of(run).workspace)
     try:
-        row = ui.evidence.row(Path(ui.files_of(run).workspace), row_id)
+        row = ui.evidence.row(workspace, row_id)
     except EvidenceUnavailable as error:
         raise HTTPException(404 if error.missing else 409, f"run {run_id}: {error}") from None
+    analyses = ui.analysed.analyses(workspace, run.plugin, row_id)
     return EvidenceRow(
         run_id=run_id,
         row_id=row_id,
@@ -227,7 +240,54 @@ def get_evidence(request: Request, run_id: str, row_id: str) -> EvidenceRow:
             "text_column": row.text_column,
             "row_hash": row.row_hash,
         },
+        columns=row.metadata,
+        analysis=[RowAnalysisBody(**asdict(analysis)) for analysis in analyses],
         citations=ui.store.citations(run_id, row_id=row_id),
+    )
+
+
+@router.get(
+    "/runs/{run_id}/rows",
+    response_model=RowList,
+    responses={
+        **_NOT_FOUND,
+        400: {"model": ErrorBody, "description": "A filter names no field or column"},
+    },
+    summary="The analysed rows, filtered by field (`sentiment=negative`) or metadata "
+    "column (`meta.channel=app`), a page at a time",
+)
+def list_rows(
+    request: Request,
+    run_id: str,
+    page: int = Query(1, ge=1),
+    limit: int = Query(50, ge=1, le=500),
+) -> RowList:
+    ui = ui_context(request)
+    run = _run(ui, run_id)
+    declared = declared_row_fields(run.plugin)
+    if not declared:
+        raise HTTPException(404, f"plugin {run.plugin!r} declares no fields that describe rows")
+    workspace = Path(ui.files_of(run).workspace)
+    try:
+        index = ui.evidence.index(workspace)
+        table = ui.analysed.table(workspace, declared[0])
+        filters = split_filters(request.query_params, table, index, ("page", "limit"))
+    except (EvidenceUnavailable, AnalysisUnavailable) as error:
+        raise HTTPException(404, f"run {run_id}: {error}") from None
+    except BadFilter as error:
+        raise HTTPException(400, str(error)) from None
+    listing = rows_page(table, index, filters, page, limit)
+    return RowList(
+        run_id=run_id,
+        artifact=table.fields.artifact,
+        fields=list(table.fields.names),
+        metadata_columns=list(index.metadata_columns),
+        total=listing.total,
+        matched=listing.matched,
+        page=listing.page,
+        pages=listing.pages,
+        limit=limit,
+        rows=[AnalysedRow(**asdict(row)) for row in listing.rows],
     )
 
 

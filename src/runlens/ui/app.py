@@ -30,6 +30,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from runlens.errors import UserError
+from runlens.ui.analysed import AnalysedTables
 from runlens.ui.evidence import EvidenceRows
 from runlens.ui.launcher import Launcher, LaunchError
 from runlens.ui.security import SecurityMiddleware, SecuritySettings, allowed_hosts
@@ -76,6 +77,7 @@ class UIContext:
     store: RunStore
     launcher: Launcher
     evidence: EvidenceRows = field(default_factory=EvidenceRows)
+    analysed: AnalysedTables = field(default_factory=AnalysedTables)
     _refreshed_at: float = field(default=0.0, repr=False)
     _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: Per run, the store's file index as last written under the cache.

@@ -40,6 +40,8 @@ class SourceRow:
     id_column: str
     text_column: str
     row_hash: str
+    #: The row's other columns, as the index keeps them (name -> value, source order).
+    metadata: dict[str, str]
 
 
 class EvidenceRows:
@@ -60,6 +62,7 @@ class EvidenceRows:
             )
         try:
             text, row_hash = index.text(row_id), index.row_hash(row_id)
+            metadata = dict(index.metadata(row_id))
         except EvidenceIndexError as error:
             raise EvidenceUnavailable(str(error), missing=False) from None
         return SourceRow(
@@ -69,6 +72,7 @@ class EvidenceRows:
             id_column=index.id_column,
             text_column=index.text_column,
             row_hash=row_hash,
+            metadata=metadata,
         )
 
     def index(self, workspace: Path) -> EvidenceIndex:

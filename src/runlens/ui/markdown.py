@@ -3,8 +3,9 @@
 The document is untrusted (a model wrote it). markdown-it parses it as CommonMark with GFM
 tables and strikethrough, the dialect the validators read (`runlens.validation.rendered`),
 with raw HTML off, so `<script>` and `<img onerror>` come out as text. Links keep only the
-schemes a reader may follow (`safe_href`); images are never loaded: each shows as its alt
-text and its address, as text.
+schemes a reader may follow (`safe_href`); an image is loaded only when `image_href` gives its
+address (a validated image deliverable of the run, served inert from the same origin), else
+it shows as its alt text and its address, as text.
 
 Citations come from the run store (`CitationRow`, location `line N`): the quotation each one
 names and the id after it become links to the row's evidence page, styled `verified` or
@@ -88,6 +89,8 @@ class _Env:
 
     evidence_href: Callable[[str], str]
     link_href: Callable[[str], str] | None
+    #: The address to load an image from, None when it must not be loaded.
+    image_href: Callable[[str], str | None] | None = None
     #: Lines with a finding of their own (shown beside the block, so a failed citation there
     #: needs no second note).
     finding_lines: frozenset[int] = frozenset()
@@ -100,15 +103,18 @@ def render_markdown(
     findings: Sequence[FindingRow] = (),
     evidence_href: Callable[[str], str],
     link_href: Callable[[str], str] | None = None,
+    image_href: Callable[[str], str | None] | None = None,
 ) -> Markup:
     """`text` as HTML: every citation a link to `evidence_href(row_id)`, findings beside the
     block of their line. `link_href` rewrites relative links (to point at the artifact view of
-    a file beside the document); other links are kept when `safe_href` allows them."""
+    a file beside the document); other links are kept when `safe_href` allows them.
+    `image_href` says where an image may be loaded from (None: shown as text)."""
     parser = _parser()
     tokens = parser.parse(text)
     cited = _citations_by_line(citations)
     placed = _place_findings(tokens, findings)
-    env = _Env(evidence_href, link_href, frozenset(f.line for f in findings if f.line))
+    lines = frozenset(f.line for f in findings if f.line)
+    env = _Env(evidence_href, link_href, image_href, lines)
     tokens = list(_annotate(tokens, cited, placed, env))
     header = findings_note([f for f in findings if f.line is None])
     body = parser.renderer.render(tokens, parser.options, {"runlens": env})
@@ -172,6 +178,12 @@ def _render_image(
     token = tokens[idx]
     alt = self.renderInlineAsText(token.children or [], options, env)
     source = str(token.attrs.get("src", ""))
+    state: _Env = env["runlens"]
+    loaded = state.image_href(source) if state.image_href is not None else None
+    if loaded is not None:
+        return str(
+            Markup('<img class="md-figure" src="{}" alt="{}" loading="lazy">').format(loaded, alt)
+        )
     return str(
         Markup(
             '<span class="md-image" title="image not loaded">[{}: {}] <code>{}</code></span>'

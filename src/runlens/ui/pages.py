@@ -22,6 +22,14 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from runlens.errors import UserError
 from runlens.store.rows import STORE_STATUSES, RunDetail, RunSummary
+from runlens.ui.analysed import (
+    METADATA_PREFIX,
+    AnalysisUnavailable,
+    BadFilter,
+    declared_row_fields,
+    rows_page,
+    split_filters,
+)
 from runlens.ui.app import ui_context
 from runlens.ui.compare import compare_runs, contract_id_fields
 from runlens.ui.evidence import EvidenceUnavailable
@@ -42,6 +50,7 @@ from runlens.ui.views import (
     raw_url,
     reader_artifacts,
     render_artifact,
+    rows_url,
     run_url,
     shown_plan,
     summarize_event,
@@ -70,6 +79,8 @@ def _environment() -> Environment:
         artifact_url=artifact_url,
         raw_url=raw_url,
         evidence_url=evidence_url,
+        rows_url=rows_url,
+        describes_rows=lambda plugin: bool(declared_row_fields(plugin)),
         is_live=is_live,
         verdict_text=verdict_text,
         verdict_texts=VERDICT_TEXTS,
@@ -295,6 +306,7 @@ def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
         for c in citations
         if c.status == "verified" and c.start is not None and c.end is not None
     ]
+    workspace = Path(ui.files_of(run).workspace)
     return _render(
         "evidence.html",
         title=f"Row {row_id} · {run.run_id}",
@@ -302,10 +314,53 @@ def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
         row_id=row_id,
         row=row,
         problem=None,
+        analyses=ui.analysed.analyses(workspace, run.plugin, row_id),
+        described=bool(declared_row_fields(run.plugin)),
         segments=marked_segments(row.text, spans),
         citations=citations,
         labels={a.name: a.label or a.name for a in run.artifacts},
         citation_href=lambda c: citation_href(run, c),
+    )
+
+
+# -- the analysed rows ------------------------------------------------------------------------
+
+#: Rows a page of the rows page shows.
+ROWS_PAGE_SIZE = 50
+
+
+@router.get("/runs/{run_id}/rows", response_class=HTMLResponse)
+def rows_page_view(request: Request, run_id: str, page: int = 1) -> Response:
+    """The rows the run analysed, with what its deliverable says of each and their metadata,
+    filtered by a GET form (fields and metadata columns) and paged on the server."""
+    run = _run_page(request, run_id, "/rows")
+    if isinstance(run, Response):
+        return run
+    declared = declared_row_fields(run.plugin)
+    context: dict[str, Any] = {"title": f"Rows · {run.run_id}", "run": run}
+    if not declared:
+        problem = f"plugin {run.plugin!r} declares no fields that describe its rows"
+        return _render("rows.html", 404, problem=problem, **context)
+    ui = ui_context(request)
+    workspace = Path(ui.files_of(run).workspace)
+    try:
+        index = ui.evidence.index(workspace)
+        table = ui.analysed.table(workspace, declared[0])
+        filters = split_filters(request.query_params, table, index, reserved=("page",))
+    except (EvidenceUnavailable, AnalysisUnavailable) as error:
+        return _render("rows.html", 404, problem=str(error), **context)
+    except BadFilter as error:
+        return _render("rows.html", 400, problem=str(error), **context)
+    chosen = {**filters[0], **{METADATA_PREFIX + k: v for k, v in filters[1].items()}}
+    return _render(
+        "rows.html",
+        problem=None,
+        table=table,
+        metadata_columns=index.metadata_columns,
+        chosen=chosen,
+        listing=rows_page(table, index, filters, page, ROWS_PAGE_SIZE),
+        page_url=lambda number: rows_url(run.run_id, **chosen, page=str(number)),
+        **context,
     )
 
 

@@ -54,7 +54,45 @@ class EvidenceRow(_Body):
     source: str
     #: How the row is identified: `id_column`, `text_column`, `row_hash`, `position` (1-based).
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The row's other columns (the Evidence Index's `metadata`): name -> value, in order.
+    columns: dict[str, str] = Field(default_factory=dict)
+    #: What each deliverable that describes rows says of this one (the plugin's row fields).
+    analysis: list[RowAnalysisBody] = Field(default_factory=list)
     citations: list[CitationRow]
+
+
+class RowAnalysisBody(_Body):
+    """The fields a deliverable declares as describing the row (`row_fields`), for one row."""
+
+    artifact: str
+    label: str
+    fields: dict[str, str]
+
+
+class AnalysedRow(_Body):
+    """One analysed row: its id, the start of its text, the deliverable's fields, metadata."""
+
+    row_id: str
+    snippet: str
+    fields: dict[str, str]
+    metadata: dict[str, str]
+
+
+class RowList(_Body):
+    """`GET /api/runs/{run_id}/rows`: one page of the analysed rows matching the filters."""
+
+    run_id: str
+    #: The deliverable whose items describe the rows.
+    artifact: str
+    #: The fields that can be filtered by name; metadata columns as `meta.<column>`.
+    fields: list[str]
+    metadata_columns: list[str]
+    total: int
+    matched: int
+    page: int
+    pages: int
+    limit: int
+    rows: list[AnalysedRow]
 
 
 class StartedRun(_Body):

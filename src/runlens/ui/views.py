@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from markupsafe import Markup
 
@@ -26,7 +26,7 @@ from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail, 
 from runlens.ui.compare import artifact_kind, contract_id_fields
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
 from runlens.ui.json_view import render_json_readable, render_json_tree
-from runlens.ui.markdown import render_markdown
+from runlens.ui.markdown import is_relative, render_markdown
 
 #: Statuses of a run whose process may still change it (the page follows it live): `queued`
 #: waits for a worker to take it.
@@ -52,6 +52,12 @@ def raw_url(run_id: str, name: str) -> str:
 
 def evidence_url(run_id: str, row_id: str) -> str:
     return f"{run_url(run_id)}/evidence/{quote(row_id, safe='')}"
+
+
+def rows_url(run_id: str, **filters: str) -> str:
+    """The run's analysed rows, with `filters` as query parameters (empty ones left out)."""
+    kept = {name: value for name, value in filters.items() if value}
+    return f"{run_url(run_id)}/rows" + (f"?{urlencode(kept)}" if kept else "")
 
 
 def is_live(run: RunSummary) -> bool:
@@ -306,6 +312,7 @@ def render_artifact(
             findings=findings,
             evidence_href=to_row,
             link_href=lambda href: beside(run, row.name, href),
+            image_href=lambda href: shown_image(run, row.name, href),
         )
         return RenderedArtifact(row, kind, html=html)
     if kind == "json":
@@ -334,6 +341,21 @@ def beside(run: RunDetail, name: str, href: str) -> str:
         return "#"
     suffix = f"#{fragment}" if fragment else ""
     return artifact_url(run.run_id, target) + suffix
+
+
+def shown_image(run: RunDetail, name: str, href: str) -> str | None:
+    """Where the page loads an image a document beside it links (`insight_chart.svg`): the
+    raw file of the run's validated image deliverable of that name, served with a sandbox
+    policy and `nosniff` (an `<img>` runs no script anyway); None for anything else."""
+    if not is_relative(href):
+        return None
+    target = posixpath.normpath(
+        posixpath.join(posixpath.dirname(name), href.split("#")[0].split("?")[0])
+    )
+    listed = next((row for row in run.artifacts if row.name == target), None)
+    if listed is None or listed.status != "validated" or view_kind(target) != "image":
+        return None
+    return raw_url(run.run_id, target)
 
 
 def reader_artifacts(run: RunDetail) -> list[ArtifactRow]:
