@@ -7,7 +7,8 @@ offline model on examples/sample_feedback.csv; the UI tests' failed run and its 
 version), starts `runlens ui` on a free loopback port over that home, and drives Debian's
 Chromium (/usr/bin/chromium) through Playwright: the /new page with a file chosen, the page
 of the run it starts while that run is live, the runs list meanwhile, the failed run's page,
-the reader view, an evidence row, and the comparison of the failed and the revised run. Run
+the reader view (and its chart), an evidence row with its metadata and analysis, the
+analysed rows filtered by sentiment, and the comparison of the failed and the revised run. Run
 it again after changing the pages.
 """
 
@@ -164,10 +165,17 @@ def main() -> None:
             shoot(page, out / "failed_run.png", until="section:has(#events)")
             page.goto(f"/runs/{completed.run_id}/report")
             shoot(page, out / "reader.png", start='.prose h2:has-text("Evidence")', height=1000)
+            chart = page.locator("img.md-figure").first
+            chart.scroll_into_view_if_needed()
+            page.wait_for_function("img => img.naturalWidth > 0", arg=chart.element_handle())
+            summary = '.prose h2:has-text("Executive Summary")'
+            shoot(page, out / "reader_chart.png", start=summary, height=1000)
             evidence = page.locator('a[href*="/evidence/"]').first.get_attribute("href")
             assert evidence, "the reader view links no evidence row"
             page.goto(evidence)
             shoot(page, out / "evidence.png")
+            page.goto(f"/runs/{completed.run_id}/rows?sentiment=negative")
+            shoot(page, out / "rows.png", height=1100)
             page.goto(f"/compare?a={failed.run_id}&b={revised.run_id}")
             shoot(page, out / "compare.png")
             browser.close()
