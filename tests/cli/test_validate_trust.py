@@ -90,6 +90,43 @@ def test_a_row_text_changed_in_the_index_is_named(feedback_workspace: FeedbackWo
     assert "at rows fb_001" in payload["error_message"]
 
 
+def test_forged_metadata_in_the_index_is_named(feedback_workspace: FeedbackWorkspace) -> None:
+    index = json.loads(feedback_workspace.index_path.read_text(encoding="utf-8"))
+    metadata = index["items"]["fb_002"]["metadata"]
+    assert metadata, "the sample has columns besides the id and the text"
+    index["items"]["fb_002"]["metadata"] = {name: "forged" for name in metadata}
+    feedback_workspace.index_path.write_text(json.dumps(index, ensure_ascii=False), "utf-8")
+    record_hash(feedback_workspace, rehash(feedback_workspace))
+    exit_code, payload, _ = verdict(feedback_workspace.root)
+    assert exit_code == 1
+    assert {code for code, _ in codes(payload)} == {"evidence_index_tampered"}
+    assert "at rows fb_002" in payload["error_message"]
+
+
+@pytest.mark.parametrize("layout", ["as written", "any other layout"])
+def test_an_index_without_metadata_an_older_version_wrote_passes(
+    feedback_workspace: FeedbackWorkspace, layout: str
+) -> None:
+    index = json.loads(feedback_workspace.index_path.read_text(encoding="utf-8"))
+    for item in index["items"].values():
+        del item["metadata"]
+    if layout == "as written":  # the line layout the writer uses, without metadata
+        head = json.dumps({k: v for k, v in index.items() if k != "items"}, ensure_ascii=False)
+        lines = [
+            json.dumps(key, ensure_ascii=False)
+            + ":\n"
+            + json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+            for key, item in index["items"].items()
+        ]
+        text = head[:-1] + ',"items":{\n' + ",\n".join(lines) + "\n}}\n"
+    else:
+        text = json.dumps(index, ensure_ascii=False, indent=1)
+    feedback_workspace.index_path.write_text(text, encoding="utf-8")
+    record_hash(feedback_workspace, None)
+    exit_code, payload, _ = verdict(feedback_workspace.root)
+    assert (exit_code, payload["findings"]) == (0, [])
+
+
 def test_a_changed_source_hash_in_the_index_is_tampered(
     feedback_workspace: FeedbackWorkspace,
 ) -> None:

@@ -62,6 +62,8 @@ def test_the_file_keeps_metadata_and_loads_it_lazily(hostile: Path, tmp_path: Pa
     assert isinstance(loaded._store, LineStore)  # the fast loader understood the layout
     assert {row_id: dict(loaded.metadata(row_id)) for row_id in loaded.items} == expected
     assert dict(loaded.items) == dict(index.items)
+    assert list(loaded.metadata_rows()) == list(index.metadata_rows())
+    assert [(k, dict(v or {})) for k, v in index.metadata_rows()] == list(expected.items())
     loaded.write(tmp_path / "again.json")  # a loaded index writes the same bytes back
     assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
 
@@ -105,6 +107,7 @@ def test_an_index_an_older_version_wrote_reads_without_metadata(tmp_path: Path) 
     loaded = EvidenceIndex.load(path)
     assert isinstance(loaded._store, LineStore)
     assert loaded.text("fb_1") == "t" and dict(loaded.metadata("fb_1")) == {}
+    assert list(loaded.metadata_rows()) == [("fb_1", None)]  # not recorded, not empty
 
 
 @pytest.mark.parametrize(

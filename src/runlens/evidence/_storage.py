@@ -77,6 +77,7 @@ _HASH_END = _HASH_AT + 64
 _TEXT_KEY = '","text":"'
 _TEXT_AT = _HASH_END + len(_TEXT_KEY) - 1  # where the text's opening quote is
 _METADATA_KEY = ',"metadata":'
+_METADATA_BYTES = _METADATA_KEY.encode("ascii")
 _HEX64 = re.compile("[0-9a-f]{64}")
 #: Bytes written between two early syncs of the index file (`_EarlyWriteback`).
 _WRITEBACK = 32 << 20
@@ -250,7 +251,10 @@ def _load_any_layout(path: Path, raw: bytes) -> tuple[IndexHeader, RowStore]:
     items = document.get("items")
     if not isinstance(items, dict):
         raise EvidenceIndexError(f"{path}: 'items' must be an object of id -> item")
-    store = ItemStore({key: _item(path, key, value) for key, value in items.items()})
+    unrecorded = frozenset(
+        key for key, value in items.items() if isinstance(value, dict) and "metadata" not in value
+    )
+    store = ItemStore({key: _item(path, key, value) for key, value in items.items()}, unrecorded)
     return _header(path, document, store), store
 
 
@@ -388,11 +392,25 @@ class LineStore(RowStore):
         return row_hash
 
     def metadata(self, row_id: str) -> Metadata:
-        rest = self._decode(row_id, self._lines[row_id])[2]
-        if not rest:
-            return {}  # an item an older version wrote
+        return self._metadata(row_id, self._lines[row_id]) or {}
+
+    def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
+        for row_id, line in self._lines.items():
+            yield row_id, self._metadata(row_id, line)
+
+    def _metadata(self, row_id: str, line: bytes) -> Metadata | None:
+        """The item's metadata; None for an item an older version wrote, without.
+
+        Found without decoding the text: inside a JSON string every `"` is escaped, so
+        `,"metadata":` occurs in the line only where the text has ended."""
+        at = line.find(_METADATA_BYTES, _HASH_END)
+        if at < 0:
+            return None
+        end = len(line) - (2 if line.endswith(b"},") else 1)
         try:
-            metadata = json.loads(rest[len(_METADATA_KEY) : -1])
+            if line[end] != ord("}"):
+                raise ValueError("the item does not end after 'metadata'")
+            metadata = json.loads(line[at + len(_METADATA_KEY) : end])
         except ValueError as error:
             raise self._damaged(row_id, error) from None
         if not _is_metadata(metadata):
@@ -401,25 +419,22 @@ class LineStore(RowStore):
 
     def rows(self) -> Iterator[tuple[str, str, str]]:
         for row_id, line in self._lines.items():
-            row_hash, text, _ = self._decode(row_id, line)
+            row_hash, text = self._decode(row_id, line)
             _check_hash(self._path, row_id, row_hash)
             yield row_id, row_hash, text
 
-    def _decode(self, row_id: str, line: bytes) -> tuple[str, str, str]:
-        """(row_hash, text, metadata part) from an item line `{"row_hash":"<hex>","text":
-        "<text>"` then `}` or `,"metadata":{...}}` [+ ","]; the metadata part (`` for an
-        item without, `,"metadata":{...}}` else) is not parsed."""
+    def _decode(self, row_id: str, line: bytes) -> tuple[str, str]:
+        """(row_hash, text) from an item line `{"row_hash":"<hex>","text":"<text>"` then `}`
+        or `,"metadata":{...}}` [+ ","]; the metadata is not parsed."""
         item = self._item(row_id, line)
         try:
             text, end = _scanstring(item, _TEXT_AT + 1)
         except ValueError as error:
             raise self._damaged(row_id, error) from None
         rest = item[end:].removesuffix(",")
-        if rest == "}":
-            rest = ""
-        elif not (rest.startswith(_METADATA_KEY) and rest.endswith("}}")):
+        if rest != "}" and not (rest.startswith(_METADATA_KEY) and rest.endswith("}}")):
             raise self._damaged(row_id, ValueError("unexpected content after 'text'"))
-        return item[_HASH_AT:_HASH_END], text, rest
+        return item[_HASH_AT:_HASH_END], text
 
     def _item(self, row_id: str, line: bytes) -> str:
         try:

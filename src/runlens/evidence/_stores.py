@@ -115,6 +115,11 @@ class RowStore(ABC):
     def rows(self) -> Iterator[tuple[str, str, str]]:
         """(id, row_hash, text) for every row, in source order."""
 
+    def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
+        """(id, metadata) for every row, in source order; None for a row whose metadata is
+        not recorded (an index an older version wrote)."""
+        return ((row_id, self.metadata(row_id)) for row_id in self)
+
     def json_batches(self) -> Iterator[JsonBatch]:
         """Every row, in source order, a batch at a time, as the index file writes them."""
         rows = self.rows()
@@ -126,12 +131,16 @@ class RowStore(ABC):
 
 
 class ItemStore(RowStore):
-    """Rows held as ready-made `EvidenceItem`s (small indexes, tests, generic JSON files)."""
+    """Rows held as ready-made `EvidenceItem`s (small indexes, tests, generic JSON files);
+    `unrecorded` are the ids of items read from a file that records no metadata for them."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_unrecorded")
 
-    def __init__(self, items: dict[str, EvidenceItem]) -> None:
+    def __init__(
+        self, items: dict[str, EvidenceItem], unrecorded: frozenset[str] = frozenset()
+    ) -> None:
         self._items = items
+        self._unrecorded = unrecorded
 
     def __contains__(self, row_id: object) -> bool:
         return row_id in self._items
@@ -154,6 +163,10 @@ class ItemStore(RowStore):
     def rows(self) -> Iterator[tuple[str, str, str]]:
         for row_id, item in self._items.items():
             yield row_id, item.row_hash, item.text
+
+    def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
+        for row_id, item in self._items.items():
+            yield row_id, None if row_id in self._unrecorded else item.metadata
 
 
 class TableStore(RowStore):
@@ -216,6 +229,15 @@ class TableStore(RowStore):
         for chunk_texts, digests in zip(texts, self._columns.chunk_digests(), strict=True):
             hashes = digests.hex("\n", DIGEST_SIZE).split("\n")  # one C call, not one a row
             yield from zip(islice(ids, len(chunk_texts)), hashes, chunk_texts, strict=True)
+
+    def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
+        ids = iter(self)
+        names = [self._columns.names[at] for at in self._metadata_at]
+        columns = [self._columns.chunk_values(at) for at in self._metadata_at]
+        for size in self._columns.chunk_sizes():
+            values = zip(*(next(column) for column in columns), strict=True) if names else None
+            for row_id in islice(ids, size):
+                yield row_id, dict(zip(names, next(values), strict=True)) if values else {}
 
     def json_batches(self) -> Iterator[JsonBatch]:
         ids = self._id_pieces()

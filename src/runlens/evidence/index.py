@@ -247,6 +247,11 @@ class EvidenceIndex:
         """(row_id, row_hash, text) for every row, in CSV order."""
         return self._store.rows()
 
+    def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
+        """(row_id, metadata) for every row, in CSV order; None where the index does not
+        record it (an index an older version wrote)."""
+        return self._store.metadata_rows()
+
 
 def read_input_format(path: Path) -> dict[str, str | float | None]:
     """How the source of the index file at `path` was read (`EvidenceIndex.input_format`),

@@ -124,7 +124,8 @@ def _judged_against(index: EvidenceIndex, source: Path) -> EvidenceIndex | Untru
 
 
 def _changed_rows(index: EvidenceIndex, rebuilt: EvidenceIndex) -> list[str]:
-    """Ids whose row hash or text differ, then ids only one side has (source order first)."""
+    """Ids whose row hash or text differ, then ids only one side has (source order first);
+    when there are none, ids whose metadata differ."""
     claimed = {row_id: (row_hash, text) for row_id, row_hash, text in index.rows()}
     changed = [
         row_id
@@ -132,6 +133,21 @@ def _changed_rows(index: EvidenceIndex, rebuilt: EvidenceIndex) -> list[str]:
         if claimed.pop(row_id, None) != (row_hash, text)
     ]
     changed.extend(claimed)  # rows the source does not have
+    return changed or _changed_metadata(index, rebuilt)
+
+
+def _changed_metadata(index: EvidenceIndex, rebuilt: EvidenceIndex) -> list[str]:
+    """Ids whose recorded metadata (the row's other columns) differ from the source's, for
+    indexes whose rows match already: the pages show metadata as the source's own. An index
+    an older version wrote records none, which is no mismatch."""
+    source = rebuilt.metadata_rows()
+    changed: list[str] = []
+    for row_id, claimed in index.metadata_rows():
+        source_id, actual = next(source)
+        if source_id != row_id:  # the index lists its rows in another order
+            actual = rebuilt.metadata(row_id)
+        if claimed is not None and dict(claimed) != dict(actual or {}):
+            changed.append(row_id)
     return changed
 
 
