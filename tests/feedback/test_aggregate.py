@@ -25,7 +25,8 @@ SEVERITIES = ("low", "medium", "high", "critical")
 
 
 def model_items(count: int, *, seed: int = 1, themes: bool = True) -> list[dict[str, Any]]:
-    """Items as a model might submit them: many themes or wordings, long quotes."""
+    """Items as a model might submit them: many themes or wordings, long quotes (of use, so
+    the input reads as feedback and carries no genre warning)."""
     rng = random.Random(seed)
     items = []
     for number in range(count):
@@ -35,7 +36,7 @@ def model_items(count: int, *, seed: int = 1, themes: bool = True) -> list[dict[
             "sentiment": rng.choice(SENTIMENTS),
             "severity": rng.choice(SEVERITIES),
             "pain_point": f"Problem number {area} with the {rng.choice(['app', 'site'])}",
-            "evidence_text": "很慢 " * rng.randrange(1, 200) + f"case {number}",
+            "evidence_text": "用了 " + "很慢 " * rng.randrange(1, 200) + f"case {number}",
             "suggested_action": f"Fix area {area} " + "x" * rng.randrange(300),
         }
         if themes:

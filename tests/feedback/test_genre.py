@@ -12,7 +12,7 @@ import pytest
 
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst import analyze_rows, backlog_from_summary, report_from_summary
-from runlens_feedback.genre import MIN_ROWS, NOT_FEEDBACK, feedback_warnings
+from runlens_feedback.genre import CUE_SHARE, MIN_ROWS, NOT_FEEDBACK, feedback_warnings, signals
 
 from .helpers import run_offline, write_csv
 from .test_offline_runs import RESTAURANT_AND_GAMES
@@ -104,3 +104,127 @@ def test_a_run_on_synopses_completes_with_the_warning_in_its_report(tmp_path: Pa
     assert run.result["status"] == "completed", run.result["error_message"]
     assert "**Not product feedback?**" in run.report
     assert "**Warning:** the input does not look like product feedback" in run.report
+
+
+# Written for these tests (no corpus): news headlines, critics' sentences and feedback of
+# several kinds that names no first person, so only the rules of use, address and request
+# tell the feedback apart.
+NEWS_EN = [
+    "Central bank holds interest rates as inflation eases for a third month",
+    "US and Canada sign a new agreement on cross-border rail freight",
+    "Floods close schools across the northern region for the rest of the week",
+    "Shares in the carmaker fall sharply after a profit warning",
+    "Parliament votes to extend the deadline for the census by two years",
+    "Scientists map the genome of a rare mountain orchid",
+    "Striking dock workers reach a deal with port operators",
+    "Heatwave expected to break records in the south this weekend",
+    "Football club appoints former captain as head coach",
+    "Electricity prices to rise in the spring, regulator says",
+    "Museum returns looted bronzes to their country of origin",
+    "Election turnout highest in thirty years, officials report",
+]
+CRITICS_EN = [
+    "A gorgeous, patient film whose director trusts the audience to keep up.",
+    "The performances are terrific, but the screenplay loses its nerve in the last act.",
+    "An overlong, joyless sequel that mistakes noise for excitement.",
+    "Her finest role in years, and the film around her is nearly as good.",
+    "The plot creaks, yet the characters are drawn with real warmth.",
+    "A clumsy thriller with one brilliant scene and nothing else.",
+    "Funny, sad and wise: the best comedy of the season.",
+    "The cast does what it can with a script that never comes alive.",
+    "Beautifully shot and utterly hollow.",
+    "A documentary of rare tenderness about a town that refuses to die.",
+    "The novel's wit survives the adaptation; its menace does not.",
+    "A dull, worthy drama that tells its story twice.",
+]
+NEWS_ZH = [
+    "央行宣布维持基准利率不变 通胀连续三个月回落",
+    "北方多地暴雨致学校停课一周",
+    "汽车制造商发布盈利预警 股价大幅下跌",
+    "人大常委会表决通过延长普查期限的决定",
+    "科学家完成一种高山兰花的基因组测序",
+    "码头工人罢工结束 与港口运营方达成协议",
+    "南方本周末或迎来创纪录高温",
+    "足球俱乐部任命前队长为主教练",
+    "监管部门称春季电价将上调",
+    "博物馆归还流失海外的青铜器",
+    "本届选举投票率创三十年来新高",
+    "高校毕业生就业招聘会在省会举行",
+]
+CRITICS_ZH = [
+    "影片节奏沉稳，导演相信观众能跟上。",
+    "演员的表演非常出色，可惜剧本在最后一幕失去了勇气。",
+    "一部冗长乏味的续集，把噪音当成了刺激。",
+    "这是她多年来最好的角色，整部电影也几乎同样出色。",
+    "剧情有些老套，但角色塑造得很有温度。",
+    "一部笨拙的惊悚片，只有一场戏令人难忘。",
+    "有趣、伤感又睿智，是本季最好的喜剧。",
+    "演员们尽力了，但剧本始终没有活起来。",
+    "镜头很美，内容却很空洞。",
+    "一部温柔的纪录片，讲述一个不肯消失的小镇。",
+    "小说的机智在改编中保留了下来，威胁感却没有。",
+    "一部沉闷的正剧，把故事讲了两遍。",
+]
+FEEDBACK_EN = [
+    "The app crashes every time the upload finishes.",
+    "Battery died after two days of normal use.",
+    "Delivery took three weeks and the box arrived crushed.",
+    "Room was clean but the staff at the front desk were rude.",
+    "Headaches and nausea were the only side effects, gone after a week.",
+    "Please add an export to CSV.",
+    "@ShopDesk still waiting on that refund",
+    "Login fails after the latest update.",
+    "Great value for the price, works as described.",
+    "Customer support never answered the ticket.",
+    "The waiter forgot half of the order.",
+    "Flight delayed four hours and no one explained why.",
+]
+FEEDBACK_ZH = [
+    "更新后一直闪退，根本打不开。",
+    "电池用了两天就不行了。",
+    "物流太慢了，三周才到货，包装还破了。",
+    "房间很干净，但前台服务态度很差。",
+    "吃了一周副作用就没了，效果不错。",
+    "希望增加导出功能。",
+    "客服一直不回复，退款也没消息。",
+    "登录总是失败，账号被锁了两次。",
+    "性价比很高，质量也好。",
+    "外卖送得很快，味道一般。",
+    "卖家发错了颜色，换货很麻烦。",
+    "手机屏幕有划痕，申请退货中。",
+]
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [NEWS_EN, CRITICS_EN, NEWS_ZH, CRITICS_ZH],
+    ids=["news-en", "critics-en", "news-zh", "critics-zh"],
+)
+def test_news_and_critics_reviews_are_flagged(texts: list[str]) -> None:
+    (warning,) = feedback_warnings(analyze_rows(rows(texts)))
+    assert warning["code"] == NOT_FEEDBACK
+    assert warning["details"]["cue_rows"] < CUE_SHARE * len(texts)
+
+
+@pytest.mark.parametrize("texts", [FEEDBACK_EN, FEEDBACK_ZH], ids=["english", "chinese"])
+def test_feedback_without_first_person_is_not_flagged(texts: list[str]) -> None:
+    items = analyze_rows(rows(texts))
+    assert feedback_warnings(items) == []
+    assert signals(items)["cue_rows"] == len(texts)
+
+
+def test_opinion_words_alone_are_no_feedback_cue() -> None:
+    counts = signals(analyze_rows(rows(["Beautifully shot and utterly hollow."] * MIN_ROWS)))
+    assert counts == {"rows": MIN_ROWS, "cue_rows": 0, "story_rows": 0, "polar_rows": MIN_ROWS}
+
+
+def test_us_in_capitals_is_the_country_and_a_mention_is_an_address() -> None:
+    country = signals(analyze_rows(rows(["US and Canada sign a rail deal"])))
+    people = signals(analyze_rows(rows(["Tell us when the rail deal is signed"])))
+    mention = signals(analyze_rows(rows(["@RailCo when is the deal signed"])))
+    assert (country["cue_rows"], people["cue_rows"], mention["cue_rows"]) == (0, 1, 1)
+
+
+def test_critics_and_synopses_count_as_story_rows() -> None:
+    assert signals(analyze_rows(rows(CRITICS_EN[:2] + SYNOPSES_ZH[:1])))["story_rows"] == 3
+    assert signals(analyze_rows(rows(FEEDBACK_EN[:2])))["story_rows"] == 0

@@ -465,7 +465,7 @@ def _warning_lines(summary: Summary, words: _Words) -> list[str]:
                     "not_feedback",
                     rows=details.get("rows"),
                     cues=details.get("cue_rows"),
-                    narrative=details.get("narrative_rows"),
+                    story=details.get("story_rows"),
                     polar=details.get("polar_rows"),
                 )
             )

@@ -98,9 +98,10 @@ EN: dict[str, str] = {
     "skipped_part": "`{column}` ({reason})",
     "not_feedback": (
         "- **Not product feedback?** Of {rows} analysed rows, {cues} speak in the first "
-        "person, ask for something or judge; {narrative} read as third-person narrative and "
-        "{polar} carry a sentiment. The input looks like another kind of text (stories, "
-        "synopses, articles): read a sample of rows before acting on this report."
+        "person, address someone, ask for something or tell of using or buying; {story} tell "
+        "a story or review a work and {polar} carry a sentiment. The input looks like another "
+        "kind of text (news, synopses, critics' reviews, articles): read a sample of rows "
+        "before acting on this report."
     ),
     "limits": (
         "- Method limits: automatic sentiment misses sarcasm and domain slang; themes come "
@@ -172,8 +173,8 @@ ZH: dict[str, str] = {
     "skipped_part": "`{column}`（{reason}）",
     "not_feedback": (
         "- **这看起来不是产品反馈：** 已分析的 {rows} 条中，只有 {cues} 条以第一人称叙述、"
-        "提出需求或做出评价；{narrative} 条读起来像第三人称叙事，{polar} 条带有情感倾向。"
-        "输入更像其他类型的文本（故事、剧情简介、文章）：据此行动前请先阅读部分原文。"
+        "称呼对方、提出需求或讲述使用和购买；{story} 条在讲故事或评论作品，{polar} 条带有情感"
+        "倾向。输入更像其他类型的文本（新闻、剧情简介、影评、文章）：据此行动前请先阅读部分原文。"
     ),
     "limits": (
         "- 方法局限：自动的情感判断会漏掉反讽和行业俚语；主题来自词频统计，可能合并或拆分话题；"
