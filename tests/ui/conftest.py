@@ -24,6 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 #: The upload limit of `ui_server`, small so the size test sends little.
 UPLOAD_LIMIT_MB = 2
@@ -140,3 +141,25 @@ def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIServer]
     token = secrets.token_urlsafe(24)
     with running_server(home, "--host", "127.0.0.1", token=token) as server:
         yield server
+
+
+#: Debian's Chromium, which the browser tests drive (Playwright's own download is not used).
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Chromium for each test module. Module-scoped, not session: Playwright's sync API
+    keeps an asyncio event loop running on the main thread while it is open, and later
+    tests of the session (tests/store, test_pages) call `asyncio.run` there."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"the browser tests need Chromium at {CHROMIUM}: install it as root with "
+            "`apt-get install chromium` (scripts/test.sh and .ci/run do so when they can); "
+            "Playwright's own browser download is not used",
+            pytrace=False,
+        )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        yield browser
+        browser.close()

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Dialog, Page, Request, expect, sync_playwright
+from playwright.sync_api import Browser, Dialog, Page, Request, expect
 from tests.ui.conftest import UIServer
 from tests.ui.runs import (
     ADDED_TITLE,
@@ -41,7 +41,6 @@ from tests.ui.runs import (
 
 from runlens_feedback.contracts import BACKLOG
 
-CHROMIUM = Path("/usr/bin/chromium")
 #: How long an `expect` waits for a page to show something (milliseconds).
 TIMEOUT_MS = 15_000
 #: How long a run started from /new may take to complete (milliseconds).
@@ -58,24 +57,6 @@ class BrowserRuns:
     failed: FailedRun
     hostile: HostileRun
     revised: MadeRun
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Chromium for this module's tests. Module-scoped, not session: Playwright's sync API
-    keeps an asyncio event loop running on the main thread while it is open, and later
-    tests of the session (tests/store, test_pages) call `asyncio.run` there."""
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"the browser tests need Chromium at {CHROMIUM}: install it as root with "
-            "`apt-get install chromium` (scripts/test.sh and .ci/run do so when they can); "
-            "Playwright's own browser download is not used",
-            pytrace=False,
-        )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")

@@ -5,25 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from tests.ui.conftest import UIServer
 from tests.ui.runs import SAMPLE_CSV, MadeRun, run_cli
 
-CHROMIUM = Path("/usr/bin/chromium")
 TIMEOUT_MS = 15_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"the browser tests need Chromium at {CHROMIUM}", pytrace=False)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
