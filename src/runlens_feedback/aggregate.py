@@ -429,22 +429,13 @@ def _name(
     return _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS), []
 
 
-def _pain_order(group: Mapping[str, Any]) -> tuple[str, int, int, int, str]:
-    """The order of the evidence (module docstring)."""
+def _pain_order(group: Mapping[str, Any], *, base: bool = False) -> tuple[str, int, int, int, str]:
+    """The order of the evidence (module docstring); with `base`, by the priority and points
+    without the trend (which groups are listed)."""
+    prefix = "base_" if base else ""
     return (
-        group["priority"],
-        -group["points"],
-        -group["problem_rows"],
-        -_severe(group),
-        group["key"],
-    )
-
-
-def _selection_order(group: Mapping[str, Any]) -> tuple[str, int, int, int, str]:
-    """Which groups are listed: by priority and points without the trend (module docstring)."""
-    return (
-        group["base_priority"],
-        -group["base_points"],
+        group[f"{prefix}priority"],
+        -group[f"{prefix}points"],
         -group["problem_rows"],
         -_severe(group),
         group["key"],
@@ -560,7 +551,7 @@ def summarize_analysis(
     ]
     candidates = sorted(
         (p for p in pains if p is not None and (p["key"], p["grouped_by"]) != _OTHER),
-        key=_selection_order,
+        key=lambda group: _pain_order(group, base=True),
     )
     listed = sorted(candidates[:TOP_GROUPS], key=_pain_order)
     listed_keys = {(p["key"], p["grouped_by"]) for p in listed}

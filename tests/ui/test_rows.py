@@ -231,28 +231,21 @@ def test_runs_with_warnings_are_marked_in_the_list(api: httpx.Client, runs: Runs
 def test_runlens_runs_shows_input_duration_and_warnings(ui_server: UIServer, runs: Runs) -> None:
     env = {**server_env(ui_server.home), "RUNLENS_DATABASE_URL": ui_server.db_url}
     env["COLUMNS"] = "200"
-    shown = subprocess.run(
-        [sys.executable, "-m", "runlens", "runs", "--limit", "500"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+
+    def runs_command(*options: str) -> str:
+        command = [sys.executable, "-m", "runlens", "runs", "--limit", "500", *options]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    shown = runs_command()
     lines = {line.split()[0]: line for line in shown.splitlines() if line.startswith("run_")}
     derived, sample = lines[runs.derived.run_id], lines[runs.sample.run_id]
     assert "no_ids.csv" in derived and "⚠ 1" in derived
     assert "sample_feedback.csv" in sample and "⚠" not in sample
     assert re.search(r"\d+\.\d s", sample), sample  # the duration
     assert f"warning {runs.derived.run_id}: no_ids.csv has no 'feedback_id' column" in shown
-    listed = subprocess.run(
-        [sys.executable, "-m", "runlens", "runs", "--json", "--limit", "500"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    listed = runs_command("--json")
     by_id = {run["run_id"]: run for run in json.loads(listed)}
     assert by_id[runs.derived.run_id]["input_name"] == "no_ids.csv"
 
