@@ -7,12 +7,15 @@ restaurant, not with billing or outages.
 
 The algorithm (scikit-learn, deterministic):
 
-1. *Terms.* Each text is tokenised as the analyst does (`analyst.tokens`: jieba for Chinese
-   runs, a word pattern for the rest; English words lower-cased, simple plurals folded).
+1. *Terms.* A damaged text (mojibake: ftfy's badness heuristic, a replacement character or
+   its GBK reading "锟斤拷") has none, so it is "other", never a theme. Each other text is
+   tokenised as the analyst does (`analyst.tokens`: jieba for Chinese runs, a word pattern
+   for the rest; English words lower-cased, simple plurals folded).
    Kept are English words of 3+ letters (plurals folded: "chapters", "dishes", and "-ies"
    to the singular the input itself uses) and Chinese words of 2+ characters that are not
    stopwords (scikit-learn's English list, the analyst's `stopwords_en/zh.txt`, a short list
-   of generic words here: thing, product, 东西, 感觉 ...), not modifiers (very, 非常) and not
+   of generic words here: thing, product, 东西, 感觉 ..., and a review form's labels: 优点,
+   缺点, pros, cons ...), not modifiers (very, 非常) and not
    generic sentiment words: `GENERIC_SENTIMENT` below and every sentiment-lexicon word of
    absolute valence 2 or more (good, great, terrible, 不错, 喜欢), except the concrete
    problem words of the severity cues (crash, 崩溃, 闪退). Adjacent kept words also give a
@@ -124,6 +127,7 @@ GENERIC_WORDS = _words(
     就是 但是 而且 因为 所以 已经 可能 应该 一直 以后 之前 现在 今天 昨天 知道 看到 出来
     起来 进去 不是 不会 不能 还有 非常 比较 特别 有点 有些 实在 确实 简直 总体 整体 方面
     问题 情况 地方 时间 买家 卖家 大家 自己 我们 你们 他们 的话 本来 其实 然后 反正
+    优点 缺点 总结 评价 补充 其他 其它 pro pros con cons summary
     只能 不到 每次 经常 需要 能够 以及 或者 还要 总是 不了 不够 得到 进行 一样 这些 那些
     """
 )
@@ -260,8 +264,23 @@ def _words_of(text: str) -> list[tuple[str, bool]]:
     return words
 
 
+#: What U+FFFD becomes when UTF-8 is read as GBK, and what the replacement character leaves.
+_DAMAGE_MARKS = ("\ufffd", "锟斤拷")
+
+
+def damaged(text: str) -> bool:
+    """Whether a text is mojibake (UTF-8 read in another encoding, by ftfy's badness
+    heuristic, or the replacement character and its GBK reading): no theme is made of it."""
+    import ftfy.badness
+
+    return any(mark in text for mark in _DAMAGE_MARKS) or ftfy.badness.is_bad(text)
+
+
 def terms(text: str) -> list[str]:
-    """The terms of one text (module docstring, step 1): kept words and adjacent bigrams."""
+    """The terms of one text (module docstring, step 1): kept words and adjacent bigrams;
+    none for a damaged text (`damaged`)."""
+    if damaged(text):
+        return []
     excluded = _excluded()
     found: list[str] = []
     previous_cjk: bool | None = None

@@ -228,3 +228,37 @@ def test_a_hundred_thousand_rows_are_assigned() -> None:
     assert len(catalogue.assignments) == 100_000
     assert 1 <= len(catalogue.themes) <= MAX_THEMES
     assert sum(t.rows for t in catalogue.themes) + catalogue.other_rows == 100_000
+
+
+def _mojibake(text: str, encoding: str) -> str:
+    """What an export's text looks like when its UTF-8 bytes are read in `encoding`."""
+    return text.encode("utf-8").decode(encoding, "replace")
+
+
+def test_junk_rows_are_never_a_theme() -> None:
+    """Mojibake (UTF-8 read as cp1252 or GBK, replacement characters) and a review form's bare
+    labels ("缺点：", "Cons:") are "other", however many of them repeat, while the topics of
+    the same file still get their themes."""
+    topical = [
+        "导出周报太慢了，每周五导出都要等三分钟。",
+        "每次导出周报都要等好几分钟，效率太低。",
+        "客服响应很快，十分钟就解决了问题。",
+        "客服态度很好，工单当天就有人回复。",
+    ]
+    wrecked = [
+        _mojibake("导出周报太慢了，每周五都要等。", "cp1252"),
+        _mojibake("客服态度很好，工单当天回复。", "cp1252"),
+        _mojibake("导出的报表是乱码，很麻烦", "gbk"),
+        "锟斤拷锟斤拷烫烫烫",
+        "导出\ufffd\ufffd\ufffd失败",
+    ]
+    labels = ["缺点：", "优点：", "Cons:", "Pros: ", "缺点：无"]
+    texts = topical * 15 + wrecked * 12 + labels * 12
+    catalogue = discover_themes(texts)
+    assert catalogue.themes, "the topical rows still make themes"
+    for key, text in zip(catalogue.assignments, texts, strict=True):
+        if text in wrecked or text in labels:
+            assert key == OTHER, (text, key)
+    for theme in catalogue.themes:
+        assert not {"缺点", "优点", "con", "pro"} & set(theme.keywords), theme
+        assert all(ch.isascii() or ch == "·" or "\u4e00" <= ch <= "\u9fff" for ch in theme.name)
