@@ -15,12 +15,12 @@ The algorithm (scikit-learn, deterministic):
    to the singular the input itself uses) and Chinese words of 2+ characters that are not
    stopwords (scikit-learn's English list, the analyst's `stopwords_en/zh.txt`, a short list
    of generic words here: thing, product, 东西, 感觉 ..., and a review form's labels: 优点,
-   缺点, pros, cons ...), not modifiers (very, 非常) and not
-   generic sentiment words: `GENERIC_SENTIMENT` below and every sentiment-lexicon word of
-   absolute valence 2 or more (good, great, terrible, 不错, 喜欢), except the concrete
-   problem words of the severity cues (crash, 崩溃, 闪退). Adjacent kept words also give a
-   bigram ("battery life", "服务态度"). So sentiment never defines a theme: "great food" and
-   "terrible food" are both about food.
+   缺点, pros, cons ...), not modifiers (very, 非常) and not generic sentiment words:
+   `GENERIC_SENTIMENT` below and every sentiment-lexicon word of absolute valence 2 or more
+   (good, great, terrible, 不错, 喜欢), except the concrete problem words of the severity
+   cues (crash, 崩溃, 闪退). Adjacent kept words also give a bigram ("battery life",
+   "服务态度"). So sentiment never defines a theme: "great food" and "terrible food" are both
+   about food.
 2. *Vectors.* TF-IDF over those terms (sublinear tf, L2 rows); terms in fewer than 2 rows
    (1 for inputs under 50 rows) or more than half the rows are dropped, at most 20,000 terms.
 3. *Topics.* NMF (`init="nndsvda"`, `random_state=0`) with `k = min(12, floor(sqrt(n / 5)))`
@@ -271,6 +271,8 @@ _DAMAGE_MARKS = ("\ufffd", "锟斤拷")
 def damaged(text: str) -> bool:
     """Whether a text is mojibake (UTF-8 read in another encoding, by ftfy's badness
     heuristic, or the replacement character and its GBK reading): no theme is made of it."""
+    if text.isascii():  # every mojibake pattern of ftfy holds a non-ASCII character
+        return False
     import ftfy.badness
 
     return any(mark in text for mark in _DAMAGE_MARKS) or ftfy.badness.is_bad(text)
