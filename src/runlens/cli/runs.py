@@ -435,6 +435,7 @@ def reindex_command(
             f"Indexed {where} into {_safe(store.url)}: {len(report.added)} added, "
             f"{len(report.updated)} updated, {report.unchanged} unchanged",
             highlight=False,
+            soft_wrap=True,  # one line, however long the paths: scripts read it
         )
     for workspace, problem in report.damaged:
         console.print(f"[red]damaged[/] {_safe(workspace.name)}: {_safe(problem)}", highlight=False)
