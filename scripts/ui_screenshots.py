@@ -8,8 +8,9 @@ version), starts `runlens ui` on a free loopback port over that home, and drives
 Chromium (/usr/bin/chromium) through Playwright: the /new page with a file chosen, the page
 of the run it starts while that run is live, the runs list meanwhile, the failed run's page,
 the reader view (and its chart), an evidence row with its metadata and analysis, the
-analysed rows filtered by sentiment, and the comparison of the failed and the revised run. Run
-it again after changing the pages.
+analysed rows filtered by sentiment, the comparison of the failed and the revised run, and
+the revised run's reader view after its report was edited. Run it again after changing the
+pages.
 """
 
 from __future__ import annotations
@@ -178,6 +179,14 @@ def main() -> None:
             shoot(page, out / "rows.png", height=1100)
             page.goto(f"/compare?a={failed.run_id}&b={revised.run_id}")
             shoot(page, out / "compare.png")
+            # The revised run's report edited after its verdict, as a user's `sed` would.
+            report = revised.workspace / "artifacts" / "insight_report.md"
+            subprocess.run(
+                ["sed", "-i", "s/takes three minutes/takes an hour/", str(report)], check=True
+            )
+            page.goto(f"/runs/{revised.run_id}/report")
+            expect(page.locator("#changed-after-validation")).to_be_visible()
+            shoot(page, out / "changed_after_validation.png", until=".prose h2")
             browser.close()
 
 

@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from starlette.concurrency import run_in_threadpool
 
-from runlens.store.rows import Origin, RunDetail, RunSummary, StoreStatus
+from runlens.store.rows import ArtifactRow, Origin, RunDetail, RunSummary, StoreStatus
 from runlens.ui.analysed import (
     AnalysisUnavailable,
     BadFilter,
@@ -33,9 +33,23 @@ from runlens.ui.analysed import (
 from runlens.ui.app import UIContext, ui_context
 from runlens.ui.evidence import EvidenceUnavailable
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
+from runlens.ui.integrity import change_of, changed_artifacts, opened_sha256, sha256_of
 from runlens.ui.launcher import FIELDS
+from runlens.ui.params import (
+    MAX_SEQ,
+    MAX_TEXT,
+    ArtifactName,
+    Offset,
+    PageNumber,
+    RowId,
+    RunId,
+    Seq,
+    Text,
+    seq_header,
+)
 from runlens.ui.schemas import (
     AnalysedRow,
+    ChangedArtifactBody,
     ContractInfo,
     ErrorBody,
     EvidenceRow,
@@ -45,6 +59,7 @@ from runlens.ui.schemas import (
     RowList,
     RunEvent,
     RunList,
+    RunView,
     StartedRun,
 )
 from runlens.ui.security import RAW_ARTIFACT_CSP
@@ -78,13 +93,15 @@ def _run(ui: UIContext, run_id: str) -> RunDetail:
 def list_runs(
     request: Request,
     status: StoreStatus | None = None,
-    plugin: str | None = None,
-    model: str | None = None,
+    plugin: Text | None = None,
+    model: Text | None = None,
     q: str | None = Query(
-        None, description="Text searched in run id, input name, plugin, model, error message"
+        None,
+        max_length=MAX_TEXT,
+        description="Text searched in run id, input name, plugin, model, error message",
     ),
     limit: int = Query(50, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    offset: Offset = 0,
 ) -> RunList:
     ui = ui_context(request)
     ui.refresh_live()
@@ -95,12 +112,26 @@ def list_runs(
 
 
 @router.get(
-    "/runs/{run_id}", response_model=RunDetail, responses=_NOT_FOUND, summary="One run, whole"
+    "/runs/{run_id}",
+    response_model=RunView,
+    responses=_NOT_FOUND,
+    summary="One run, whole, with the deliverables changed after its validation",
 )
-def get_run(request: Request, run_id: str) -> RunDetail:
+def get_run(request: Request, run_id: RunId) -> RunView:
     ui = ui_context(request)
     ui.refresh_live()
-    return _run(ui, run_id)
+    run = _run(ui, run_id)
+    changes = [
+        ChangedArtifactBody(
+            name=change.name,
+            validated_sha256=change.validated_sha256,
+            current_sha256=change.current_sha256,
+            problem=change.problem,
+            message=change.message,
+        )
+        for change in changed_artifacts(ui.files_of(run))
+    ]
+    return RunView(**dict(run), changed_after_validation=changes)
 
 
 @router.get(
@@ -121,10 +152,12 @@ def get_run(request: Request, run_id: str) -> RunDetail:
 )
 async def run_events(
     request: Request,
-    run_id: str,
-    after: int = Query(0, ge=0, description="Only events with a greater seq"),
+    run_id: RunId,
+    after: Seq = 0,
     limit: int | None = Query(None, ge=1, le=10_000),
-    last_event_id: str | None = Header(None, description="Resume a stream after this seq"),
+    last_event_id: str | None = Header(
+        None, max_length=64, description="Resume a stream after this seq"
+    ),
 ) -> Response:
     ui = ui_context(request)
     await run_in_threadpool(_run, ui, run_id)
@@ -138,11 +171,12 @@ async def run_events(
 
 
 def _seq(last_event_id: str | None) -> int:
-    if last_event_id is None:
-        return 0
-    if not last_event_id.strip().isdigit():
-        raise HTTPException(422, f"Last-Event-ID must be an event's seq, not {last_event_id!r}")
-    return int(last_event_id.strip())
+    seq = seq_header(last_event_id)
+    if seq is None:
+        raise HTTPException(
+            422, f"Last-Event-ID must be an event's seq (0 to {MAX_SEQ}), not {last_event_id!r}"
+        )
+    return seq
 
 
 async def _event_stream(
@@ -188,31 +222,105 @@ def _json(value: Any) -> str:
 
 @router.get(
     "/runs/{run_id}/artifacts/{name:path}",
-    responses={**_NOT_FOUND, 200: {"description": "The artifact's bytes, as written"}},
+    responses={
+        **_NOT_FOUND,
+        200: {
+            "description": (
+                "The artifact's bytes. `X-RunLens-SHA256` is the digest of the bytes served, "
+                "`X-RunLens-Validated-SHA256` the one the run's validation judged, and "
+                "`X-RunLens-Changed-After-Validation` `true` when the file on disk is not "
+                "those bytes: the store's copy of the validated bytes is served then when "
+                "it holds one (`X-RunLens-Served: validated`), else the file as it is now "
+                "(`X-RunLens-Served: current`)."
+            ),
+            "headers": {
+                header: {"schema": {"type": "string"}}
+                for header in (
+                    "X-RunLens-SHA256",
+                    "X-RunLens-Validated-SHA256",
+                    "X-RunLens-Changed-After-Validation",
+                    "X-RunLens-Current-SHA256",
+                    "X-RunLens-Served",
+                )
+            },
+        },
+    },
     response_class=Response,
     summary="One artifact, raw, by its contract name (e.g. artifacts/report.md)",
 )
-def get_artifact(request: Request, run_id: str, name: str) -> Response:
+def get_artifact(request: Request, run_id: RunId, name: ArtifactName) -> Response:
     ui = ui_context(request)
     run = _run(ui, run_id)
     listed = {artifact.name: artifact for artifact in run.artifacts}
     if name not in listed:
         known = ", ".join(sorted(listed)) or "none listed yet"
         raise HTTPException(404, f"run {run_id} has no artifact {name!r} (its artifacts: {known})")
-    try:
-        opened = open_in_workspace(Path(ui.files_of(run).workspace), name)
-    except WorkspaceFileError as error:
-        raise HTTPException(404, f"artifact {name!r} of run {run_id}: {error}") from None
+    row = listed[name]
     suffix = PurePosixPath(name).suffix.lower()
     media_type = _MEDIA_TYPES.get(suffix, "application/octet-stream")
     headers = {
-        "content-length": str(opened.size),
         "content-security-policy": RAW_ARTIFACT_CSP,
         "x-content-type-options": "nosniff",
     }
     if suffix not in _MEDIA_TYPES:
         headers["content-disposition"] = "attachment"
+    try:
+        opened = open_in_workspace(Path(ui.files_of(run).workspace), name)
+    except WorkspaceFileError as error:
+        validated = _validated_copy(ui, run, row)
+        if validated is None:
+            raise HTTPException(404, f"artifact {name!r} of run {run_id}: {error}") from None
+        headers.update(_integrity_headers(row, validated_copy=True, current=None))
+        return Response(validated, media_type=media_type, headers=headers)
+    try:
+        current = opened_sha256(opened)
+    except OSError:
+        opened.close()
+        raise
+    changed = run.is_terminal and change_of(row, current) is not None
+    if changed:
+        validated = _validated_copy(ui, run, row)
+        if validated is not None:
+            opened.close()
+            headers.update(_integrity_headers(row, validated_copy=True, current=current))
+            return Response(validated, media_type=media_type, headers=headers)
+    headers["content-length"] = str(opened.size)
+    headers.update(_integrity_headers(row, validated_copy=False, current=current, changed=changed))
     return StreamingResponse(opened.chunks(), media_type=media_type, headers=headers)
+
+
+def _validated_copy(ui: UIContext, run: RunDetail, row: ArtifactRow) -> bytes | None:
+    """The store's copy of the artifact when it holds the validated bytes, else None."""
+    if not run.is_terminal or not row.sha256:
+        return None
+    try:
+        data = ui.store.read_file(run.run_id, row.name)
+    except ValueError:
+        return None
+    if data is None or sha256_of(data) != row.sha256.lower():
+        return None
+    return data
+
+
+def _integrity_headers(
+    row: ArtifactRow, *, validated_copy: bool, current: str | None, changed: bool = True
+) -> dict[str, str]:
+    """What the artifact's headers say of its bytes against the validated ones."""
+    headers: dict[str, str] = {}
+    if row.sha256:
+        headers["x-runlens-validated-sha256"] = row.sha256.lower()
+    if validated_copy:
+        headers["x-runlens-sha256"] = (row.sha256 or "").lower()
+        headers["x-runlens-served"] = "validated"
+        headers["x-runlens-changed-after-validation"] = "true"
+        headers["x-runlens-current-sha256"] = current or "unreadable"
+        return headers
+    assert current is not None
+    headers["x-runlens-sha256"] = current
+    headers["x-runlens-current-sha256"] = current
+    headers["x-runlens-served"] = "current"
+    headers["x-runlens-changed-after-validation"] = "true" if changed else "false"
+    return headers
 
 
 @router.get(
@@ -221,7 +329,7 @@ def get_artifact(request: Request, run_id: str, name: str) -> Response:
     responses=_NOT_FOUND,
     summary="One source row, whole, with every citation of it",
 )
-def get_evidence(request: Request, run_id: str, row_id: str) -> EvidenceRow:
+def get_evidence(request: Request, run_id: RunId, row_id: RowId) -> EvidenceRow:
     ui = ui_context(request)
     run = _run(ui, run_id)
     workspace = Path(ui.files_of(run).workspace)
@@ -258,8 +366,8 @@ def get_evidence(request: Request, run_id: str, row_id: str) -> EvidenceRow:
 )
 def list_rows(
     request: Request,
-    run_id: str,
-    page: int = Query(1, ge=1),
+    run_id: RunId,
+    page: PageNumber = 1,
     limit: int = Query(50, ge=1, le=500),
 ) -> RowList:
     ui = ui_context(request)
@@ -337,7 +445,7 @@ async def start_run(request: Request, response: Response) -> StartedRun:
     },
     summary="Ask a run to stop",
 )
-def cancel_run(request: Request, run_id: str) -> RunSummary:
+def cancel_run(request: Request, run_id: RunId) -> RunSummary:
     return ui_context(request).launcher.cancel(run_id)
 
 

@@ -33,6 +33,8 @@ from runlens.ui.analysed import (
 from runlens.ui.app import ui_context
 from runlens.ui.compare import compare_runs, contract_id_fields
 from runlens.ui.evidence import EvidenceUnavailable
+from runlens.ui.integrity import ChangedArtifact, changed_artifacts
+from runlens.ui.params import ArtifactName, PageNumber, RowId, RunId, Text
 from runlens.ui.views import (
     VERDICT_TEXTS,
     artifact_bytes,
@@ -115,6 +117,11 @@ def _render(template: str, status_code: int = 200, **context: Any) -> HTMLRespon
     return HTMLResponse(html, status_code=status_code)
 
 
+def _changes(request: Request, run: RunDetail) -> list[ChangedArtifact]:
+    """The run's deliverables whose files are not the bytes its validation judged."""
+    return changed_artifacts(ui_context(request).files_of(run))
+
+
 def _not_found(message: str) -> HTMLResponse:
     return _render("error.html", status_code=404, title="Not found", message=message)
 
@@ -148,11 +155,11 @@ def _run_page(
 @router.get("/", response_class=HTMLResponse)
 def runs_page(
     request: Request,
-    status: str = "",
-    plugin: str = "",
-    model: str = "",
-    q: str = "",
-    page: int = 1,
+    status: Text = "",
+    plugin: Text = "",
+    model: Text = "",
+    q: Text = "",
+    page: PageNumber = 1,
 ) -> HTMLResponse:
     """Every run, newest first, filtered by status, plugin, model and a text search."""
     store = _store(request, refresh=True)
@@ -193,7 +200,7 @@ def runs_page(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, run_id: str) -> Response:
+def run_page(request: Request, run_id: RunId) -> Response:
     """A run: verdict, plan, artifacts, findings at their places, events (live while it runs)."""
     run = _run_page(request, run_id, refresh=True)
     if isinstance(run, Response):
@@ -201,10 +208,13 @@ def run_page(request: Request, run_id: str) -> Response:
     store = _store(request)
     first_seq = max(run.last_seq - EVENTS_SHOWN, 0)
     events = store.events(run.run_id, after_seq=first_seq)
+    changes = _changes(request, run)
     return _render(
         "run.html",
         title=f"Run {run.run_id}",
         run=run,
+        changes=changes,
+        changed_names={change.name for change in changes},
         groups=group_findings(run),
         finding_location=finding_location,
         events=events,
@@ -235,7 +245,7 @@ def previous_run(store: RunStore, run: RunSummary) -> RunSummary | None:
 
 
 @router.get("/runs/{run_id}/artifacts/{name:path}", response_class=HTMLResponse)
-def artifact_page(request: Request, run_id: str, name: str) -> Response:
+def artifact_page(request: Request, run_id: RunId, name: ArtifactName) -> Response:
     """One deliverable, rendered, with its findings marked where they point."""
     run = _run_page(request, run_id, f"/artifacts/{quote(name, safe='/')}")
     if isinstance(run, Response):
@@ -250,6 +260,7 @@ def artifact_page(request: Request, run_id: str, name: str) -> Response:
         title=f"{row.label or row.name} · {run.run_id}",
         run=run,
         artifact=render_artifact(files, row, citations),
+        changes=changed_artifacts(files),
         findings=[f for f in run.findings if f.artifact == name],
         finding_location=finding_location,
         citations=citations,
@@ -260,7 +271,7 @@ def artifact_page(request: Request, run_id: str, name: str) -> Response:
 
 
 @router.get("/runs/{run_id}/report", response_class=HTMLResponse)
-def report_page(request: Request, run_id: str) -> Response:
+def report_page(request: Request, run_id: RunId) -> Response:
     """The reader's view: the verdict, then the user-facing deliverables, every quote linked."""
     run = _run_page(request, run_id, "/report")
     if isinstance(run, Response):
@@ -271,14 +282,20 @@ def report_page(request: Request, run_id: str) -> Response:
         render_artifact(files, row, store.citations(run.run_id, artifact=row.name), readable=True)
         for row in reader_artifacts(run)
     ]
-    return _render("report.html", title=f"Report · {run.run_id}", run=run, artifacts=rendered)
+    return _render(
+        "report.html",
+        title=f"Report · {run.run_id}",
+        run=run,
+        artifacts=rendered,
+        changes=changed_artifacts(files),
+    )
 
 
 # -- one evidence row -------------------------------------------------------------------------
 
 
 @router.get("/runs/{run_id}/evidence/{row_id:path}", response_class=HTMLResponse)
-def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
+def evidence_page(request: Request, run_id: RunId, row_id: RowId) -> Response:
     """One source row whole, every quote that cites it in `<mark>`, and every citation of it."""
     run = _run_page(request, run_id, f"/evidence/{quote(row_id, safe='')}")
     if isinstance(run, Response):
@@ -296,6 +313,7 @@ def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
             row_id=row_id,
             row=None,
             problem=str(error),
+            changes=_changes(request, run),
             segments=[],
             citations=citations,
             labels={a.name: a.label or a.name for a in run.artifacts},
@@ -314,6 +332,7 @@ def evidence_page(request: Request, run_id: str, row_id: str) -> Response:
         row_id=row_id,
         row=row,
         problem=None,
+        changes=_changes(request, run),
         analyses=ui.analysed.analyses(workspace, run.plugin, row_id),
         described=bool(declared_row_fields(run.plugin)),
         segments=marked_segments(row.text, spans),
@@ -330,14 +349,18 @@ ROWS_PAGE_SIZE = 50
 
 
 @router.get("/runs/{run_id}/rows", response_class=HTMLResponse)
-def rows_page_view(request: Request, run_id: str, page: int = 1) -> Response:
+def rows_page_view(request: Request, run_id: RunId, page: PageNumber = 1) -> Response:
     """The rows the run analysed, with what its deliverable says of each and their metadata,
     filtered by a GET form (fields and metadata columns) and paged on the server."""
     run = _run_page(request, run_id, "/rows")
     if isinstance(run, Response):
         return run
     declared = declared_row_fields(run.plugin)
-    context: dict[str, Any] = {"title": f"Rows · {run.run_id}", "run": run}
+    context: dict[str, Any] = {
+        "title": f"Rows · {run.run_id}",
+        "run": run,
+        "changes": _changes(request, run),
+    }
     if not declared:
         problem = f"plugin {run.plugin!r} declares no fields that describe its rows"
         return _render("rows.html", 404, problem=problem, **context)
@@ -368,7 +391,7 @@ def rows_page_view(request: Request, run_id: str, page: int = 1) -> Response:
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare_page(request: Request, a: str = "", b: str = "") -> HTMLResponse:
+def compare_page(request: Request, a: Text = "", b: Text = "") -> HTMLResponse:
     """Two runs of one plugin side by side: what changed in their deliverables and findings."""
     store = _store(request)
     recent, _ = store.list_runs(limit=100)

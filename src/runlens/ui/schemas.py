@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runlens.store.rows import CitationRow, RunSummary
+from runlens.store.rows import CitationRow, RunDetail, RunSummary
 
 
 class _Body(BaseModel):
@@ -31,6 +31,24 @@ class RunList(_Body):
     total: int
     limit: int
     offset: int
+
+
+class ChangedArtifactBody(_Body):
+    """A deliverable whose file is not the bytes the run's validation judged:
+    `current_sha256` None when it can no longer be read (`problem` says why)."""
+
+    name: str
+    validated_sha256: str
+    current_sha256: str | None
+    problem: str | None = None
+    message: str
+
+
+class RunView(RunDetail):
+    """`GET /api/runs/{run_id}`: the run, whole, and every deliverable changed on disk after
+    its validation (empty when every file is the one validated)."""
+
+    changed_after_validation: list[ChangedArtifactBody] = Field(default_factory=list)
 
 
 class RunEvent(_Body):
@@ -134,6 +152,7 @@ class PluginList(_Body):
 
 
 __all__ = [
+    "ChangedArtifactBody",
     "ContractInfo",
     "ErrorBody",
     "EvidenceRow",
@@ -141,5 +160,6 @@ __all__ = [
     "PluginList",
     "RunEvent",
     "RunList",
+    "RunView",
     "StartedRun",
 ]

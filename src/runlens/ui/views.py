@@ -25,6 +25,13 @@ from markupsafe import Markup
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail, RunSummary
 from runlens.ui.compare import artifact_kind, contract_id_fields
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
+from runlens.ui.integrity import (
+    ChangedArtifact,
+    artifact_change,
+    change_of,
+    opened_sha256,
+    sha256_of,
+)
 from runlens.ui.json_view import render_json_readable, render_json_tree
 from runlens.ui.markdown import is_relative, render_markdown
 
@@ -242,20 +249,29 @@ class LoadedArtifact:
 
     data: bytes | None
     problem: str | None = None
+    #: Set when the bytes are not the ones the run's validation judged.
+    change: ChangedArtifact | None = None
 
 
 def read_artifact(run: RunDetail, name: str, limit: int = RENDER_LIMIT) -> LoadedArtifact:
     """The file of one of the run's contract-named artifacts, opened inside its workspace."""
-    if name not in {row.name for row in run.artifacts}:
+    row = next((row for row in run.artifacts if row.name == name), None)
+    if row is None:
         return LoadedArtifact(None, f"{name!r} is not a deliverable of run {run.run_id}")
     try:
         opened = open_in_workspace(Path(run.workspace), name)
     except WorkspaceFileError as error:
-        return LoadedArtifact(None, str(error))
+        return LoadedArtifact(None, str(error), artifact_change(run, row))
     if opened.size > limit:
-        opened.close()
-        return LoadedArtifact(None, f"{name} is {opened.size} bytes: too large to show here")
-    return LoadedArtifact(b"".join(opened.chunks()))
+        try:
+            change = change_of(row, opened_sha256(opened)) if run.is_terminal else None
+        finally:
+            opened.close()
+        return LoadedArtifact(
+            None, f"{name} is {opened.size} bytes: too large to show here", change
+        )
+    data = b"".join(opened.chunks())
+    return LoadedArtifact(data, change=change_of(row, sha256_of(data)) if run.is_terminal else None)
 
 
 def artifact_bytes(run: RunDetail, name: str) -> bytes | None:
@@ -270,6 +286,8 @@ class RenderedArtifact:
     kind: str
     html: Markup | None = None
     problem: str | None = None
+    #: Set when the file on disk is not the one the run's validation judged.
+    change: ChangedArtifact | None = None
 
 
 def view_kind(name: str) -> str:
@@ -291,15 +309,16 @@ def render_artifact(
     its citations linked, SVG as an image (scripts never run in an `<img>`), text verbatim."""
     kind = view_kind(row.name)
     loaded = read_artifact(run, row.name)
+    change = loaded.change
     if loaded.data is None:
-        return RenderedArtifact(row, kind, problem=loaded.problem)
+        return RenderedArtifact(row, kind, problem=loaded.problem, change=change)
     if kind == "image":  # the page shows the raw file in an <img>; the bytes proved it exists
-        return RenderedArtifact(row, kind)
+        return RenderedArtifact(row, kind, change=change)
     try:
         text = loaded.data.decode("utf-8-sig")
     except UnicodeDecodeError:
         problem = f"{row.name} is not UTF-8 text; open the raw file"
-        return RenderedArtifact(row, kind, problem=problem)
+        return RenderedArtifact(row, kind, problem=problem, change=change)
     findings = [f for f in run.findings if f.artifact == row.name]
 
     def to_row(row_id: str) -> str:
@@ -314,12 +333,13 @@ def render_artifact(
             link_href=lambda href: beside(run, row.name, href),
             image_href=lambda href: shown_image(run, row.name, href),
         )
-        return RenderedArtifact(row, kind, html=html)
+        return RenderedArtifact(row, kind, html=html, change=change)
     if kind == "json":
         try:
             document = json.loads(text)
         except ValueError as error:
-            return RenderedArtifact(row, kind, problem=f"{row.name} is not valid JSON ({error})")
+            problem = f"{row.name} is not valid JSON ({error})"
+            return RenderedArtifact(row, kind, problem=problem, change=change)
         render = render_json_readable if readable else render_json_tree
         html = render(
             document,
@@ -328,9 +348,9 @@ def render_artifact(
             evidence_href=to_row,
             id_paths=contract_id_fields(run.plugin).get(row.name, ()),
         )
-        return RenderedArtifact(row, kind, html=html)
+        return RenderedArtifact(row, kind, html=html, change=change)
     text_html = Markup('<pre class="text-artifact">{}</pre>').format(text)
-    return RenderedArtifact(row, kind, html=text_html)
+    return RenderedArtifact(row, kind, html=text_html, change=change)
 
 
 def beside(run: RunDetail, name: str, href: str) -> str:
