@@ -97,7 +97,7 @@ def test_a_bad_last_event_id_is_a_422_naming_it(
 ) -> None:
     response = client.get(
         f"/api/runs/{run.run_id}/events",
-        headers={"accept": "text/event-stream", "last-event-id": value.encode("latin-1")},
+        headers={b"accept": b"text/event-stream", b"last-event-id": value.encode("latin-1")},
     )
     assert response.status_code == 422, response.text[:200]
     assert "Last-Event-ID" in response.json()["detail"] or "last-event-id" in response.text
