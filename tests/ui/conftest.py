@@ -28,6 +28,9 @@ from playwright.sync_api import Browser, sync_playwright
 
 #: The upload limit of `ui_server`, small so the size test sends little.
 UPLOAD_LIMIT_MB = 2
+#: Runs the shared servers start at once: their tests start a few together on purpose (the
+#: limit itself is tested on a server of its own).
+SHARED_MAX_RUNS = 8
 #: Seconds a server may take to print its URL and answer.
 START_TIMEOUT = 60.0
 
@@ -130,7 +133,9 @@ def _wait_until_answering(server: UIServer, process: subprocess.Popen[bytes]) ->
 def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIServer]:
     """A server without a token, on a fresh home, shared by the session."""
     home = tmp_path_factory.mktemp("ui-home")
-    with running_server(home, "--max-upload-mb", str(UPLOAD_LIMIT_MB)) as server:
+    with running_server(
+        home, "--max-upload-mb", str(UPLOAD_LIMIT_MB), "--max-runs", str(SHARED_MAX_RUNS)
+    ) as server:
         yield server
 
 
@@ -139,7 +144,9 @@ def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIServer]
     """A server with RUNLENS_UI_TOKEN set (on 127.0.0.1: the token is enforced there too)."""
     home = tmp_path_factory.mktemp("ui-token-home")
     token = secrets.token_urlsafe(24)
-    with running_server(home, "--host", "127.0.0.1", token=token) as server:
+    with running_server(
+        home, "--host", "127.0.0.1", "--max-runs", str(SHARED_MAX_RUNS), token=token
+    ) as server:
         yield server
 
 

@@ -372,16 +372,19 @@ def test_a_pending_run_without_a_process_is_cancelled_at_once(
     assert "before the run started" in (response.json()["error_message"] or "")
 
 
-def test_a_run_whose_process_fails_before_starting_ends_failed_with_the_reason(
-    api: httpx.Client,
+@pytest.mark.parametrize(
+    ("model", "variable"),
+    [("anthropic:claude-test", "ANTHROPIC_API_KEY"), ("openai:gpt-4o", "OPENAI_API_KEY")],
+)
+def test_a_model_whose_provider_has_no_key_is_refused_before_any_run(
+    api: httpx.Client, model: str, variable: str
 ) -> None:
-    # The server's environment holds no provider key, so the run's process stops at once.
-    response = upload(api, SAMPLE_CSV.read_bytes(), model="anthropic:claude-test")
-    assert response.status_code == 202, response.text
-    run = wait_for(api, response.json()["run_id"], TERMINAL, timeout=60)
-    assert run["status"] == "failed"
-    assert "before the run started" in run["error_message"]
-    assert "ANTHROPIC_API_KEY" in run["error_message"]
+    # The server's environment holds no provider key: the run could only fail.
+    before = api.get("/api/runs").json()["total"]
+    response = upload(api, SAMPLE_CSV.read_bytes(), model=model)
+    assert response.status_code == 422, response.text
+    assert model in detail(response) and variable in detail(response)
+    assert api.get("/api/runs").json()["total"] == before
 
 
 def lock_pid(workspace: Path, timeout: float = 60) -> int:

@@ -48,6 +48,14 @@ TOKEN_VARIABLE = "RUNLENS_UI_TOKEN"
     help="Largest input file POST /api/runs accepts, in MiB.",
 )
 @click.option(
+    "--max-runs",
+    type=click.IntRange(min=1),
+    default=None,
+    envvar="RUNLENS_UI_MAX_RUNS",
+    help="Runs started from the pages and the API that may go at once (default: one per "
+    "core); one more is refused with 429 and Retry-After.",
+)
+@click.option(
     "--allow-scripted-models",
     is_flag=True,
     hidden=True,
@@ -59,6 +67,7 @@ def ui_command(
     database_url: str | None,
     home: Path | None,
     max_upload_mb: float,
+    max_runs: int | None,
     allow_scripted_models: bool,
 ) -> None:
     """Serve the RunLens pages and HTTP API (OpenAPI at /openapi.json).
@@ -89,6 +98,7 @@ def ui_command(
         token=token,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         allow_scripted_models=allow_scripted_models,
+        max_running_runs=max_runs,
     )
     sock = _bind(host, port)
     try:

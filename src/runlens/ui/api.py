@@ -416,7 +416,17 @@ _UPLOAD_FORM: Final = {
     responses={
         413: {"model": ErrorBody, "description": "The upload is over the size limit"},
         415: {"model": ErrorBody, "description": "The file is not of an accepted type"},
-        422: {"model": ErrorBody, "description": "A field is missing or not acceptable"},
+        422: {
+            "model": ErrorBody,
+            "description": "A field is missing or not acceptable (a model whose provider has "
+            "no credentials here, say)",
+        },
+        429: {
+            "model": ErrorBody,
+            "description": "As many runs as the server starts at once are still going; "
+            "`Retry-After` says when to try again",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        },
     },
     openapi_extra={
         "requestBody": {

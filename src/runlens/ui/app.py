@@ -67,6 +67,9 @@ class UIConfig:
     token: str | None = None
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     allow_scripted_models: bool = False
+    #: Runs started from the pages and the API that may go at once (None: one per core);
+    #: a start past it is refused with 429 and `Retry-After`.
+    max_running_runs: int | None = None
 
 
 @dataclass
@@ -162,6 +165,7 @@ def create_app(config: UIConfig, *, store: RunStore | None = None) -> FastAPI:
             config.store_url,
             max_upload_bytes=config.max_upload_bytes,
             allow_scripted_models=config.allow_scripted_models,
+            max_running=config.max_running_runs,
         ),
     )
 
@@ -211,8 +215,11 @@ def _package_version() -> str:
 
 
 async def _launch_error(_request: Request, error: Exception) -> JSONResponse:
-    status = error.status_code if isinstance(error, LaunchError) else 500
-    return JSONResponse({"detail": str(error)}, status_code=status)
+    if not isinstance(error, LaunchError):
+        return JSONResponse({"detail": str(error)}, status_code=500)
+    return JSONResponse(
+        {"detail": str(error)}, status_code=error.status_code, headers=error.headers
+    )
 
 
 async def _internal_error(_request: Request, _error: Exception) -> JSONResponse:

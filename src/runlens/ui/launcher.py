@@ -65,16 +65,27 @@ _MAX_REPAIR_TURNS = 20
 #: Bytes of the request beyond the file itself (boundaries, headers, the small fields).
 _FORM_OVERHEAD = 64 * 1024
 _MAX_NAME_BYTES = 200
+#: Seconds a client refused for too many runs going is asked to wait (`Retry-After`).
+RETRY_AFTER_SECONDS: Final = 5
 _COPY_CHUNK = 1024 * 1024
 
 
 class LaunchError(Exception):
     """A start or cancel request refused: `status_code` for the HTTP answer, the message
-    naming the problem."""
+    naming the problem, `headers` to send with it (`Retry-After` on a 429)."""
 
-    def __init__(self, status_code: int, message: str) -> None:
+    def __init__(
+        self, status_code: int, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.headers = dict(headers or {})
+
+
+def default_max_running() -> int:
+    """How many runs a server starts at once unless told: one per core (each run is one
+    process; more only queue for the CPU and slow every page)."""
+    return max(os.cpu_count() or 1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,13 +132,17 @@ class Launcher:
         *,
         max_upload_bytes: int,
         allow_scripted_models: bool = False,
+        max_running: int | None = None,
     ) -> None:
         self.store = store
         self.home = home
         self.store_url = store_url
         self.max_upload_bytes = max_upload_bytes
         self.allow_scripted_models = allow_scripted_models
+        self.max_running = default_max_running() if max_running is None else max_running
         self._children: dict[str, _Child] = {}
+        #: Start requests past the slot check whose process is not started yet.
+        self._starting = 0
         self._lock = threading.Lock()
 
     # -- starting ----------------------------------------------------------------------------
@@ -135,11 +150,35 @@ class Launcher:
     async def start(self, request: Request, origin: Origin) -> str:
         """Check and save the upload in `request`, record the pending run, start it; its id.
 
-        Raises LaunchError (413, 415, 422) naming what is wrong; nothing is left behind then.
+        Raises LaunchError (413, 415, 422) naming what is wrong, 429 with `Retry-After` when
+        `max_running` runs this server started are still going; nothing is left behind then.
         """
-        from starlette.concurrency import run_in_threadpool
 
         self._check_length(request)
+        self._reserve_slot()
+        try:
+            return await self._start(request, origin)
+        finally:
+            with self._lock:
+                self._starting -= 1
+
+    def _reserve_slot(self) -> None:
+        """Count this request among the runs going, or refuse it (429) at the limit."""
+        with self._lock:
+            going = sum(1 for c in self._children.values() if c.process.poll() is None)
+            if going + self._starting >= self.max_running:
+                raise LaunchError(
+                    429,
+                    f"{going + self._starting} runs started here are still going, the most "
+                    f"this server starts at once (runlens ui --max-runs {self.max_running}): "
+                    f"try again in {RETRY_AFTER_SECONDS} s",
+                    {"retry-after": str(RETRY_AFTER_SECONDS)},
+                )
+            self._starting += 1
+
+    async def _start(self, request: Request, origin: Origin) -> str:
+        from starlette.concurrency import run_in_threadpool
+
         form = await self._read_form(request)
         try:
             # Loading a plugin the first time imports it: not on the event loop.
@@ -243,6 +282,8 @@ class Launcher:
             )
         if provider != "offline" and not spec.partition(":")[2].strip():
             raise LaunchError(422, f"model {spec!r} names no model: write {provider}:NAME")
+        if provider not in {"offline", "scripted"}:
+            _check_model_settings(spec.strip(), plugin)
         return spec.strip()
 
     def _save(self, upload: UploadFile, folder: Path, run_request: RunRequest) -> Path:
@@ -417,6 +458,24 @@ def _plugin(name: str) -> Plugin:
         raise LaunchError(422, f"plugin {name!r} cannot be loaded: {error}") from None
 
 
+def _check_model_settings(spec: str, plugin: Plugin) -> None:
+    """Build the model as the run's process will (`runlens run` resolves it the same way,
+    with the same environment): a missing API key or a bad base URL is refused now, 422
+    naming it, instead of a run started only to fail at its first model call."""
+    import asyncio
+
+    from runlens.models.registry import ModelContext, resolve_model
+
+    try:
+        model = resolve_model(spec, ModelContext(plugin=plugin))
+    except UserError as error:
+        raise LaunchError(422, f"model {spec!r} cannot be used here: {error}") from None
+    except Exception as error:
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        raise LaunchError(422, f"model {spec!r} cannot be used here: {reason}") from None
+    asyncio.run(model.aclose())  # a worker thread: no event loop of its own
+
+
 def _repair_turns(value: str | None) -> int:
     if value is None:
         return 0
@@ -487,4 +546,12 @@ def _size(limit: int) -> str:
     return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
 
 
-__all__ = ["FIELDS", "LaunchError", "Launcher", "RunRequest", "safe_file_name"]
+__all__ = [
+    "FIELDS",
+    "RETRY_AFTER_SECONDS",
+    "LaunchError",
+    "Launcher",
+    "RunRequest",
+    "default_max_running",
+    "safe_file_name",
+]

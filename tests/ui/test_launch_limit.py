@@ -1,0 +1,97 @@
+"""Runs started over HTTP are bounded: a real server with `--max-runs 2` gets 20 start
+requests at once; two runs start, the other eighteen are told 429 with `Retry-After`, no
+more than two run processes exist at any moment, and the runs list answers quickly while
+they go. Once they end, a new start is accepted again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.ui.conftest import UIServer, running_server
+from tests.ui.test_api import TERMINAL, big_csv, detail, upload, wait_for
+
+LIMIT = 2
+REQUESTS = 20
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIServer]:
+    home = tmp_path_factory.mktemp("ui-limited")
+    with running_server(home, "--max-runs", str(LIMIT)) as server:
+        yield server
+
+
+def run_processes(home: Path) -> int:
+    """How many `runlens run` processes on this machine run in `home`'s uploads."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"runlens" in argv and b"run" in argv and any(str(home).encode() in a for a in argv):
+            count += 1
+    return count
+
+
+def test_twenty_starts_at_once_start_two_runs_and_refuse_the_rest(limited: UIServer) -> None:
+    content = big_csv(400)
+    most_processes = 0
+    stop = threading.Event()
+
+    def watch() -> None:
+        nonlocal most_processes
+        while not stop.is_set():
+            most_processes = max(most_processes, run_processes(limited.home))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+
+    def start(n: int) -> httpx.Response:
+        with limited.client() as client:
+            return upload(client, content, name=f"burst_{n}.csv")
+
+    try:
+        with ThreadPoolExecutor(max_workers=REQUESTS) as pool:
+            responses = list(pool.map(start, range(REQUESTS)))
+        started = [r for r in responses if r.status_code == 202]
+        refused = [r for r in responses if r.status_code == 429]
+        assert len(started) == LIMIT, [(r.status_code, r.text[:100]) for r in responses]
+        assert len(refused) == REQUESTS - LIMIT
+        for response in refused:
+            assert int(response.headers["retry-after"]) > 0
+            assert "--max-runs 2" in detail(response)
+        with limited.client() as client:
+            # The list stays quick while the two runs go.
+            slowest = 0.0
+            for _ in range(5):
+                began = time.monotonic()
+                listing = client.get("/api/runs")
+                slowest = max(slowest, time.monotonic() - began)
+                assert listing.status_code == 200
+            assert slowest < 2.0, slowest
+            assert listing.json()["total"] == LIMIT  # refused starts left no run behind
+            runs = [wait_for(client, r.json()["run_id"], TERMINAL, 180) for r in started]
+            assert {run["status"] for run in runs} == {"completed"}, runs
+            # A slot is free again once the runs have ended.
+            deadline = time.monotonic() + 30
+            again = upload(client, content, name="after.csv")
+            while again.status_code == 429 and time.monotonic() < deadline:
+                time.sleep(0.5)  # the server notices the processes' exit
+                again = upload(client, content, name="after.csv")
+            assert again.status_code == 202, again.text
+            wait_for(client, again.json()["run_id"], TERMINAL, 180)
+    finally:
+        stop.set()
+        watcher.join()
+    assert 1 <= most_processes <= LIMIT, most_processes
