@@ -27,7 +27,7 @@ import pytest
 from tests.ui.conftest import UPLOAD_LIMIT_MB, UIServer, running_server, server_env
 from tests.ui.runs import SAMPLE_CSV, FailedRun, failed_run
 
-from runlens.ui.security import CSP, SESSION_COOKIE
+from runlens.ui.security import CSP, SESSION_COOKIE, session_cookie_name
 
 PLUGIN = "feedback-analysis"
 REPORT = "artifacts/insight_report.md"
@@ -779,7 +779,8 @@ def test_a_query_token_becomes_a_cookie_and_leaves_the_url(token_server: UIServe
         assert response.status_code == 303
         assert response.headers["location"] == "/api/runs?limit=5"
         set_cookie = response.headers["set-cookie"]
-        assert set_cookie.startswith(f"{SESSION_COOKIE}=")
+        port = httpx.URL(token_server.url).port
+        assert set_cookie.startswith(f"{session_cookie_name(port)}=")
         assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
         assert token_server.token not in set_cookie
         followed = client.get(response.headers["location"])

@@ -10,8 +10,16 @@ One ASGI middleware, `SecurityMiddleware`, wrapped around the whole application 
 2. **Token** (when `RUNLENS_UI_TOKEN` is set, on loopback too): `Authorization: Bearer T`, or
    the session cookie, or `?token=T` once, which sets the cookie (HttpOnly, SameSite=Strict)
    and redirects to the same URL without the token, so it leaves the address bar and the
-   history. The cookie holds an HMAC of the token, never the token itself. Refused with 401:
-   JSON for `/api/...` and `/openapi.json`, a short HTML page otherwise.
+   history. Refused with 401: JSON for `/api/...` and `/openapi.json`, a short HTML page
+   otherwise.
+
+   Browsers send a host's cookies to every port of it, so the session is bound to this
+   server: its name carries the port the server listens on (`runlens_session_8765`;
+   `__Host-runlens_session_8765`, `Secure`, over HTTPS), and its value is
+   `<issued>.<HMAC>` keyed by a secret this server process drew at start, over the token,
+   the server's own origin (scheme, `Host`, listening port) and the time it was issued. A
+   cookie of another server (another port, or this one before a restart) or one older than
+   `SESSION_MAX_AGE` is no session; the token itself is never in it.
 3. **Cross-site writes** (CSRF). A request with an unsafe method (POST, PUT, PATCH, DELETE)
    is refused with 403 when the browser says it comes from another site or origin
    (`Sec-Fetch-Site` other than `same-origin`/`none`, or an `Origin` that is not this
@@ -31,6 +39,7 @@ import hmac
 import ipaddress
 import json
 import secrets
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
@@ -47,8 +56,10 @@ CSP = (
 )
 #: The policy of a raw artifact: the same, in a sandbox (no scripts, no same-origin access).
 RAW_ARTIFACT_CSP = f"sandbox; {CSP}"
-#: The session cookie `?token=` sets.
+#: The start of the session cookie's name (`session_cookie_name` adds the server's port).
 SESSION_COOKIE = "runlens_session"
+#: Seconds a session cookie is good for (then `?token=` again).
+SESSION_MAX_AGE = 12 * 60 * 60
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
@@ -91,13 +102,23 @@ class SecuritySettings:
     hosts: frozenset[str] | None
 
 
+def session_cookie_name(port: int | None, *, secure: bool = False) -> str:
+    """The session cookie's name on a server listening on `port` (`__Host-` over HTTPS,
+    where browsers then refuse it from anything but this host, over HTTPS, for path /)."""
+    name = f"{SESSION_COOKIE}_{port}" if port else SESSION_COOKIE
+    return f"__Host-{name}" if secure else name
+
+
 class SecurityMiddleware:
     """The request rules and response headers described in the module docstring."""
 
     def __init__(self, app: ASGIApp, settings: SecuritySettings) -> None:
         self.app = app
         self.settings = settings
-        self._session = _session_value(settings.token) if settings.token else None
+        #: Drawn per server process: no other server, nor this one restarted, can mint or
+        #: accept this one's sessions.
+        self._secret = secrets.token_bytes(32)
+        self._session = settings.token is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -124,7 +145,7 @@ class SecurityMiddleware:
                 f"Host header {host!r} is not allowed: this server answers to "
                 f"{', '.join(sorted(self.settings.hosts or ()))} (DNS rebinding protection)",
             )
-        if self._session is not None and not self._authorised(scope, headers):
+        if self._session and not self._authorised(scope, headers):
             return _unauthorised(path)
         if scope["method"] not in _SAFE_METHODS:
             problem = _cross_site_problem(headers, scheme=scope.get("scheme", "http"), host=host)
@@ -134,21 +155,51 @@ class SecurityMiddleware:
 
     def _authorised(self, scope: Scope, headers: Headers) -> bool:
         token = self.settings.token
-        assert token is not None and self._session is not None
+        assert token is not None
         scheme, _, credentials = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and credentials:
             return _same(credentials.strip(), token)
         query_token = _query_token(scope)
         if query_token is not None:
             return _same(query_token, token)
-        cookie = _cookie(headers, SESSION_COOKIE)
-        return cookie is not None and _same(cookie, self._session)
+        cookie = _cookie(headers, self._cookie_name(scope))
+        return cookie is not None and self._valid_session(scope, headers, cookie)
+
+    def _cookie_name(self, scope: Scope) -> str:
+        return session_cookie_name(_listening_port(scope), secure=_secure(scope))
+
+    def _session_mac(self, scope: Scope, headers: Headers, issued: int) -> str:
+        """The HMAC a session issued at `issued` carries on this server, for this origin."""
+        assert self.settings.token is not None
+        origin = f"{scope.get('scheme', 'http')}://{headers.get('host', '').lower()}"
+        message = "\n".join(
+            ["runlens-ui-session", self.settings.token, origin, str(_listening_port(scope)),
+             str(issued)]
+        )  # fmt: skip
+        return hmac.new(self._secret, message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def _session_value(self, scope: Scope, headers: Headers) -> str:
+        issued = int(time.time())
+        return f"{issued}.{self._session_mac(scope, headers, issued)}"
+
+    def _valid_session(self, scope: Scope, headers: Headers, value: str) -> bool:
+        issued_text, _, mac = value.partition(".")
+        if not issued_text.isascii() or not issued_text.isdigit() or len(issued_text) > 12:
+            return False
+        issued = int(issued_text)
+        if not 0 <= time.time() - issued <= SESSION_MAX_AGE:
+            return False
+        return _same(mac, self._session_mac(scope, headers, issued))
 
     async def _redeem_query_token(self, scope: Scope, receive: Receive, send: Send) -> None:
         """`?token=T`, the right token: set the session cookie; for a GET or HEAD, redirect to
         the same URL without the token; any other request goes on with the cookie set."""
-        assert self._session is not None
-        cookie = f"{SESSION_COOKIE}={self._session}; Path=/; HttpOnly; SameSite=Strict"
+        headers = Headers(scope=scope)
+        cookie = (
+            f"{self._cookie_name(scope)}={self._session_value(scope, headers)}; Path=/; "
+            f"Max-Age={SESSION_MAX_AGE}; HttpOnly; SameSite=Strict"
+            + ("; Secure" if _secure(scope) else "")
+        )
         if scope["method"] in {"GET", "HEAD"}:
             query = urlencode(
                 [
@@ -284,9 +335,16 @@ def _same(given: str, expected: str) -> bool:
     return secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
 
 
-def _session_value(token: str) -> str:
-    """What the session cookie holds: an HMAC of the token, so the browser never stores it."""
-    return hmac.new(token.encode("utf-8"), b"runlens-ui-session", hashlib.sha256).hexdigest()
+def _listening_port(scope: Scope) -> int | None:
+    """The port this server accepted the request on (the ASGI `server` address)."""
+    server = scope.get("server")
+    if isinstance(server, tuple | list) and len(server) == 2 and isinstance(server[1], int):
+        return server[1]
+    return None
+
+
+def _secure(scope: Scope) -> bool:
+    return scope.get("scheme") in {"https", "wss"}
 
 
 def _safe_location(location: str) -> str:
@@ -298,8 +356,10 @@ __all__ = [
     "CSP",
     "RAW_ARTIFACT_CSP",
     "SESSION_COOKIE",
+    "SESSION_MAX_AGE",
     "SecurityMiddleware",
     "SecuritySettings",
     "allowed_hosts",
     "is_loopback",
+    "session_cookie_name",
 ]
