@@ -51,7 +51,7 @@ def log_in(server: UIServer) -> tuple[str, str]:
 
 def status_with(server: UIServer, cookie: str) -> int:
     with httpx.Client(base_url=server.url) as client:
-        return client.get("/api/runs", headers={"Cookie": cookie.encode("latin-1")}).status_code
+        return client.get("/api/runs", headers={b"cookie": cookie.encode("latin-1")}).status_code
 
 
 def test_each_server_names_its_cookie_by_its_port(servers: tuple[UIServer, UIServer]) -> None:
