@@ -1,7 +1,8 @@
 """Runs started over HTTP are bounded: a real server with `--max-runs 2` gets 20 start
 requests at once; two runs start, the other eighteen are told 429 with `Retry-After`, no
 more than two run processes exist at any moment, and the runs list answers quickly while
-they go. Once they end, a new start is accepted again.
+they go. Once they end, a new start is accepted again. `/new` refuses, on its form, a model
+whose provider has no credentials on the server.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, expect
 from tests.ui.conftest import UIServer, running_server
 from tests.ui.test_api import TERMINAL, big_csv, detail, upload, wait_for
 
@@ -95,3 +97,29 @@ def test_twenty_starts_at_once_start_two_runs_and_refuse_the_rest(limited: UISer
         stop.set()
         watcher.join()
     assert 1 <= most_processes <= LIMIT, most_processes
+
+
+def test_new_refuses_a_model_without_credentials_on_the_form(
+    browser: Browser, limited: UIServer, tmp_path: Path
+) -> None:
+    upload_file = tmp_path / "feedback.csv"
+    upload_file.write_bytes(big_csv(5))
+    context = browser.new_context(base_url=limited.url)
+    try:
+        page = context.new_page()
+        response = page.goto("/new")
+        assert response is not None and response.ok
+        with limited.client() as client:
+            before = client.get("/api/runs").json()["total"]
+        page.set_input_files('input[name="file"]', upload_file)
+        page.select_option('select[name="plugin"]', "feedback-analysis")
+        page.locator('[name="model"]').fill("openai:gpt-4o")
+        page.locator('form [type="submit"]').click()
+        status = page.get_by_text("Not started:")
+        expect(status).to_be_visible(timeout=15_000)
+        expect(status).to_contain_text("OPENAI_API_KEY")
+        assert "/new" in page.url
+        with limited.client() as client:
+            assert client.get("/api/runs").json()["total"] == before
+    finally:
+        context.close()
