@@ -107,6 +107,9 @@ def test_the_api_names_the_changed_file_and_both_hashes(
         assert hashlib.sha256(raw.content).hexdigest() == current
         untouched = client.get(f"/api/runs/{made.run_id}/artifacts/{ANALYSIS}")
         assert untouched.headers["x-runlens-changed-after-validation"] == "false"
+        row = client.get(f"/api/runs/{made.run_id}/evidence/{GOOD_QUOTE[1]}").json()
+        assert [c["name"] for c in row["changed_after_validation"]] == [REPORT]
+        assert row["changed_after_validation"][0]["current_sha256"] == current
 
 
 def test_the_api_serves_the_validated_bytes_when_the_store_holds_them(

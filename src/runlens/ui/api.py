@@ -121,7 +121,12 @@ def get_run(request: Request, run_id: RunId) -> RunView:
     ui = ui_context(request)
     ui.refresh_live()
     run = _run(ui, run_id)
-    changes = [
+    return RunView(**dict(run), changed_after_validation=_changes(ui, run))
+
+
+def _changes(ui: UIContext, run: RunDetail) -> list[ChangedArtifactBody]:
+    """The run's deliverables whose files are not the bytes its validation judged."""
+    return [
         ChangedArtifactBody(
             name=change.name,
             validated_sha256=change.validated_sha256,
@@ -131,7 +136,6 @@ def get_run(request: Request, run_id: RunId) -> RunView:
         )
         for change in changed_artifacts(ui.files_of(run))
     ]
-    return RunView(**dict(run), changed_after_validation=changes)
 
 
 @router.get(
@@ -351,6 +355,7 @@ def get_evidence(request: Request, run_id: RunId, row_id: RowId) -> EvidenceRow:
         columns=row.metadata,
         analysis=[RowAnalysisBody(**asdict(analysis)) for analysis in analyses],
         citations=ui.store.citations(run_id, row_id=row_id),
+        changed_after_validation=_changes(ui, run),
     )
 
 

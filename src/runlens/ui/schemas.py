@@ -77,6 +77,9 @@ class EvidenceRow(_Body):
     #: What each deliverable that describes rows says of this one (the plugin's row fields).
     analysis: list[RowAnalysisBody] = Field(default_factory=list)
     citations: list[CitationRow]
+    #: The run's deliverables whose files are not the bytes validated: the citations above
+    #: were checked against those bytes, not against what is on disk now.
+    changed_after_validation: list[ChangedArtifactBody] = Field(default_factory=list)
 
 
 class RowAnalysisBody(_Body):
