@@ -115,3 +115,35 @@ def test_a_browser_logged_in_on_one_server_is_not_on_the_other(
         assert again is not None and again.status == 200
     finally:
         context.close()
+
+
+def test_over_https_the_cookie_is_host_prefixed_and_secure() -> None:
+    """The middleware behind TLS (no TLS server here: an ASGI client speaking https)."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from runlens.ui.security import SecurityMiddleware, SecuritySettings, allowed_hosts
+
+    async def hello(_request: object) -> PlainTextResponse:
+        return PlainTextResponse("hello")
+
+    app = SecurityMiddleware(
+        Starlette(routes=[Route("/", hello)]),
+        SecuritySettings(token=TOKEN, hosts=allowed_hosts("127.0.0.1")),
+    )
+    with TestClient(app, base_url="https://127.0.0.1:8443") as client:
+        response = client.get("/", params={"token": TOKEN}, follow_redirects=False)
+        assert response.status_code == 303
+        set_cookie = response.headers["set-cookie"]
+        assert set_cookie.startswith(f"{session_cookie_name(8443, secure=True)}=")
+        assert set_cookie.startswith("__Host-runlens_session_8443=")
+        assert "; Secure" in set_cookie and "Path=/" in set_cookie and "Domain" not in set_cookie
+        value = set_cookie.split(";", 1)[0].partition("=")[2]
+        client.cookies.clear()  # each request below carries only the cookie it names
+        good = client.get("/", headers={"cookie": f"__Host-runlens_session_8443={value}"})
+        assert good.status_code == 200 and good.text == "hello"
+        # The same value under the plain-HTTP name is not this server's session over HTTPS.
+        plain = client.get("/", headers={"cookie": f"runlens_session_8443={value}"})
+        assert plain.status_code == 401
