@@ -21,10 +21,21 @@ The algorithm (scikit-learn, deterministic):
    cues (crash, 崩溃, 闪退). Adjacent kept words also give a bigram ("battery life",
    "服务态度"). So sentiment never defines a theme: "great food" and "terrible food" are both
    about food.
+   *Concepts* bridge languages: a kept word that is an unambiguous one-word keyword of the
+   analyst's theme table (`lexicon/themes.json`, English and Chinese; not the keywords with
+   an everyday sense, `analyst.themes.AMBIGUOUS_KEYWORDS`, and a trailing `*` only for
+   inflections) adds the table theme as a concept term ("导出", "export", "exporting" ->
+   "≈export"; "扣费", "refund" -> "≈billing_pricing"), once per row, counted `AREA_WEIGHT`
+   (2) times for an "area" theme and `PROBLEM_WEIGHT` (3) times for a "problem" theme (a
+   wrong charge mentioned beside an email is about the charge). So one topic written in two
+   languages shares a term and becomes one theme. Concepts never name a theme.
 2. *Vectors.* TF-IDF over those terms (sublinear tf, L2 rows); terms in fewer than 2 rows
    (1 for inputs under 50 rows) or more than half the rows are dropped, at most 20,000 terms.
-3. *Topics.* NMF (`init="nndsvda"`, `random_state=0`) with `k = min(12, floor(sqrt(n / 5)))`
-   components, fitted on a deterministic sample of at most `FIT_ROWS` rows (evenly spaced).
+3. *Topics.* NMF (`init="nndsvda"`, `random_state=0`) with
+   `k = min(12, floor(sqrt(n)), max(1, n // 4))` components (12 from 144 usable rows on;
+   smaller inputs get more topics than the `sqrt(n / 5)` used before, so a 90-row file is
+   not forced into 4), fitted on a deterministic sample of at most `FIT_ROWS` rows (evenly
+   spaced).
    Inputs with fewer than 5 usable rows get no themes: everything is "other".
 4. *Assignment.* Every row (in chunks of `CHUNK_ROWS`, so memory stays bounded) gets the
    topic whose L2-normalised term weights have the highest cosine with its TF-IDF vector,
@@ -52,9 +63,15 @@ The algorithm (scikit-learn, deterministic):
 5. *Names.* Class-based TF-IDF over the rows steps 4-4b placed (not 4c's: a name says what
    a theme's core rows share; term row-count in the theme over the theme's term total,
    times `log(1 + A / f)`, A the mean terms per theme and f the term's count over all
-   themes) ranks each theme's distinctive terms: the name is its top two (a word already
-   inside a chosen bigram is skipped), joined by " · " ("Battery · charging",
-   "服务态度 · 上菜"); `keywords` are the top 8.
+   themes) ranks each theme's distinctive terms; `keywords` are its top 8 words (concepts
+   left out). The name is a phrase of the input, in the language (Chinese or not) the
+   theme's top words are mostly written in: its top word, or, when the top term is a
+   concept, the theme's own word for that concept held by most of its rows; then, among
+   its first `PHRASE_WINDOW` (6) words held by at least `PHRASE_MIN_ROWS` (2) rows, the
+   first bigram around that word replaces it ("导出周报", "Battery life"), or else a second
+   word of the same concept joins it ("价格与收费", "Login and password"). A word that already
+   names another theme names this one only when nothing else is left, so two themes are
+   not merged because their top word is the same. Never two unrelated words.
 6. *Catch-alls go to "other".* A theme is dissolved into "other" when fewer than
    `max(2, 1%)` of the rows land in it (4c included), or when its top three terms together
    occur in less than `MIN_COHESION` of the rows steps 4-4b placed in it (a topic nobody's
@@ -100,7 +117,10 @@ ANCHOR_TERMS = 40
 ANCHOR_MIN_ROWS = 2
 ANCHOR_SHARE = 0.25
 MAX_FEATURES = 20_000
-NAME_TERMS = 2
+#: Step 5: a two-word phrase names a theme when at least PHRASE_MIN_ROWS of its rows hold
+#: it and it ranks among the theme's first PHRASE_WINDOW words.
+PHRASE_MIN_ROWS = 2
+PHRASE_WINDOW = 6
 #: Rows tokenised between two cancellation checkpoints: tokenising is most of the work, and a
 #: cancelled run must stop within a second, not when discovery ends.
 CHECKPOINT_ROWS = 200
@@ -278,13 +298,90 @@ def damaged(text: str) -> bool:
     return any(mark in text for mark in _DAMAGE_MARKS) or ftfy.badness.is_bad(text)
 
 
+#: The prefix of a concept term (step 1): no tokenised word starts with it.
+CONCEPT = "≈"
+AREA_WEIGHT = 2
+PROBLEM_WEIGHT = 3
+#: Table themes that name no subject of their own: never a concept.
+_NOT_CONCEPTS = frozenset(["feature_request", "praise"])
+
+
+@cache
+def _concept_patterns() -> tuple[
+    dict[str, str], tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]
+]:
+    """The theme table's unambiguous one-word keywords as (exact English words, English
+    prefixes, Chinese substrings), each with its concept term (`CONCEPT` + table key)."""
+    from runlens_feedback.analyst.resources import themes
+    from runlens_feedback.analyst.themes import AMBIGUOUS_KEYWORDS
+
+    exact: dict[str, str] = {}
+    prefixes: list[tuple[str, str]] = []
+    chinese: list[tuple[str, str]] = []
+    for spec in themes():
+        if spec.key in _NOT_CONCEPTS:
+            continue
+        concept = CONCEPT + spec.key
+        for pattern in (*spec.keywords_en, *spec.keywords_zh):
+            if " " in pattern or pattern in AMBIGUOUS_KEYWORDS:
+                continue
+            if not pattern.isascii():
+                if len(pattern) >= 2:
+                    chinese.append((pattern, concept))
+            elif pattern.endswith("*"):
+                prefixes.append((pattern[:-1].lower(), concept))
+            else:
+                exact.setdefault(pattern.lower(), concept)
+    return exact, tuple(prefixes), tuple(chinese)
+
+
+#: What a keyword's trailing `*` stands for in a concept (`concept_of`): inflections, so
+#: "fee*" takes "fees" but not "feet" or "feeling".
+_ENDINGS = _words("s es ed d ing er ers ion ions ation ations ment ments y ies ied ic ics ity") | {
+    ""
+}
+
+
+@cache
+def _concept_weight(concept: str) -> int:
+    """How many times a concept counts in a row: `AREA_WEIGHT` for a table theme of kind
+    "area" (export, dashboards), `PROBLEM_WEIGHT` for one of kind "problem" (billing,
+    sign-in, crashes), so a row about a wrong charge that mentions an email is billing."""
+    from runlens_feedback.analyst.resources import themes
+
+    kinds = {CONCEPT + spec.key: spec.kind for spec in themes()}
+    return PROBLEM_WEIGHT if kinds.get(concept) == "problem" else AREA_WEIGHT
+
+
+@cache
+def concept_of(term: str) -> str | None:
+    """The concept of a kept word (step 1): the theme-table theme whose unambiguous keyword
+    it is ("导出", "export", "exporting" -> "≈export"; "仪表盘", "dashboard" ->
+    "≈dashboards_reports"), so one topic written in two languages shares a term."""
+    exact, prefixes, chinese = _concept_patterns()
+    if term.isascii():
+        found = exact.get(term)
+        if found is None:
+            found = next(
+                (
+                    c
+                    for prefix, c in prefixes
+                    if term.startswith(prefix) and term[len(prefix) :] in _ENDINGS
+                ),
+                None,
+            )
+        return found
+    return next((c for word, c in chinese if word in term), None)
+
+
 def terms(text: str) -> list[str]:
-    """The terms of one text (module docstring, step 1): kept words and adjacent bigrams;
-    none for a damaged text (`damaged`)."""
+    """The terms of one text (module docstring, step 1): kept words, adjacent bigrams and the
+    words' concepts (`concept_of`, each once); none for a damaged text (`damaged`)."""
     if damaged(text):
         return []
     excluded = _excluded()
     found: list[str] = []
+    concepts: dict[str, None] = {}
     previous_cjk: bool | None = None
     previous_term: str | None = None
     for word, cjk in _words_of(text):
@@ -294,9 +391,14 @@ def terms(text: str) -> list[str]:
             previous_cjk = cjk
             continue
         found.append(term)
+        concept = concept_of(term)
+        if concept is not None:
+            concepts[concept] = None
         if previous_term is not None and previous_cjk == cjk:
             found.append(previous_term + term if cjk else f"{previous_term} {term}")
         previous_cjk, previous_term = cjk, term
+    for concept in concepts:
+        found.extend([concept] * _concept_weight(concept))
     return found
 
 
@@ -331,7 +433,7 @@ def _fold(row: list[str], folds: dict[str, str]) -> list[str]:
 def _components(usable: int) -> int:
     if usable < MIN_USABLE_ROWS:
         return 0
-    return min(TOP_LEVEL_THEMES, int(math.sqrt(usable / 5)))
+    return min(TOP_LEVEL_THEMES, int(math.sqrt(usable)), max(1, usable // 4))
 
 
 def _sample(count: int, limit: int) -> list[int]:
@@ -668,15 +770,53 @@ def _ranked_terms(class_counts: Any, vocabulary: Any) -> list[list[str]]:
     return ranked
 
 
-def _name(ranked: list[str]) -> tuple[str, tuple[str, ...]]:
+def _cjk(term: str) -> bool:
+    return not term.isascii()
+
+
+def _phrase_of(term: str, word: str) -> bool:
+    """Whether `term` is a two-word phrase around `word` ("battery life", "导出周报")."""
+    if not _cjk(term):
+        return len(term.split(" ")) == 2 and word in term.split(" ")
+    return len(term) > len(word) and (term.startswith(word) or term.endswith(word))
+
+
+def _name(
+    ranked: list[str], rows_with: dict[str, float], taken: set[str] | frozenset[str] = frozenset()
+) -> tuple[str, tuple[str, ...]]:
+    """A theme's name and keywords from its ranked terms (step 5). Concepts are neither.
+    The name is in the language most of the theme's top terms are written in (by the rows
+    holding them): its top word, or the phrase of two adjacent words around that word
+    ("导出周报", "battery life") when at least `PHRASE_MIN_ROWS` of the theme's rows hold it."""
+    words = [term for term in ranked if not term.startswith(CONCEPT)]
+    chinese = sum(rows_with.get(t, 0.0) for t in words[:KEYWORDS] if _cjk(t))
+    latin = sum(rows_with.get(t, 0.0) for t in words[:KEYWORDS] if not _cjk(t))
+    own = [t for t in words if _cjk(t) == (chinese > latin)] or words
+    concept = ranked[0] if ranked and ranked[0].startswith(CONCEPT) else None
+    if concept is not None:  # the theme's own words for its concept, most held first
+        named = [t for t in own if " " not in t and concept_of(t) == concept]
+        named.sort(key=lambda t: -rows_with.get(t, 0.0))  # stable: by rank on a tie
+        own = named + [t for t in own if t not in named]
+    # a word that already names another theme names this one only as a last resort
+    own = [t for t in own if _key(t) not in taken] + [t for t in own if _key(t) in taken]
+    title = own[0] if own else ""
+    for term in own[1:PHRASE_WINDOW]:
+        if rows_with.get(term, 0.0) < PHRASE_MIN_ROWS:
+            continue
+        if _phrase_of(term, title):
+            title = term
+            break
+        if concept is not None and concept_of(term) == concept and title not in term:
+            joint = "与" if _cjk(title) else " and "
+            title = f"{title}{joint}{term}"
+            break
     chosen: list[str] = []
-    for term in ranked:
+    for term in words:
         if any(term in other or other in term for other in chosen):
             continue
         chosen.append(term)
         if len(chosen) == KEYWORDS:
             break
-    title = " · ".join(chosen[:NAME_TERMS])
     if _key(title) in _reserved_keys() or title.startswith("topic:"):
         title += " · theme"  # never the key of the theme table, praise, "other" ...
     return title[:1].upper() + title[1:], tuple(chosen)
@@ -714,6 +854,7 @@ def _catalogue(
     labels: Any, sizes: Any, core_sizes: Any, class_counts: Any, vocabulary: Any, count: int
 ) -> ThemeCatalogue:
     ranked = _ranked_terms(class_counts, vocabulary)
+    index = {str(term): i for i, term in enumerate(vocabulary)}
     minimum = max(2, math.ceil(0.01 * count))
     named: dict[str, tuple[str, tuple[str, ...], list[int]]] = {}
     for topic, size in enumerate(sizes.tolist()):
@@ -721,7 +862,8 @@ def _catalogue(
             continue
         if not _cohesive(topic, ranked[topic], class_counts, vocabulary, int(core_sizes[topic])):
             continue
-        name, keywords = _name(ranked[topic])
+        held = {term: float(class_counts[topic, index[term]]) for term in ranked[topic]}
+        name, keywords = _name(ranked[topic], held, set(named))
         key = _key(name)
         if key in named:
             named[key][2].append(topic)

@@ -66,7 +66,9 @@ def test_names_are_words_a_pm_reads(mixed: Mixed) -> None:
     for domain, words in vocabulary.items():
         assert any(word in name for name in names[domain] for word in words), names[domain]
     for theme in catalogue.themes:
-        assert " · " in theme.name or len(theme.keywords) == 1
+        # a word or a phrase of at most three words, never two words set side by side
+        assert " · " not in theme.name
+        assert len(theme.name.split()) <= 3, theme.name
         assert 1 <= len(theme.keywords) <= 8
         assert not set(theme.keywords) & GENERIC_SENTIMENT
 
