@@ -81,7 +81,7 @@ The algorithm (scikit-learn, deterministic):
 The key of a theme is its name case-folded with spaces as `_` (what the aggregate's
 grouping does to a theme), so a report or figure check that only sees an item's `theme`
 still reads the name from the key. A one-word name that is a key with a meaning of its own
-(a theme-table key such as "delivery", "praise", "other") gets " · theme" appended.
+(a theme-table key such as "delivery", "praise", "other") gets " theme" appended.
 
 Cost: tokenising is linear in the rows (each sample row is tokenised once); fitting is
 bounded by the sample (so are the anchors); assignment is one sparse product per chunk and
@@ -394,7 +394,7 @@ def terms(text: str) -> list[str]:
         concept = concept_of(term)
         if concept is not None:
             concepts[concept] = None
-        if previous_term is not None and previous_cjk == cjk:
+        if previous_term is not None and previous_cjk == cjk and previous_term != term:
             found.append(previous_term + term if cjk else f"{previous_term} {term}")
         previous_cjk, previous_term = cjk, term
     for concept in concepts:
@@ -788,7 +788,8 @@ def _name(
     The name is in the language most of the theme's top terms are written in (by the rows
     holding them): its top word, or the phrase of two adjacent words around that word
     ("导出周报", "battery life") when at least `PHRASE_MIN_ROWS` of the theme's rows hold it."""
-    words = [term for term in ranked if not term.startswith(CONCEPT)]
+    measures = _measure_words()
+    words = [t for t in ranked if not t.startswith(CONCEPT) and t.casefold() not in measures]
     chinese = sum(rows_with.get(t, 0.0) for t in words[:KEYWORDS] if _cjk(t))
     latin = sum(rows_with.get(t, 0.0) for t in words[:KEYWORDS] if not _cjk(t))
     own = [t for t in words if _cjk(t) == (chinese > latin)] or words
@@ -817,9 +818,18 @@ def _name(
         chosen.append(term)
         if len(chosen) == KEYWORDS:
             break
-    if _key(title) in _reserved_keys() or title.startswith("topic:"):
-        title += " · theme"  # never the key of the theme table, praise, "other" ...
+    if title and (_key(title) in _reserved_keys() or title.startswith("topic:")):
+        title += "主题" if _cjk(title) else " theme"  # never a key of the table, "other" ...
     return title[:1].upper() + title[1:], tuple(chosen)
+
+
+@cache
+def _measure_words() -> frozenset[str]:
+    """The words the report's figures are labelled with ("rows", "negative", "严重"): a
+    theme named by one would have its figures read as that measure's, so none is a name."""
+    from runlens_feedback import figures
+
+    return frozenset(getattr(figures, "_GENERIC_TERMS", frozenset()))
 
 
 @cache
@@ -864,6 +874,8 @@ def _catalogue(
             continue
         held = {term: float(class_counts[topic, index[term]]) for term in ranked[topic]}
         name, keywords = _name(ranked[topic], held, set(named))
+        if not name:  # nothing but measure words: not a topic
+            continue
         key = _key(name)
         if key in named:
             named[key][2].append(topic)

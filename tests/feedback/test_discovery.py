@@ -264,3 +264,22 @@ def test_junk_rows_are_never_a_theme() -> None:
     for theme in catalogue.themes:
         assert not {"缺点", "优点", "con", "pro"} & set(theme.keywords), theme
         assert all(ch.isascii() or ch == "·" or "\u4e00" <= ch <= "\u9fff" for ch in theme.name)
+
+
+def test_no_theme_is_named_by_a_word_the_report_labels_a_figure_with() -> None:
+    # "严重" named a theme of written reviews, and the report's "严重 4" was then read as the
+    # critical-severity count: the figure labels are never a name.
+    from runlens_feedback.discovery import _measure_words
+
+    assert {"严重", "negative", "row"} <= _measure_words()
+    english = [f"Case {n}: the leak is critical, critical. Critical negative." for n in range(12)]
+    english += [f"Case {n}: battery drains, battery hot" for n in range(12)]
+    chinese = [f"第{n}台：漏光很严重，严重！" for n in range(12)]
+    chinese += [f"第{n}块：电池续航很短，电池发热" for n in range(12)]
+    for texts in (english, chinese):
+        catalogue = discover_themes(texts)
+        assert catalogue.themes
+        for theme in catalogue.themes:
+            assert theme.name, theme
+            assert theme.name.casefold() not in _measure_words(), theme.name
+            assert theme.name not in ("严重严重", "Critical critical"), "a word twice is no phrase"
