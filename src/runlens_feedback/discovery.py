@@ -149,6 +149,7 @@ GENERIC_WORDS = _words(
     问题 情况 地方 时间 买家 卖家 大家 自己 我们 你们 他们 的话 本来 其实 然后 反正
     优点 缺点 总结 评价 补充 其他 其它 pro pros con cons summary
     只能 不到 每次 经常 需要 能够 以及 或者 还要 总是 不了 不够 得到 进行 一样 这些 那些
+    hour hours minute minutes second seconds 小时 分钟 秒钟 两个 几个 几次 一次 两次 好几
     """
 )
 #: Sentiment words too weak to pass the valence rule but still generic.
