@@ -269,19 +269,29 @@ def _kept(word: str, cjk: bool, excluded: frozenset[str]) -> str | None:
     return None if single in excluded else single
 
 
-def _words_of(text: str) -> list[tuple[str, bool]]:
-    """(word, is Chinese) in order: the analyst's tokens (`analyst.tokens`) without offsets."""
+def _words_of(text: str) -> list[tuple[str, bool] | None]:
+    """(word, is Chinese) in order: the analyst's tokens (`analyst.tokens`) without offsets,
+    with None where punctuation or a symbol stands between two words (no phrase spans it)."""
     from runlens_feedback.analyst.tokens import _CJK_RUN, _LATIN_TOKEN, _jieba, normalise_latin
 
-    words: list[tuple[str, bool]] = []
-    position = 0
+    words: list[tuple[str, bool] | None] = []
+    end = 0  # where the last word ended
+
+    def latin_words(stop: int) -> None:
+        nonlocal end
+        for latin in _LATIN_TOKEN.finditer(text, end, stop):
+            if text[end : latin.start()].strip():
+                words.append(None)
+            words.append((normalise_latin(latin.group()), False))
+            end = latin.end()
+
     for run in _CJK_RUN.finditer(text):
-        for latin in _LATIN_TOKEN.findall(text, position, run.start()):
-            words.append((normalise_latin(latin), False))
+        latin_words(run.start())
+        if text[end : run.start()].strip():
+            words.append(None)
         words.extend((word, True) for word in _jieba().lcut(run.group()))
-        position = run.end()
-    for latin in _LATIN_TOKEN.findall(text, position):
-        words.append((normalise_latin(latin), False))
+        end = run.end()
+    latin_words(len(text))
     return words
 
 
@@ -385,7 +395,11 @@ def terms(text: str) -> list[str]:
     concepts: dict[str, None] = {}
     previous_cjk: bool | None = None
     previous_term: str | None = None
-    for word, cjk in _words_of(text):
+    for found_word in _words_of(text):
+        if found_word is None:  # punctuation: no phrase spans it
+            previous_term = None
+            continue
+        word, cjk = found_word
         term = _kept(word, cjk, excluded)
         if term is None:
             previous_term = None

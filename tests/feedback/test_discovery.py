@@ -283,3 +283,11 @@ def test_no_theme_is_named_by_a_word_the_report_labels_a_figure_with() -> None:
             assert theme.name, theme
             assert theme.name.casefold() not in _measure_words(), theme.name
             assert theme.name not in ("严重严重", "Critical critical"), "a word twice is no phrase"
+
+
+def test_no_phrase_spans_punctuation() -> None:
+    # "菜有点咸，上菜太慢了" named a theme "有点咸上菜": two clauses are not one phrase.
+    assert "有点咸上菜" not in terms("菜有点咸，上菜太慢了")
+    assert "battery life" not in terms("The battery, life is short.")
+    assert "battery life" in terms("Battery life is short.")
+    assert "服务态度" in terms("服务态度很差")
