@@ -43,10 +43,12 @@ neutral (its documented thresholds); snownlp has two classes (>= 0.5 positive).
 Genre (unless `--no-genre`): the not-feedback warning (`genre.feedback_warnings`) on each
 held-out genre file, whole and on 20 seeded random samples of 300 rows: the share flagged.
 
-Theme purity (unless `--no-themes`): `discovery.discover_themes` on two topic-labelled corpora,
-the drug reviews by condition and THUCNews headlines by section; purity is the share of the
-rows placed in a theme that belong to that theme's majority true topic, coverage the share
-of rows placed in a theme at all.
+Theme purity (unless `--no-themes`): `discovery.discover_themes` on the shipped sample against
+its hand-labelled gold and on two topic-labelled corpora, the drug reviews by condition and
+THUCNews headlines by section, beside the baseline (`discovery.py` as of
+`BASELINE_REVISION`, read with git); purity is the share of the rows placed in a theme that
+belong to that theme's majority true topic, coverage the share of rows placed in a theme at
+all.
 
 It also times sentiment inference alone (`document.parse`) per 100,000 rows. This prints
 measurements; it asserts nothing.
@@ -385,25 +387,68 @@ def print_genre() -> None:
         )
 
 
-def purity(name: str, rows: corpora.Topical) -> str:
-    from runlens_feedback.discovery import OTHER, discover_themes
+#: The theme discovery the purity figures are compared with: `discovery.py` as of this commit
+#: (word-pair names, no concepts, `sqrt(n / 5)` topics), read from git.
+BASELINE_REVISION = "8118005"
 
+
+def _baseline_discovery() -> Any:
+    """`runlens_feedback.discovery` as of `BASELINE_REVISION`, or None without git."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    try:
+        source = subprocess.run(
+            ["git", "show", f"{BASELINE_REVISION}:src/runlens_feedback/discovery.py"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "baseline_discovery.py"
+    path.write_bytes(source)
+    spec = importlib.util.spec_from_file_location("baseline_discovery", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["baseline_discovery"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _purity_of(discover: Any, rows: corpora.Topical) -> tuple[int, float, float, float]:
+    """(themes, coverage, purity, seconds) of one discovery function on topic-labelled rows."""
     started = time.perf_counter()
-    catalogue = discover_themes([text for text, _ in rows])
+    catalogue = discover([text for text, _ in rows])
     seconds = time.perf_counter() - started
     members: dict[str, Counter[str]] = {}
     for (_, topic), key in zip(rows, catalogue.assignments, strict=True):
-        if key != OTHER:
+        if key != "other":
             members.setdefault(key, Counter())[topic] += 1
     placed = sum(sum(c.values()) for c in members.values())
     majority = sum(c.most_common(1)[0][1] for c in members.values())
+    return len(members), placed / len(rows), majority / max(1, placed), seconds
+
+
+def purity(name: str, rows: corpora.Topical, baseline: Any = None) -> str:
+    from runlens_feedback.discovery import discover_themes
+
     topics = Counter(topic for _, topic in rows)
     largest = topics.most_common(1)[0][1] / len(rows)
-    return (
-        f"{name:<24}{len(rows):>6}  true topics {len(topics):>3} (largest {largest:.1%})  "
-        f"themes {len(members):>2}  coverage {placed / len(rows):>6.1%}  "
-        f"purity {majority / max(1, placed):>6.1%}  {seconds:>5.1f} s"
-    )
+    lines = [f"{name:<24}{len(rows):>6}  true topics {len(topics):>3} (largest {largest:.1%})"]
+    runs = [("now", discover_themes)]
+    if baseline is not None:
+        runs.append((f"baseline {BASELINE_REVISION}", baseline.discover_themes))
+    for label, discover in runs:
+        count, coverage, share, seconds = _purity_of(discover, rows)
+        lines.append(
+            f"  {label:<18}themes {count:>2}  coverage {coverage:>6.1%}  "
+            f"purity {share:>6.1%}  {seconds:>5.1f} s"
+        )
+    return "\n".join(lines)
 
 
 def inference_time(texts: list[str]) -> float:
@@ -456,9 +501,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ):
             print(themes(name, [text for text, _ in rows]))
         print()
-        print("theme purity against the true topic (discover_themes):")
-        print(purity("en drugs by condition", corpora.drug_conditions()))
-        print(purity("zh THUCNews by section", corpora.thucnews()))
+        print("theme purity against the true topic (discover_themes), now and baseline:")
+        baseline = _baseline_discovery()
+        print(purity("shipped sample (gold)", corpora.shipped_sample(), baseline))
+        print(purity("en drugs by condition", corpora.drug_conditions(), baseline))
+        print(purity("zh THUCNews by section", corpora.thucnews(), baseline))
     if not (args.no_themes or args.no_pipeline):
         print()
         print("whole offline run (runlens run --model offline) on each corpus as a CSV:")

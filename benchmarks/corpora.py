@@ -298,6 +298,18 @@ def drug_reviews(role: str) -> Classed:
     return [(r["text"], _CLASSES[r["rating"]]) for r in _drug_rows(name) if r["text"]]
 
 
+def shipped_sample() -> Topical:
+    """`examples/sample_feedback.csv` with the topic of each row labelled by hand
+    (`tests/feedback/data/sample_themes_gold.csv`, its labelling rule in the README there)."""
+    root = HERE.parent
+    with (root / "tests" / "feedback" / "data" / "sample_themes_gold.csv").open(
+        encoding="utf-8", newline=""
+    ) as handle:
+        gold = {row["feedback_id"]: row["topic"] for row in csv.DictReader(handle)}
+    with (root / "examples" / "sample_feedback.csv").open(encoding="utf-8", newline="") as handle:
+        return [(row["text"], gold[row["feedback_id"]]) for row in csv.DictReader(handle)]
+
+
 def drug_conditions() -> Topical:
     """Every drug review (both files) with its condition, for theme purity."""
     rows = _drug_rows("drugsComTrain.tsv") + _drug_rows("drugsComTest.tsv")

@@ -21,10 +21,21 @@ The algorithm (scikit-learn, deterministic):
    cues (crash, 崩溃, 闪退). Adjacent kept words also give a bigram ("battery life",
    "服务态度"). So sentiment never defines a theme: "great food" and "terrible food" are both
    about food.
+   *Concepts* bridge languages: a kept word that is an unambiguous one-word keyword of the
+   analyst's theme table (`lexicon/themes.json`, English and Chinese; not the keywords with
+   an everyday sense, `analyst.themes.AMBIGUOUS_KEYWORDS`, and a trailing `*` only for
+   inflections) adds the table theme as a concept term ("导出", "export", "exporting" ->
+   "≈export"; "扣费", "refund" -> "≈billing_pricing"), once per row, counted `AREA_WEIGHT`
+   (2) times for an "area" theme and `PROBLEM_WEIGHT` (3) times for a "problem" theme (a
+   wrong charge mentioned beside an email is about the charge). So one topic written in two
+   languages shares a term and becomes one theme. Concepts never name a theme.
 2. *Vectors.* TF-IDF over those terms (sublinear tf, L2 rows); terms in fewer than 2 rows
    (1 for inputs under 50 rows) or more than half the rows are dropped, at most 20,000 terms.
-3. *Topics.* NMF (`init="nndsvda"`, `random_state=0`) with `k = min(12, floor(sqrt(n / 5)))`
-   components, fitted on a deterministic sample of at most `FIT_ROWS` rows (evenly spaced).
+3. *Topics.* NMF (`init="nndsvda"`, `random_state=0`) with
+   `k = min(12, floor(sqrt(n)), max(1, n // 4))` components (12 from 144 usable rows on;
+   smaller inputs get more topics than the `sqrt(n / 5)` used before, so a 90-row file is
+   not forced into 4), fitted on a deterministic sample of at most `FIT_ROWS` rows (evenly
+   spaced).
    Inputs with fewer than 5 usable rows get no themes: everything is "other".
 4. *Assignment.* Every row (in chunks of `CHUNK_ROWS`, so memory stays bounded) gets the
    topic whose L2-normalised term weights have the highest cosine with its TF-IDF vector,
@@ -52,9 +63,15 @@ The algorithm (scikit-learn, deterministic):
 5. *Names.* Class-based TF-IDF over the rows steps 4-4b placed (not 4c's: a name says what
    a theme's core rows share; term row-count in the theme over the theme's term total,
    times `log(1 + A / f)`, A the mean terms per theme and f the term's count over all
-   themes) ranks each theme's distinctive terms: the name is its top two (a word already
-   inside a chosen bigram is skipped), joined by " · " ("Battery · charging",
-   "服务态度 · 上菜"); `keywords` are the top 8.
+   themes) ranks each theme's distinctive terms; `keywords` are its top 8 words (concepts
+   left out). The name is a phrase of the input, in the language (Chinese or not) the
+   theme's top words are mostly written in: its top word, or, when the top term is a
+   concept, the theme's own word for that concept held by most of its rows; then, among
+   its first `PHRASE_WINDOW` (6) words held by at least `PHRASE_MIN_ROWS` (2) rows, the
+   first bigram around that word replaces it ("导出周报", "Battery life"), or else a second
+   word of the same concept joins it ("价格与收费", "Login and password"). A word that already
+   names another theme names this one only when nothing else is left, so two themes are
+   not merged because their top word is the same. Never two unrelated words.
 6. *Catch-alls go to "other".* A theme is dissolved into "other" when fewer than
    `max(2, 1%)` of the rows land in it (4c included), or when its top three terms together
    occur in less than `MIN_COHESION` of the rows steps 4-4b placed in it (a topic nobody's
@@ -64,7 +81,7 @@ The algorithm (scikit-learn, deterministic):
 The key of a theme is its name case-folded with spaces as `_` (what the aggregate's
 grouping does to a theme), so a report or figure check that only sees an item's `theme`
 still reads the name from the key. A one-word name that is a key with a meaning of its own
-(a theme-table key such as "delivery", "praise", "other") gets " · theme" appended.
+(a theme-table key such as "delivery", "praise", "other") gets " theme" appended.
 
 Cost: tokenising is linear in the rows (each sample row is tokenised once); fitting is
 bounded by the sample (so are the anchors); assignment is one sparse product per chunk and
@@ -100,7 +117,10 @@ ANCHOR_TERMS = 40
 ANCHOR_MIN_ROWS = 2
 ANCHOR_SHARE = 0.25
 MAX_FEATURES = 20_000
-NAME_TERMS = 2
+#: Step 5: a two-word phrase names a theme when at least PHRASE_MIN_ROWS of its rows hold
+#: it and it ranks among the theme's first PHRASE_WINDOW words.
+PHRASE_MIN_ROWS = 2
+PHRASE_WINDOW = 6
 #: Rows tokenised between two cancellation checkpoints: tokenising is most of the work, and a
 #: cancelled run must stop within a second, not when discovery ends.
 CHECKPOINT_ROWS = 200
@@ -129,6 +149,7 @@ GENERIC_WORDS = _words(
     问题 情况 地方 时间 买家 卖家 大家 自己 我们 你们 他们 的话 本来 其实 然后 反正
     优点 缺点 总结 评价 补充 其他 其它 pro pros con cons summary
     只能 不到 每次 经常 需要 能够 以及 或者 还要 总是 不了 不够 得到 进行 一样 这些 那些
+    hour hours minute minutes second seconds 小时 分钟 秒钟 两个 几个 几次 一次 两次 好几
     """
 )
 #: Sentiment words too weak to pass the valence rule but still generic.
@@ -248,19 +269,29 @@ def _kept(word: str, cjk: bool, excluded: frozenset[str]) -> str | None:
     return None if single in excluded else single
 
 
-def _words_of(text: str) -> list[tuple[str, bool]]:
-    """(word, is Chinese) in order: the analyst's tokens (`analyst.tokens`) without offsets."""
+def _words_of(text: str) -> list[tuple[str, bool] | None]:
+    """(word, is Chinese) in order: the analyst's tokens (`analyst.tokens`) without offsets,
+    with None where punctuation or a symbol stands between two words (no phrase spans it)."""
     from runlens_feedback.analyst.tokens import _CJK_RUN, _LATIN_TOKEN, _jieba, normalise_latin
 
-    words: list[tuple[str, bool]] = []
-    position = 0
+    words: list[tuple[str, bool] | None] = []
+    end = 0  # where the last word ended
+
+    def latin_words(stop: int) -> None:
+        nonlocal end
+        for latin in _LATIN_TOKEN.finditer(text, end, stop):
+            if text[end : latin.start()].strip():
+                words.append(None)
+            words.append((normalise_latin(latin.group()), False))
+            end = latin.end()
+
     for run in _CJK_RUN.finditer(text):
-        for latin in _LATIN_TOKEN.findall(text, position, run.start()):
-            words.append((normalise_latin(latin), False))
+        latin_words(run.start())
+        if text[end : run.start()].strip():
+            words.append(None)
         words.extend((word, True) for word in _jieba().lcut(run.group()))
-        position = run.end()
-    for latin in _LATIN_TOKEN.findall(text, position):
-        words.append((normalise_latin(latin), False))
+        end = run.end()
+    latin_words(len(text))
     return words
 
 
@@ -278,25 +309,111 @@ def damaged(text: str) -> bool:
     return any(mark in text for mark in _DAMAGE_MARKS) or ftfy.badness.is_bad(text)
 
 
+#: The prefix of a concept term (step 1): no tokenised word starts with it.
+CONCEPT = "≈"
+AREA_WEIGHT = 2
+PROBLEM_WEIGHT = 3
+#: Table themes that name no subject of their own: never a concept.
+_NOT_CONCEPTS = frozenset(["feature_request", "praise"])
+
+
+@cache
+def _concept_patterns() -> tuple[
+    dict[str, str], tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]
+]:
+    """The theme table's unambiguous one-word keywords as (exact English words, English
+    prefixes, Chinese substrings), each with its concept term (`CONCEPT` + table key)."""
+    from runlens_feedback.analyst.resources import themes
+    from runlens_feedback.analyst.themes import AMBIGUOUS_KEYWORDS
+
+    exact: dict[str, str] = {}
+    prefixes: list[tuple[str, str]] = []
+    chinese: list[tuple[str, str]] = []
+    for spec in themes():
+        if spec.key in _NOT_CONCEPTS:
+            continue
+        concept = CONCEPT + spec.key
+        for pattern in (*spec.keywords_en, *spec.keywords_zh):
+            if " " in pattern or pattern in AMBIGUOUS_KEYWORDS:
+                continue
+            if not pattern.isascii():
+                if len(pattern) >= 2:
+                    chinese.append((pattern, concept))
+            elif pattern.endswith("*"):
+                prefixes.append((pattern[:-1].lower(), concept))
+            else:
+                exact.setdefault(pattern.lower(), concept)
+    return exact, tuple(prefixes), tuple(chinese)
+
+
+#: What a keyword's trailing `*` stands for in a concept (`concept_of`): inflections, so
+#: "fee*" takes "fees" but not "feet" or "feeling".
+_ENDINGS = _words("s es ed d ing er ers ion ions ation ations ment ments y ies ied ic ics ity") | {
+    ""
+}
+
+
+@cache
+def _concept_weight(concept: str) -> int:
+    """How many times a concept counts in a row: `AREA_WEIGHT` for a table theme of kind
+    "area" (export, dashboards), `PROBLEM_WEIGHT` for one of kind "problem" (billing,
+    sign-in, crashes), so a row about a wrong charge that mentions an email is billing."""
+    from runlens_feedback.analyst.resources import themes
+
+    kinds = {CONCEPT + spec.key: spec.kind for spec in themes()}
+    return PROBLEM_WEIGHT if kinds.get(concept) == "problem" else AREA_WEIGHT
+
+
+@cache
+def concept_of(term: str) -> str | None:
+    """The concept of a kept word (step 1): the theme-table theme whose unambiguous keyword
+    it is ("导出", "export", "exporting" -> "≈export"; "仪表盘", "dashboard" ->
+    "≈dashboards_reports"), so one topic written in two languages shares a term."""
+    exact, prefixes, chinese = _concept_patterns()
+    if term.isascii():
+        found = exact.get(term)
+        if found is None:
+            found = next(
+                (
+                    c
+                    for prefix, c in prefixes
+                    if term.startswith(prefix) and term[len(prefix) :] in _ENDINGS
+                ),
+                None,
+            )
+        return found
+    return next((c for word, c in chinese if word in term), None)
+
+
 def terms(text: str) -> list[str]:
-    """The terms of one text (module docstring, step 1): kept words and adjacent bigrams;
-    none for a damaged text (`damaged`)."""
+    """The terms of one text (module docstring, step 1): kept words, adjacent bigrams and the
+    words' concepts (`concept_of`, each once); none for a damaged text (`damaged`)."""
     if damaged(text):
         return []
     excluded = _excluded()
     found: list[str] = []
+    concepts: dict[str, None] = {}
     previous_cjk: bool | None = None
     previous_term: str | None = None
-    for word, cjk in _words_of(text):
+    for found_word in _words_of(text):
+        if found_word is None:  # punctuation: no phrase spans it
+            previous_term = None
+            continue
+        word, cjk = found_word
         term = _kept(word, cjk, excluded)
         if term is None:
             previous_term = None
             previous_cjk = cjk
             continue
         found.append(term)
-        if previous_term is not None and previous_cjk == cjk:
+        concept = concept_of(term)
+        if concept is not None:
+            concepts[concept] = None
+        if previous_term is not None and previous_cjk == cjk and previous_term != term:
             found.append(previous_term + term if cjk else f"{previous_term} {term}")
         previous_cjk, previous_term = cjk, term
+    for concept in concepts:
+        found.extend([concept] * _concept_weight(concept))
     return found
 
 
@@ -331,7 +448,7 @@ def _fold(row: list[str], folds: dict[str, str]) -> list[str]:
 def _components(usable: int) -> int:
     if usable < MIN_USABLE_ROWS:
         return 0
-    return min(TOP_LEVEL_THEMES, int(math.sqrt(usable / 5)))
+    return min(TOP_LEVEL_THEMES, int(math.sqrt(usable)), max(1, usable // 4))
 
 
 def _sample(count: int, limit: int) -> list[int]:
@@ -668,18 +785,66 @@ def _ranked_terms(class_counts: Any, vocabulary: Any) -> list[list[str]]:
     return ranked
 
 
-def _name(ranked: list[str]) -> tuple[str, tuple[str, ...]]:
+def _cjk(term: str) -> bool:
+    return not term.isascii()
+
+
+def _phrase_of(term: str, word: str) -> bool:
+    """Whether `term` is a two-word phrase around `word` ("battery life", "导出周报")."""
+    if not _cjk(term):
+        return len(term.split(" ")) == 2 and word in term.split(" ")
+    return len(term) > len(word) and (term.startswith(word) or term.endswith(word))
+
+
+def _name(
+    ranked: list[str], rows_with: dict[str, float], taken: set[str] | frozenset[str] = frozenset()
+) -> tuple[str, tuple[str, ...]]:
+    """A theme's name and keywords from its ranked terms (step 5). Concepts are neither.
+    The name is in the language most of the theme's top terms are written in (by the rows
+    holding them): its top word, or the phrase of two adjacent words around that word
+    ("导出周报", "battery life") when at least `PHRASE_MIN_ROWS` of the theme's rows hold it."""
+    measures = _measure_words()
+    words = [t for t in ranked if not t.startswith(CONCEPT) and t.casefold() not in measures]
+    chinese = sum(rows_with.get(t, 0.0) for t in words[:KEYWORDS] if _cjk(t))
+    latin = sum(rows_with.get(t, 0.0) for t in words[:KEYWORDS] if not _cjk(t))
+    own = [t for t in words if _cjk(t) == (chinese > latin)] or words
+    concept = ranked[0] if ranked and ranked[0].startswith(CONCEPT) else None
+    if concept is not None:  # the theme's own words for its concept, most held first
+        named = [t for t in own if " " not in t and concept_of(t) == concept]
+        named.sort(key=lambda t: -rows_with.get(t, 0.0))  # stable: by rank on a tie
+        own = named + [t for t in own if t not in named]
+    # a word that already names another theme names this one only as a last resort
+    own = [t for t in own if _key(t) not in taken] + [t for t in own if _key(t) in taken]
+    title = own[0] if own else ""
+    for term in own[1:PHRASE_WINDOW]:
+        if rows_with.get(term, 0.0) < PHRASE_MIN_ROWS:
+            continue
+        if _phrase_of(term, title):
+            title = term
+            break
+        if concept is not None and concept_of(term) == concept and title not in term:
+            joint = "与" if _cjk(title) else " and "
+            title = f"{title}{joint}{term}"
+            break
     chosen: list[str] = []
-    for term in ranked:
+    for term in words:
         if any(term in other or other in term for other in chosen):
             continue
         chosen.append(term)
         if len(chosen) == KEYWORDS:
             break
-    title = " · ".join(chosen[:NAME_TERMS])
-    if _key(title) in _reserved_keys() or title.startswith("topic:"):
-        title += " · theme"  # never the key of the theme table, praise, "other" ...
+    if title and (_key(title) in _reserved_keys() or title.startswith("topic:")):
+        title += "主题" if _cjk(title) else " theme"  # never a key of the table, "other" ...
     return title[:1].upper() + title[1:], tuple(chosen)
+
+
+@cache
+def _measure_words() -> frozenset[str]:
+    """The words the report's figures are labelled with ("rows", "negative", "严重"): a
+    theme named by one would have its figures read as that measure's, so none is a name."""
+    from runlens_feedback import figures
+
+    return frozenset(getattr(figures, "_GENERIC_TERMS", frozenset()))
 
 
 @cache
@@ -714,6 +879,7 @@ def _catalogue(
     labels: Any, sizes: Any, core_sizes: Any, class_counts: Any, vocabulary: Any, count: int
 ) -> ThemeCatalogue:
     ranked = _ranked_terms(class_counts, vocabulary)
+    index = {str(term): i for i, term in enumerate(vocabulary)}
     minimum = max(2, math.ceil(0.01 * count))
     named: dict[str, tuple[str, tuple[str, ...], list[int]]] = {}
     for topic, size in enumerate(sizes.tolist()):
@@ -721,7 +887,10 @@ def _catalogue(
             continue
         if not _cohesive(topic, ranked[topic], class_counts, vocabulary, int(core_sizes[topic])):
             continue
-        name, keywords = _name(ranked[topic])
+        held = {term: float(class_counts[topic, index[term]]) for term in ranked[topic]}
+        name, keywords = _name(ranked[topic], held, set(named))
+        if not name:  # nothing but measure words: not a topic
+            continue
         key = _key(name)
         if key in named:
             named[key][2].append(topic)

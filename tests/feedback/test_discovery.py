@@ -66,7 +66,9 @@ def test_names_are_words_a_pm_reads(mixed: Mixed) -> None:
     for domain, words in vocabulary.items():
         assert any(word in name for name in names[domain] for word in words), names[domain]
     for theme in catalogue.themes:
-        assert " · " in theme.name or len(theme.keywords) == 1
+        # a word or a phrase of at most three words, never two words set side by side
+        assert " · " not in theme.name
+        assert len(theme.name.split()) <= 3, theme.name
         assert 1 <= len(theme.keywords) <= 8
         assert not set(theme.keywords) & GENERIC_SENTIMENT
 
@@ -262,3 +264,30 @@ def test_junk_rows_are_never_a_theme() -> None:
     for theme in catalogue.themes:
         assert not {"缺点", "优点", "con", "pro"} & set(theme.keywords), theme
         assert all(ch.isascii() or ch == "·" or "\u4e00" <= ch <= "\u9fff" for ch in theme.name)
+
+
+def test_no_theme_is_named_by_a_word_the_report_labels_a_figure_with() -> None:
+    # "严重" named a theme of written reviews, and the report's "严重 4" was then read as the
+    # critical-severity count: the figure labels are never a name.
+    from runlens_feedback.discovery import _measure_words
+
+    assert {"严重", "negative", "row"} <= _measure_words()
+    english = [f"Case {n}: the leak is critical, critical. Critical negative." for n in range(12)]
+    english += [f"Case {n}: battery drains, battery hot" for n in range(12)]
+    chinese = [f"第{n}台：漏光很严重，严重！" for n in range(12)]
+    chinese += [f"第{n}块：电池续航很短，电池发热" for n in range(12)]
+    for texts in (english, chinese):
+        catalogue = discover_themes(texts)
+        assert catalogue.themes
+        for theme in catalogue.themes:
+            assert theme.name, theme
+            assert theme.name.casefold() not in _measure_words(), theme.name
+            assert theme.name not in ("严重严重", "Critical critical"), "a word twice is no phrase"
+
+
+def test_no_phrase_spans_punctuation() -> None:
+    # "菜有点咸，上菜太慢了" named a theme "有点咸上菜": two clauses are not one phrase.
+    assert "有点咸上菜" not in terms("菜有点咸，上菜太慢了")
+    assert "battery life" not in terms("The battery, life is short.")
+    assert "battery life" in terms("Battery life is short.")
+    assert "服务态度" in terms("服务态度很差")
