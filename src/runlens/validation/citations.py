@@ -294,7 +294,11 @@ class _Document:
             )
             return
         verdict = judge_quote(
-            quotation.quote, self.index.text(row_id), self.grammar.rules, row_id=row_id
+            quotation.quote,
+            self.index.text(row_id),
+            self.grammar.rules,
+            row_id=row_id,
+            as_markdown=True,
         )
         if isinstance(verdict, RejectedQuote):
             self.collector.add(

@@ -17,6 +17,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from runlens.validation.numbers import SPACED_LETTERS, Span, SpanSet
+from runlens.validation.reading import read_markdown
 
 if TYPE_CHECKING:
     from runlens.validation.figures import Figure
@@ -138,7 +139,7 @@ def _distinct(options: list[list[Span]], at: int, used: set[Span]) -> bool:
 def row_key(text: str) -> str:
     """A table row's key as places compare it: NFC, case-folded, on one line with single
     spaces, NUL as the replacement character (as Markdown reads it)."""
-    folded = unicodedata.normalize("NFC", text.replace("\x00", "\ufffd")).casefold()
+    folded = unicodedata.normalize("NFC", read_markdown(text)).casefold()
     return " ".join(folded.split())
 
 

@@ -40,6 +40,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from runlens.validation.markdown import Heading, parse_required
+from runlens.validation.reading import read_markdown
 from runlens.validation.rendered import TextBlock, text_blocks
 
 #: An offset range `[start, end)` in a text.
@@ -257,7 +258,7 @@ class _Layout:
 
     def __init__(self, markdown: str) -> None:
         # Normalised as markdown-it (and so `text_blocks`) normalises, so lines agree.
-        self.lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self.lines = read_markdown(markdown).split("\n")
         self.header_of: dict[int, int] = {}  # table row line -> the table's header line
         self.items: list[Span] = []  # first and last line (1-based) of each list item
         self.containers: list[Span] = []  # the same of each list and table

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from runlens.validation.reading import read_markdown
+
 _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]*);")
 _ESCAPABLE = frozenset(string.punctuation)
@@ -57,7 +59,7 @@ class TextBlock:
 def text_blocks(markdown: str) -> Iterator[TextBlock]:
     """Every block of `markdown` a reader sees as text, in document order."""
     # Normalised as markdown-it normalises its input, so lines and columns agree with it.
-    source = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    source = read_markdown(markdown)
     lines = _SourceLines(source.split("\n"))
     heading_level = 0
     for token in _PARSER.parse(source):
