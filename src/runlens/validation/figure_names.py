@@ -52,6 +52,8 @@ class FigureNames:
         self.terms = sorted(terms)
         self.term_set = frozenset(self.terms)
         self.digit_terms = sorted(term for term in named if any(c.isdigit() for c in term))
+        #: Every word of every term, as a count may have them between it and its unit.
+        self.words = frozenset(word for term in named for word in term.split())
 
     def occurrences(self, text: str, ignored: SpanSet = NOWHERE) -> dict[str, list[Span]]:
         """Where each term occurs in `text`, outside the `ignored` spans (terms that do not

@@ -219,9 +219,13 @@ class Passage:
     cell: Cell | None = None
 
 
-def section_passages(markdown: str, sections: Sequence[str]) -> list[Passage]:
+def section_passages(
+    markdown: str, sections: Sequence[str], *, outside: bool = False
+) -> list[Passage]:
     """The passages under the given headings (each section runs to the next heading of the
-    same or a higher level), in document order. Headings inside a section are passages too."""
+    same or a higher level), in document order. Headings inside a section are passages too.
+    With `outside`, the passages under none of them instead (the other sections' headings
+    and text, and what comes before the first heading)."""
     wanted = [parse_required(heading) for heading in sections]
     layout = _Layout(markdown)
     passages: list[Passage] = []
@@ -238,7 +242,7 @@ def section_passages(markdown: str, sections: Sequence[str]) -> list[Passage]:
                 continue
             if section is not None and heading.level <= section.level:
                 section = None
-        if section is None:
+        if (section is None) != outside:
             continue
         if block.heading_level:
             passages.append(Passage(block))
