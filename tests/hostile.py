@@ -84,6 +84,22 @@ def texts() -> st.SearchStrategy[str]:
     ).filter(lambda text: bool(text.strip()))
 
 
+#: Control characters and line ends a cell of a CSV file can hold, which `texts` leaves out.
+CONTROLS = ("\0", "\r", "\r\n", "\n", "\x01", "\x1b", "\x7f", "\x85", "\x0b", "\x0c", "\t")
+
+
+@st.composite
+def texts_with_controls(draw: st.DrawFn, controls: Sequence[str] = CONTROLS) -> str:
+    """A text of `texts` with one to six of `controls` spliced in, often near its start
+    (where a report's quote of it begins): every code point a text cell of a CSV file can
+    hold."""
+    text = draw(texts())
+    for _ in range(draw(st.integers(1, 6))):
+        at = draw(st.one_of(st.integers(0, min(len(text), 30)), st.integers(0, len(text))))
+        text = text[:at] + draw(st.sampled_from(controls)) + text[at:]
+    return text
+
+
 # -- columns and values ---------------------------------------------------------------------
 
 #: Column names a report also uses for its measures, in both languages, and other traps.

@@ -16,6 +16,11 @@ the Evidence Index. Shares are over the analysed rows, except `rows.not_analysed
     other_groups  other_groups.rows  other_groups.problem_rows
     backlog.items  backlog.<P0|P1|P2|P3>  failed_batches  failed_batches.rows  language.<code>
     breakdown.<column>.<value>.rows  .share  .<sentiment>  .negative.share
+    sentiment.neutral_or_mixed(.share)  rows.grouped_by_wording  warning.<code>.<detail>
+    theme.<key>.trend.recent_share  .before_share  .recent_rows  .before_rows
+
+The last two lines are what the report states outside `SECTIONS` (its actions and risks),
+where a claim about the data must equal some figure of its kind (docs/validation.md).
 
 Breakdowns (`runlens_feedback.breakdowns`) are recomputed from the analysis and the input's
 own metadata columns (`SOURCE_ROWS`: the source file the Evidence Index was checked against),
@@ -53,6 +58,7 @@ from runlens_feedback.contracts import (
     SENTIMENTS,
     SEVERITIES,
 )
+from runlens_feedback.trend import Trend
 
 SECTIONS = ("## Product Context", "## Executive Summary", "## Top Pain Points")
 
@@ -192,7 +198,9 @@ def analysis_figures(
     if parts is None:
         return []
     items, failed = parts
-    summary = summarize_analysis(items, total_rows=rows_in_file, failed_batches=failed)
+    summary = summarize_analysis(
+        items, total_rows=rows_in_file, failed_batches=failed, row_metadata=row_metadata
+    )
     analysed = summary["analysed_rows"]
     figures = [
         _count("rows.file", rows_in_file, _FILE),
@@ -216,9 +224,40 @@ def analysis_figures(
             figures += _theme_figures(key, grouped_by, members, analysed, language)
     figures += _other_groups(summary["other_groups"])
     figures += _failures(summary["failed_batches"])
+    figures += _risk_figures(summary)
     for language, count in summary["languages"].items():
         figures.append(_count(f"language.{language}", count, _language_labels(language)))
     figures += breakdown_figures(items, row_metadata, analysed)
+    return figures
+
+
+def _risk_figures(summary: Mapping[str, Any]) -> list[Figure]:
+    """The figures the report states outside its figure sections (its actions and risks),
+    named by no words there: the neutral-or-mixed rows, the rows grouped by the wording of
+    their pain point, the counts of the warnings (`runlens_feedback.genre`) and each listed
+    pain point's trend (its problem rows and share in the recent period and before it)."""
+    analysed = summary["analysed_rows"]
+    sentiment = summary["sentiment"]
+    uncertain = sentiment.get("neutral", 0) + sentiment.get("mixed", 0)
+    figures = _counted("sentiment.neutral_or_mixed", uncertain, analysed, ())
+    figures.append(
+        _count("rows.grouped_by_wording", summary["grouped_by"].get("pain_point", 0), ())
+    )
+    for warning in summary.get("warnings") or []:
+        for name, value in (warning.get("details") or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                figures.append(_count(f"warning.{warning.get('code')}.{name}", value, ()))
+    for group in summary["pain_points"]:
+        trend = Trend.from_dict(group["trend"]) if isinstance(group.get("trend"), Mapping) else None
+        if trend is None:
+            continue
+        prefix = f"theme.{group['key']}.trend"
+        figures += [
+            Figure(f"{prefix}.recent_share", trend.recent_share, "share", ()),
+            Figure(f"{prefix}.before_share", trend.before_share, "share", ()),
+            _count(f"{prefix}.recent_rows", trend.recent_rows, ()),
+            _count(f"{prefix}.before_rows", trend.before_rows, ()),
+        ]
     return figures
 
 

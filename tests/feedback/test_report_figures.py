@@ -285,8 +285,14 @@ def test_an_invented_statistic_is_unsupported(workspace: Path) -> None:
     assert payload["error_message"].startswith(f"unsupported figures: 42% (line {line})")
 
 
-def test_numbers_outside_the_checked_sections_are_not_figures(workspace: Path) -> None:
+def test_claims_outside_the_checked_sections_must_be_figures(workspace: Path) -> None:
+    """Outside the figure sections a share or a count of rows is still a claim about the
+    data (issue 23, item 11); a year, a version or a duration is not."""
     edit_report(workspace, "## Risks And Unknowns\n", "## Risks And Unknowns\n\n42% churned.\n")
+    assert [f["code"] for f in figure_findings(verdict(workspace))] == ["unsupported_figure"]
+    edit_report(
+        workspace, "42% churned.", "Ship v2.3 in 2026 within 30 days to the top 3 segments."
+    )
     assert verdict(workspace)["findings"] == []
 
 

@@ -17,8 +17,8 @@ _RUNTIME_RULES = """\
   anywhere in it and write only under artifacts/. runtime/ and input/ are read-only.
 - When every deliverable is written, answer with a short final message and no tool call.
   RunLens then validates every deliverable; the run completes only if all checks pass.
-- Evidence must be real: every cited id must exist in the input, and every quoted text must be
-  copied verbatim from the row it cites (no paraphrase, no translation, no ellipsis)."""
+- Evidence must be real: every cited id exists in the input, every quote is copied verbatim
+  from the row it cites (no paraphrase, translation or ellipsis)."""
 
 
 def _required_only(schema: Any) -> Any:
@@ -67,7 +67,7 @@ def describe_contract(contract: ArtifactContract) -> str:
             f"id is at `{quote.id}` in the same item. {_quote_strength(quote)}"
         )
     if contract.citations is not None:
-        lines.extend(_citation_rules(contract.citations))
+        lines.extend(_citation_rules(contract.citations, everywhere=contract.audience == "user"))
     return "\n".join(lines)
 
 
@@ -82,7 +82,7 @@ def _quote_strength(rules: QuoteRules) -> str:
     return strength + "."
 
 
-def _citation_rules(citations: MarkdownCitations) -> list[str]:
+def _citation_rules(citations: MarkdownCitations, *, everywhere: bool = False) -> list[str]:
     """How the document must cite rows, in the exact form the citation validator parses
     (`runlens.validation.citations`)."""
     (opening, closing), *_ = citations.quote_marks
@@ -99,6 +99,11 @@ def _citation_rules(citations: MarkdownCitations) -> list[str]:
     if citations.evidence_sections:
         sections = ", ".join(citations.evidence_sections)
         lines.append(f"Under {sections} every quotation must cite a row.")
+    if everywhere:
+        lines.append(
+            "Elsewhere, someone's quoted words (after said, wrote, … or over three words) "
+            "must cite a row; names and labels take ‘single’ marks."
+        )
     shape = f" (`{citations.id_pattern}`)" if citations.id_pattern else ""
     lines.append(f"Every id-like word{shape} in the document must be an id of the input.")
     return lines
@@ -109,9 +114,10 @@ def describe_figures(contract: ArtifactContract, plugin: Plugin) -> list[str]:
     what (`runlens.validation.figures`)."""
     return [
         f"Figures under {', '.join(rule.sections)} are recomputed from "
-        f"{', '.join(rule.sources)} and the input: each number must equal the figure the words "
-        "in its clause name, or at least some figure. Percentages compare at the precision "
-        "written. Dates, ids and numbers in quotations are not figures."
+        f"{', '.join(rule.sources)} and the input: each number must equal the figure its "
+        "clause names, or some figure; elsewhere each share or count of rows or users "
+        "(digits or words) must equal some figure, at the precision written. Not figures: "
+        "dates, ids, years, versions, ranks, targets, estimates, ranges, quotes."
         for rule in plugin.figure_rules
         if rule.artifact == contract.name
     ]

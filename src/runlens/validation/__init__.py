@@ -42,6 +42,7 @@ from runlens.validation.figures import Figure, FigureRule, FigureValidator
 from runlens.validation.findings import BUILTIN_CODES, ArtifactStatus, Finding, FindingCode
 from runlens.validation.json_rules import JsonOutputValidator
 from runlens.validation.markdown import MarkdownSectionValidator
+from runlens.validation.reading import ReadText, as_read, read_markdown
 from runlens.validation.required import RequiredOutputValidator
 from runlens.validation.runner import (
     DEFAULT_TIMEOUT,
@@ -76,16 +77,19 @@ __all__ = [
     "MarkdownSectionValidator",
     "Problem",
     "QuoteLocation",
+    "ReadText",
     "RequiredOutputValidator",
     "ValidationContext",
     "ValidationReport",
     "Validator",
     "ValidatorResult",
     "aggregate",
+    "as_read",
     "builtin_validators",
     "extra_validators",
     "load_validator_plugins",
     "plugin_validators",
+    "read_markdown",
     "run_validator",
     "run_validators",
     "stop_validators",

@@ -128,6 +128,8 @@ class _Grammar:
         if not citations.quote_marks or not all(all(pair) for pair in citations.quote_marks):
             raise ContractError(f"{contract.name}: citations.quote_marks needs non-empty pairs")
         self.rules: MarkdownCitations = citations
+        #: A document a user reads: its quotations must cite rows in every section.
+        self.everywhere = contract.audience == "user"
         self.closing = dict(reversed(citations.quote_marks))  # the first pair of an opening wins
         self.sections = tuple(parse_required(heading) for heading in citations.evidence_sections)
         openings = sorted(self.closing, key=len, reverse=True)
@@ -204,6 +206,58 @@ class _Grammar:
         return current
 
 
+#: Words that say someone's words follow: a quotation after one is a quotation, however short.
+_REPORTING = re.compile(
+    r"\b(?:said|says|say|told|tells|wrote|writes|write|complain(?:s|ed)?|ask(?:s|ed)?|"
+    r"mention(?:s|ed)?|report(?:s|ed)?|comment(?:s|ed)?|put it|quote[sd]?|quoting|"
+    r"in (?:their|his|her|your) (?:own )?words)\b|说|表示|写道|抱怨|提到|反映|称|原话|评论道",
+    re.IGNORECASE,
+)
+_SPACED_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*|[0-9]+", re.UNICODE)
+_SENTENCE_INSIDE = re.compile(r"[.!?。！？](?=\s*\S)")
+#: The most words (in a script with spaces) or other letters a quotation may hold and still
+#: be a name or a term (a UI label “Export to CSV”, a feature “dark mode”, 「导出」).
+_LABEL_WORDS = 3
+_LABEL_CHARACTERS = 8
+_INCH_MARKS = '"″'
+#: Where the scripts without spaces between words begin (CJK radicals onwards; Thai and the
+#: others count as spaced words here, which errs towards a quotation).
+_UNSPACED_FROM = 0x2E80
+
+
+def is_quotation(block: TextBlock, quotation: Quotation) -> bool:
+    """Whether a quotation outside the evidence sections gives someone's words (and so must
+    cite a row) rather than a name, a term or a measure (docs/validation.md):
+
+    - code (a code block or an inline code span) quotes nothing;
+    - a straight `"` right after a digit is an inch or seconds mark (`27" monitor`), so a
+      "quotation" that opens or closes with one is none;
+    - a quotation that a reporting word introduces in its sentence (`said`, `told us`,
+      `wrote`, `complained`, `说`, `表示`, ...) gives someone's words, however short;
+    - otherwise a quotation of at most three words (or eight characters of a script without
+      spaces) and no sentence inside is a name or a term; a longer one is a quotation.
+    """
+    text = block.text
+    if block.in_code(quotation.start) or block.in_code(quotation.end - 1):
+        return False
+    opening, closing = quotation.marks
+    closes_at = quotation.end - len(closing)
+    for mark, at in ((opening, quotation.start), (closing, closes_at)):
+        if mark in _INCH_MARKS and at > 0 and text[at - 1].isdigit():
+            return False
+    sentence_start = max(
+        (m.end() for m in re.finditer(r"[.!?。！？]\s|\n\n", text[: quotation.start])), default=0
+    )
+    if _REPORTING.search(text, sentence_start, quotation.start):
+        return True
+    if _SENTENCE_INSIDE.search(quotation.quote.strip()):
+        return True
+    words = _SPACED_WORD.findall(quotation.quote)
+    spaced = sum(1 for word in words if all(ord(char) < _UNSPACED_FROM for char in word))
+    unspaced = sum(1 for char in quotation.quote if char.isalpha() and ord(char) >= _UNSPACED_FROM)
+    return spaced > _LABEL_WORDS or unspaced > _LABEL_CHARACTERS
+
+
 class _InputValues:
     """The values of the input's other columns (and its column names), read only when a
     document holds an id-shaped token that names no row: such a token may be the input's
@@ -261,7 +315,9 @@ class _Document:
                 self.check_citation(block, quotation, row_id)
                 yield quotation.start, end
             elif section is not None:
-                self.unsourced(block, quotation, section)
+                self.unsourced(block, quotation, f"under {section}", section)
+            elif self.grammar.everywhere and is_quotation(block, quotation):
+                self.unsourced(block, quotation, "in a document for users")
 
     def row_id(self, token: str) -> str | None:
         """The row a token in citation position names, or None when it is prose."""
@@ -294,7 +350,11 @@ class _Document:
             )
             return
         verdict = judge_quote(
-            quotation.quote, self.index.text(row_id), self.grammar.rules, row_id=row_id
+            quotation.quote,
+            self.index.text(row_id),
+            self.grammar.rules,
+            row_id=row_id,
+            as_markdown=True,
         )
         if isinstance(verdict, RejectedQuote):
             self.collector.add(
@@ -322,13 +382,15 @@ class _Document:
             )
         )
 
-    def unsourced(self, block: TextBlock, quotation: Quotation, section: Heading) -> None:
+    def unsourced(
+        self, block: TextBlock, quotation: Quotation, where: str, section: Heading | None = None
+    ) -> None:
         line, column = block.position(quotation.start)
         opening, closing = quotation.marks
         self.collector.add(
             self.artifact,
             "unsourced_quote",
-            f"line {line}, column {column}: {show(quotation.quote)} under {section} cites no "
+            f"line {line}, column {column}: {show(quotation.quote)} {where} cites no "
             f"row: follow it with the id of the row it quotes, as in {opening}…{closing} — ID",
             Problem("unsourced quotes", f"{self.artifact} line {line} {show(quotation.quote)}"),
             path=f"line {line}",
@@ -336,7 +398,7 @@ class _Document:
                 "line": line,
                 "column": column,
                 "quote": quotation.quote,
-                "section": str(section),
+                **({} if section is None else {"section": str(section)}),
             },
         )
 

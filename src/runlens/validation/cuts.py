@@ -146,12 +146,23 @@ def one_line_quote(
     pattern = re.compile(f"[^{breaks}\\r\\n\\u2028\\u2029\\x0b\\x0c\\x1c\\x1d\\x1e\\x85]+")
     best: tuple[int, int] | None = None
     for match in pattern.finditer(quote):
-        start, end = _stripped(quote, *match.span())
+        start, end = _whole_characters(quote, *_stripped(quote, *match.span()))
         if start == end or not is_strong(quote[start:end], rules):
             continue
         if best is None or end - start > best[1] - best[0]:
             best = (start, end)
     return best
+
+
+def _whole_characters(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span without the characters at its edges that belong to a character outside it
+    (a combining mark right after a line break is part of the break, as `splits_word` reads
+    it), without whitespace at its edges."""
+    while start < end and splits_word(text, start):
+        start += 1
+    while end > start and splits_word(text, end):
+        end -= 1
+    return _stripped(text, start, end)
 
 
 def _stripped(text: str, start: int, end: int) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from runlens.validation.numbers import SPACED_LETTERS, Span, SpanSet
+from runlens.validation.reading import read_markdown
 
 if TYPE_CHECKING:
     from runlens.validation.figures import Figure
@@ -51,6 +52,8 @@ class FigureNames:
         self.terms = sorted(terms)
         self.term_set = frozenset(self.terms)
         self.digit_terms = sorted(term for term in named if any(c.isdigit() for c in term))
+        #: Every word of every term, as a count may have them between it and its unit.
+        self.words = frozenset(word for term in named for word in term.split())
 
     def occurrences(self, text: str, ignored: SpanSet = NOWHERE) -> dict[str, list[Span]]:
         """Where each term occurs in `text`, outside the `ignored` spans (terms that do not
@@ -138,7 +141,7 @@ def _distinct(options: list[list[Span]], at: int, used: set[Span]) -> bool:
 def row_key(text: str) -> str:
     """A table row's key as places compare it: NFC, case-folded, on one line with single
     spaces, NUL as the replacement character (as Markdown reads it)."""
-    folded = unicodedata.normalize("NFC", text.replace("\x00", "\ufffd")).casefold()
+    folded = unicodedata.normalize("NFC", read_markdown(text)).casefold()
     return " ".join(folded.split())
 
 

@@ -76,6 +76,7 @@ that computes no figures checks nothing.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -85,6 +86,7 @@ from runlens.contracts.model import DEFAULT_QUOTE_MARKS
 from runlens.evidence import EvidenceIndex
 from runlens.validation import rounding
 from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
+from runlens.validation.claims import is_claim, word_numbers
 from runlens.validation.figure_names import FigureNames, Label, assigned, names_in, row_key
 from runlens.validation.numbers import (
     Passage,
@@ -95,6 +97,7 @@ from runlens.validation.numbers import (
     section_passages,
     stated_numbers,
 )
+from runlens.validation.reading import read_markdown
 from runlens.validation.rounding import Number
 from runlens.validation.sources import SOURCE_ROWS, source_rows
 from runlens.validation.trust import UntrustedIndex
@@ -202,6 +205,9 @@ class FigureRule:
     sections: tuple[str, ...]
     sources: tuple[str, ...]
     compute: Compute
+    #: Whether the claims about the data outside `sections` are checked too (module
+    #: docstring): each must equal some figure of its kind.
+    everywhere: bool = True
 
 
 @dataclass(frozen=True)
@@ -220,14 +226,54 @@ def check_figures(
     sections: Sequence[str],
     figures: Sequence[Figure],
     quote_marks: Iterable[tuple[str, str]] = DEFAULT_QUOTE_MARKS,
+    *,
+    elsewhere: bool = False,
+    copied: Callable[[str], bool] = lambda words: False,
 ) -> list[Statement]:
-    """Every number stated in `sections` of `markdown`, tied and judged (module docstring)."""
+    """Every number stated in `sections` of `markdown`, tied and judged (module docstring).
+    With `elsewhere`, also every claim about the data (`runlens.validation.claims`) stated
+    outside them, which must equal some figure of its kind unless `copied` says the words
+    around it are copied from a source row (a row's words, as in a backlog title that
+    repeats a complaint, are the customer's, not the report's)."""
     names = FigureNames(figures)
     marks = tuple(quote_marks)
     statements = []
     for passage in section_passages(markdown, sections):
         if passage.cell is None or passage.cell.counted:
             statements += _PassageCheck(passage, names, marks).statements()
+    if elsewhere:
+        for passage in section_passages(markdown, sections, outside=True):
+            if passage.cell is None or passage.cell.counted:
+                statements += _claims(passage, names, marks, copied)
+    return statements
+
+
+def _claims(
+    passage: Passage,
+    names: FigureNames,
+    marks: tuple[tuple[str, str], ...],
+    copied: Callable[[str], bool],
+) -> list[Statement]:
+    """The claims about the data in a passage outside the figure sections, each judged
+    against every figure of its kind: there a number is not tied to one."""
+    text = passage.block.text
+    skip = [*quoted_spans(text, marks), *names.hiding(text)]
+    numbers = [*stated_numbers(text, skip), *word_numbers(text, skip)]
+    statements = []
+    for number in sorted(numbers, key=lambda n: n.start):
+        if not is_claim(text, number, names.words):
+            continue
+        line, column = passage.block.position(number.start)
+        agrees = any(figure.agrees(number) for figure in names.figures)
+        if not agrees and any(
+            copied(words)
+            for words in _words_around(text, number)
+            if sum(char.isalpha() for char in words) >= _COPIED_LETTERS
+        ):
+            continue
+        statements.append(
+            Statement(number, line, column, (), "agrees" if agrees else "unsupported")
+        )
     return statements
 
 
@@ -261,7 +307,13 @@ class _PassageCheck:
 
     def statements(self) -> list[Statement]:
         statements = []
-        for number in stated_numbers(self.own, self.skip):
+        words = [
+            number
+            for number in word_numbers(self.own, self.skip)
+            if is_claim(self.own, number, self.names.words)
+        ]
+        numbers = sorted([*stated_numbers(self.own, self.skip), *words], key=lambda n: n.start)
+        for number in numbers:
             line, column = self.passage.block.position(number.start)
             tied = self._tie(number)
             if tied:
@@ -360,6 +412,49 @@ class _PassageCheck:
         return sum(min(_gap(span, number) for span in self.found[term]) for term in label)
 
 
+_TOKEN = re.compile(r"\S+")
+
+
+def _words_around(text: str, number: StatedNumber) -> tuple[str, str]:
+    """The number with the words around it, as written, in two readings: with the two words
+    before it and the one after it (scripts with spaces), and with up to six characters
+    before it and four after it inside its clause (scripts without): enough to tell a row's
+    own words from the report's."""
+    tokens = list(_TOKEN.finditer(text[: number.start]))
+    first = tokens[-2].start() if len(tokens) >= 2 else 0
+    following = _NEXT_WORD.match(text, number.end)
+    end = following.end() if following else number.end
+    spaced = text[first:end].strip(_EDGE_PUNCTUATION)
+    start, end = max(number.start - 6, 0), min(number.end + 4, len(text))
+    before = _CLAUSE_EDGE.split(text[start : number.start])[-1]
+    after = _CLAUSE_EDGE.split(text[number.end : end])[0]
+    return spaced, before + number.text + after
+
+
+_NEXT_WORD = re.compile(r"\s*[\w'’-]+")
+_CLAUSE_EDGE = re.compile(r"[\s,;:!?，。；：！？、()（）]")
+#: Punctuation at the edges of words around a number that belongs to the report's sentence.
+_EDGE_PUNCTUATION = " \t\n.,;:!?…()[]（）【】，。；：！？*"
+#: Fewer letters than this around a number say too little to be a row's own words.
+_COPIED_LETTERS = 4
+
+
+class RowWords:
+    """Whether some words occur in a source row (NFC, as Markdown reads it): the rows'
+    texts are joined once, on first use, and searched at C speed."""
+
+    def __init__(self, index: EvidenceIndex) -> None:
+        self.index = index
+        self._joined: str | None = None
+
+    def __call__(self, words: str) -> bool:
+        words = unicodedata.normalize("NFC", read_markdown(words))
+        if self._joined is None:
+            texts = (self.index.text(row_id) for row_id in self.index.items)
+            self._joined = unicodedata.normalize("NFC", read_markdown("\0".join(texts)))
+        return words in self._joined
+
+
 def _around(
     text: str,
     number: StatedNumber,
@@ -401,7 +496,11 @@ class FigureValidator:
                 continue  # nothing to check against, or nothing to check
             markdown = path.read_bytes().decode("utf-8-sig", errors="replace")
             marks = _quote_marks(context, rule.artifact)
-            for statement in check_figures(markdown, rule.sections, figures, marks):
+            index = context.evidence_index()
+            copied = RowWords(index) if isinstance(index, EvidenceIndex) else (lambda _: False)
+            for statement in check_figures(
+                markdown, rule.sections, figures, marks, elsewhere=rule.everywhere, copied=copied
+            ):
                 _report(collector, rule.artifact, statement)
         return collector.result()
 

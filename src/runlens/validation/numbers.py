@@ -40,6 +40,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from runlens.validation.markdown import Heading, parse_required
+from runlens.validation.reading import read_markdown
 from runlens.validation.rendered import TextBlock, text_blocks
 
 #: An offset range `[start, end)` in a text.
@@ -218,9 +219,13 @@ class Passage:
     cell: Cell | None = None
 
 
-def section_passages(markdown: str, sections: Sequence[str]) -> list[Passage]:
+def section_passages(
+    markdown: str, sections: Sequence[str], *, outside: bool = False
+) -> list[Passage]:
     """The passages under the given headings (each section runs to the next heading of the
-    same or a higher level), in document order. Headings inside a section are passages too."""
+    same or a higher level), in document order. Headings inside a section are passages too.
+    With `outside`, the passages under none of them instead (the other sections' headings
+    and text, and what comes before the first heading)."""
     wanted = [parse_required(heading) for heading in sections]
     layout = _Layout(markdown)
     passages: list[Passage] = []
@@ -237,7 +242,7 @@ def section_passages(markdown: str, sections: Sequence[str]) -> list[Passage]:
                 continue
             if section is not None and heading.level <= section.level:
                 section = None
-        if section is None:
+        if (section is None) != outside:
             continue
         if block.heading_level:
             passages.append(Passage(block))
@@ -257,7 +262,7 @@ class _Layout:
 
     def __init__(self, markdown: str) -> None:
         # Normalised as markdown-it (and so `text_blocks`) normalises, so lines agree.
-        self.lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self.lines = read_markdown(markdown).split("\n")
         self.header_of: dict[int, int] = {}  # table row line -> the table's header line
         self.items: list[Span] = []  # first and last line (1-based) of each list item
         self.containers: list[Span] = []  # the same of each list and table

@@ -31,6 +31,7 @@ from typing import Any
 from runlens.contracts import QuoteRules
 from runlens.evidence import QuoteSpan
 from runlens.validation.findings import FindingCode
+from runlens.validation.reading import as_read, read_markdown
 
 #: Unicode character-name prefixes of the scripts that write words without spaces between them.
 _UNSPACED_SCRIPTS = (
@@ -167,16 +168,30 @@ def is_strong(quote: str, rules: QuoteRules) -> bool:
 
 
 def judge_quote(
-    quote: str, row_text: str, rules: QuoteRules, *, row_id: str
+    quote: str, row_text: str, rules: QuoteRules, *, row_id: str, as_markdown: bool = False
 ) -> QuoteSpan | RejectedQuote:
     """Where `quote` sits as evidence in `row_text` (offsets into its NFC form), or why not.
 
-    `row_id` only names the row in the reasons.
+    `row_id` only names the row in the reasons. With `as_markdown`, the quote was read from
+    a Markdown document, and it is compared with the row as a Markdown reader reads it
+    (`reading.as_read`: NUL as U+FFFD, CR LF and CR as LF); the offsets are still those of
+    the row's NFC form as written.
     """
-    needle = _nfc(quote).strip()
+    if not as_markdown:
+        return _judge(_nfc(quote).strip(), _nfc(row_text), rules, row_id)
+    # NUL, CR and LF compose with nothing, so reading and NFC may be applied in either order.
+    row = _nfc(row_text)
+    read = as_read(row)
+    verdict = _judge(_nfc(read_markdown(quote)).strip(), read.text, rules, row_id)
+    if isinstance(verdict, RejectedQuote):
+        return verdict
+    return QuoteSpan(read.written(verdict.start), read.written(verdict.end))
+
+
+def _judge(needle: str, row: str, rules: QuoteRules, row_id: str) -> QuoteSpan | RejectedQuote:
+    """`judge_quote` of a quote and a row both in NFC, the quote stripped."""
     if not needle:
         return EMPTY_QUOTE
-    row = _nfc(row_text)
     spans = [QuoteSpan(start, start + len(needle)) for start in _occurrences(row, needle)]
     if not spans:
         return mismatch(f"is not a verbatim fragment of {row_id}")

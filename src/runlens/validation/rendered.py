@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from runlens.validation.reading import read_markdown
+
 _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]*);")
 _ESCAPABLE = frozenset(string.punctuation)
@@ -48,6 +50,12 @@ class TextBlock:
     text: str
     positions: tuple[Position, ...]
     heading_level: int = 0
+    #: The spans of `text` that are code: a code block whole, or each inline code span.
+    code: tuple[tuple[int, int], ...] = ()
+
+    def in_code(self, offset: int) -> bool:
+        """Whether the character at `offset` is code, not prose."""
+        return any(start <= offset < end for start, end in self.code)
 
     def position(self, offset: int) -> Position:
         """Where the character at `offset` of `text` is written."""
@@ -57,7 +65,7 @@ class TextBlock:
 def text_blocks(markdown: str) -> Iterator[TextBlock]:
     """Every block of `markdown` a reader sees as text, in document order."""
     # Normalised as markdown-it normalises its input, so lines and columns agree with it.
-    source = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    source = read_markdown(markdown)
     lines = _SourceLines(source.split("\n"))
     heading_level = 0
     for token in _PARSER.parse(source):
@@ -73,8 +81,8 @@ def text_blocks(markdown: str) -> Iterator[TextBlock]:
 def _inline_block(token: Token, lines: _SourceLines, heading_level: int) -> TextBlock:
     assert token.map is not None
     written, starts = lines.locate(token.map[0], token.content)
-    text, offsets = _render(token, written)
-    return TextBlock(text, _positions(offsets, written, starts), heading_level)
+    text, offsets, code = _render(token, written)
+    return TextBlock(text, _positions(offsets, written, starts), heading_level, code)
 
 
 def _verbatim_block(token: Token, lines: _SourceLines) -> TextBlock:
@@ -82,7 +90,8 @@ def _verbatim_block(token: Token, lines: _SourceLines) -> TextBlock:
     text = token.content.removesuffix("\n")
     first_line = token.map[0] + (1 if token.type == "fence" else 0)  # after the opening fence
     written, starts = lines.locate(first_line, text)
-    return TextBlock(text, _positions(range(len(text)), written, starts))
+    code = ((0, len(text)),) if token.type != "html_block" else ()
+    return TextBlock(text, _positions(range(len(text)), written, starts), code=code)
 
 
 def _positions(
@@ -127,18 +136,21 @@ class _SourceLines:
         return "\n".join(written), starts
 
 
-def _render(inline: Token, written: str) -> tuple[str, list[int]]:
-    """The text of an inline token and, per character, its offset in `written`, the
-    token's content as the source writes it."""
+def _render(inline: Token, written: str) -> tuple[str, list[int], tuple[tuple[int, int], ...]]:
+    """The text of an inline token, per character its offset in `written` (the token's
+    content as the source writes it), and the spans of the text that are inline code."""
     aligner = _Aligner(written)
+    code = []
     for child in _leaves(inline.children or ()):
         if child.type == "text":
             aligner.add(child.content, decoded=True)
         elif child.type == "code_inline":
+            start = len(aligner.chars)
             aligner.add(child.content, decoded=False)
+            code.append((start, len(aligner.chars)))
         elif child.type in _BREAKS:
             aligner.add("\n", decoded=False)
-    return "".join(aligner.chars), aligner.offsets
+    return "".join(aligner.chars), aligner.offsets, tuple(code)
 
 
 def _leaves(tokens: Iterable[Token]) -> Iterator[Token]:
