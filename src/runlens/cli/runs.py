@@ -410,7 +410,7 @@ def reindex_command(
 
     from runlens.errors import UserError
     from runlens.records.store import runs_home
-    from runlens.store.sync import IndexReport, index_home, sync_workspace
+    from runlens.store.sync import IndexReport, index_home, not_indexed, sync_workspace
 
     console = Console()
     with _store(database_url, home) as store:
@@ -418,7 +418,11 @@ def reindex_command(
             report = IndexReport()
             known = store.sync_states()
             for workspace in workspaces:
-                run_id = sync_workspace(store, workspace)
+                try:
+                    run_id = sync_workspace(store, workspace)
+                except Exception as error:  # named; the other workspaces are read all the same
+                    report.damaged.append((workspace, not_indexed(error)))
+                    continue
                 if run_id is None:
                     raise UsageFailure(
                         one_line(UserError(f"{workspace} is not a run workspace (no run.json)"))

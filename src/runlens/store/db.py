@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from runlens.errors import UserError
 from runlens.records.store import runs_home, utc_now
 from runlens.store import tables as t
+from runlens.store.codec import escape_text
 from runlens.store.files import check_file_path, local_digest, sha256_hex, write_under
 from runlens.store.rows import (
     ArtifactRow,
@@ -58,6 +60,8 @@ LIVE: Final = frozenset({"queued", "created", "running", "validating"})
 
 #: The heartbeat of a worker that handed its runs over (`expire_worker`): older than any.
 EXPIRED: Final = "1970-01-01T00:00:00.000+00:00"
+#: The highest event `seq` the store keeps (its `INTEGER` column's top).
+MAX_SEQ: Final = 2**31 - 1
 #: Fields `upsert_run` may set (the `runs` columns besides `run_id`).
 RUN_FIELDS: Final = frozenset(column.name for column in t.runs.columns) - {"run_id"}
 _DISTINCT = {"plugin": t.runs.c.plugin, "model": t.runs.c.model}
@@ -243,6 +247,7 @@ class RunStore:
         self.url = url
         self.host = socket.gethostname()
         self._insert = _upsert_factory(engine.dialect.name)
+        self._local = threading.local()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -254,7 +259,26 @@ class RunStore:
         self.close()
 
     @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction for every call of this store on this thread inside the
+        block: all of them reach the store, or (on an error, which propagates) none does.
+        A block inside another joins it."""
+        if getattr(self._local, "connection", None) is not None:
+            yield
+            return
+        with self._write() as connection:
+            self._local.connection = connection
+            try:
+                yield
+            finally:
+                self._local.connection = None
+
+    @contextlib.contextmanager
     def _write(self) -> Iterator[Connection]:
+        joined = getattr(self._local, "connection", None)
+        if joined is not None:
+            yield joined
+            return
         with self.engine.connect() as connection:
             connection.execution_options(runlens_write=True)
             with connection.begin():
@@ -262,6 +286,10 @@ class RunStore:
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
+        joined = getattr(self._local, "connection", None)
+        if joined is not None:  # inside `transaction`: read what it wrote so far
+            yield joined
+            return
         with self.engine.connect() as connection, connection.begin():
             yield connection
 
@@ -310,7 +338,7 @@ class RunStore:
     def append_events(self, run_id: str, events: Sequence[Mapping[str, Any]]) -> int:
         """Add events (`{seq, ts, type, data}`); ones the store holds already are skipped.
         The run's `last_seq` becomes the highest `seq` it holds. Returns how many were given
-        with a usable `seq`."""
+        with a usable `seq` (an integer from 0 to `MAX_SEQ`: no run has more events)."""
         rows = [
             {
                 "run_id": run_id,
@@ -320,7 +348,7 @@ class RunStore:
                 "data": event.get("data") if isinstance(event.get("data"), dict) else {},
             }
             for event in events
-            if isinstance(event.get("seq"), int) and not isinstance(event.get("seq"), bool)
+            if _usable_seq(event.get("seq"))
         ]
         if not rows:
             return 0
@@ -463,11 +491,12 @@ class RunStore:
             if value:
                 conditions.append(column == value)
         if query and query.strip():
-            needle = query.strip().lower()
+            # The columns hold escaped text (`codec`): the needle is escaped alike.
+            needle = escape_text(query.strip().lower())
             conditions.append(
                 sa.or_(
                     *(
-                        sa.func.lower(column).contains(needle, autoescape=True)
+                        sa.func.lower(column, type_=sa.String).contains(needle, autoescape=True)
                         for column in (
                             t.runs.c.run_id,
                             t.runs.c.input_name,
@@ -867,6 +896,10 @@ def _clock(dialect: str, seconds_ago: float = 0.0) -> sa.ColumnElement[str]:
     return sa.func.strftime(
         "%Y-%m-%dT%H:%M:%f+00:00", "now", f"-{seconds_ago:.3f} seconds", type_=sa.String
     )
+
+
+def _usable_seq(seq: Any) -> bool:
+    return isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= MAX_SEQ
 
 
 def _finding_row(run_id: str, finding: FindingRow) -> dict[str, Any]:

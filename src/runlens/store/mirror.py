@@ -159,25 +159,30 @@ class StoreMirror:
             self.healthy = True
 
     def _write(self, batch: list[dict[str, Any]]) -> None:
-        if not self._created:
-            self._create(batch)
+        """Write one batch in one transaction: its events, the run's fields they change and
+        (the first time) the run itself all reach the store, or none does and the batch is
+        tried again whole."""
         if self._record is None:
             record, _ = read_json_object(self.workspace.run_record, Workspace.RUN_RECORD)
             self._record = record
+        folded = live_record(self._record, batch) if self._record is not None else None
         fields: dict[str, Any] = {}
-        if self._record is not None:
-            self._record = live_record(self._record, batch)
+        if folded is not None:
             fields = {
-                "status": self._record.get("status") or "running",
-                "plan": self._record.get("plan") or [],
-                "warnings": self._record.get("warnings") or [],
-                "evidence_index_sha256": self._record.get("evidence_index_sha256"),
+                "status": folded.get("status") or "running",
+                "plan": folded.get("plan") or [],
+                "warnings": folded.get("warnings") or [],
+                "evidence_index_sha256": folded.get("evidence_index_sha256"),
             }
             if fields["status"] not in ("running", "validating"):
                 fields.pop("status")  # terminal states come with the final records
-        self.store.append_events(self.run_id, batch)
-        if fields:
-            self.store.upsert_run(self.run_id, **fields)
+        with self.store.transaction():
+            if not self._created:
+                self._create(batch)
+            self.store.append_events(self.run_id, batch)
+            if fields:
+                self.store.upsert_run(self.run_id, **fields)
+        self._record = folded if folded is not None else self._record
 
     def _create(self, batch: list[dict[str, Any]]) -> None:
         created = next((e for e in batch if e.get("type") == "run.created"), None)
@@ -197,7 +202,6 @@ class StoreMirror:
         if created is not None and isinstance(created.get("ts"), str):
             fields["created_at"] = created["ts"]
         self.store.upsert_run(self.run_id, **fields)
-        self._created = True
 
     def _failed(self, error: BaseException) -> None:
         self.healthy = False

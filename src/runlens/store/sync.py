@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
+from sqlalchemy import exc as sa_exc
 
 from runlens.records.events import read_event_log
 from runlens.records.store import read_json_object, run_workspaces
-from runlens.runtime.recovery import load_run
+from runlens.runtime.recovery import RunView, load_run
 from runlens.store.db import TERMINAL, RunStore
 from runlens.store.files import read_regular, workspace_files
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
@@ -127,8 +128,24 @@ def _sync(
             (known for known, s in store.sync_states().items() if s.workspace == str(root.root)),
             run_id,
         )
-    state = store.sync_states([run_id]).get(run_id)
     events, event_problems = read_event_log(root.events)
+    with store.transaction():  # all of the workspace's state reaches the store, or none
+        _write_state(store, run_id, root, view, events, event_problems, origin, upload_files)
+    return run_id, True
+
+
+def _write_state(
+    store: RunStore,
+    run_id: str,
+    root: Workspace,
+    view: RunView,
+    events: list[dict[str, Any]],
+    event_problems: list[str],
+    origin: Origin | None,
+    upload_files: bool,
+) -> None:
+    record = view.record
+    state = store.sync_states([run_id]).get(run_id)
     known = state.last_seq if state is not None else 0
     if known and store.event_count(run_id) < known:
         known = 0  # some events never reached the store (it failed a while): add them all
@@ -162,7 +179,6 @@ def _sync(
             final.update(findings_by_code=counts, finding_count=sum(counts.values()))
     if final:
         store.upsert_run(run_id, **final)
-    return run_id, True
 
 
 def _held_by_worker(store: RunStore, root: Workspace) -> bool:
@@ -187,7 +203,11 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
         if current and state is not None and state.record_stamp == record_stamp(resolved):
             report.unchanged += 1
             continue
-        run_id, written = _sync(store, resolved, origin=None, upload_files=False)
+        try:
+            run_id, written = _sync(store, resolved, origin=None, upload_files=False)
+        except Exception as error:  # one workspace never stops the others: named, skipped
+            report.damaged.append((resolved, not_indexed(error)))
+            continue
         if run_id is None:
             continue
         if not written:  # a worker's run its workspace here does not record ended
@@ -198,6 +218,14 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
         for problem in detail.problems if detail is not None else ():
             report.damaged.append((resolved, problem))
     return report
+
+
+def not_indexed(error: BaseException) -> str:
+    """The problem that kept a workspace out of the store, in one line."""
+    if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
+        error = error.orig
+    reason = " ".join(str(error).split())[:300] or type(error).__name__
+    return f"not indexed ({type(error).__name__}: {reason})"
 
 
 def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> list[str]:
@@ -211,7 +239,10 @@ def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> li
         workspace = Path(state.workspace)
         if not (workspace / Workspace.RUN_RECORD).is_file():
             continue
-        synced, written = _sync(store, workspace, origin=None, upload_files=False)
+        try:
+            synced, written = _sync(store, workspace, origin=None, upload_files=False)
+        except Exception:  # the store keeps what it had; `runlens reindex` names the problem
+            continue
         if synced and written:
             done.append(run_id)
     return done
