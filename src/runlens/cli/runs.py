@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.markup import escape
 
-from runlens.cli.common import UsageFailure, one_line, terminal_safe
+from runlens.cli.common import UsageFailure, json_text, one_line, terminal_safe
 from runlens.cli.run import database_url_option
 
 if TYPE_CHECKING:
@@ -68,7 +68,6 @@ def runs_command(
     worker holds is not (another worker resumes it). Runs submitted to the workers and not
     started yet are `queued`.
     """
-    import json
 
     from rich.console import Console
     from rich.table import Table
@@ -80,7 +79,7 @@ def runs_command(
         _catch_up(store, home)
         summaries, _ = store.list_runs(status=status, plugin=plugin, limit=limit)
     if as_json:
-        click.echo(json.dumps([_summary(run) for run in summaries], ensure_ascii=False, indent=2))
+        click.echo(json_text([_summary(run) for run in summaries]))
         return
     console = Console()
     if not summaries:
@@ -209,7 +208,6 @@ def show_command(
     one, say) is shown from the store. `--json` gives the artifacts' sha256 by name
     (`artifact_hashes`) and the worker that ran it (`worker`).
     """
-    import json
 
     from rich.console import Console
 
@@ -244,7 +242,7 @@ def show_command(
     defect = None if changes else _defect(record, manifest or {})
     if as_json:
         click.echo(
-            json.dumps(
+            json_text(
                 {
                     "run": record,
                     "worker": detail.worker,
@@ -255,8 +253,6 @@ def show_command(
                     "changed_since_run": changes,
                     "defect": defect,
                 },
-                ensure_ascii=False,
-                indent=2,
             )
         )
         return
