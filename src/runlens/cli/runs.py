@@ -23,6 +23,7 @@ from runlens.cli.run import database_url_option
 if TYPE_CHECKING:
     from runlens.store.db import RunStore
     from runlens.store.rows import RunDetail, RunSummary
+    from runlens.store.sync import IndexReport, WorkspaceClash
 
 
 def _safe(value: object) -> str:
@@ -76,8 +77,10 @@ def runs_command(
     from runlens.ui.views import duration
 
     with _store(database_url, home) as store:
-        _catch_up(store, home)
+        report = _catch_up(store, home)
         summaries, _ = store.list_runs(status=status, plugin=plugin, limit=limit)
+    for clash in report.clashes:  # on stderr: the JSON on stdout stays one document
+        _print_clash(Console(stderr=as_json), clash)
     if as_json:
         click.echo(json_text([_summary(run) for run in summaries]))
         return
@@ -149,14 +152,24 @@ def _store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
         store.close()
 
 
-def _catch_up(store: RunStore, home: Path | None) -> None:
+def _catch_up(store: RunStore, home: Path | None) -> IndexReport:
     """Index the home's workspaces the store does not hold in their current state, and
     re-read the live runs of this machine (one whose process died is settled)."""
     from runlens.records.store import runs_home
     from runlens.store.sync import index_home, refresh_live
 
-    index_home(store, runs_home(home))
+    report = index_home(store, runs_home(home))
     refresh_live(store)
+    return report
+
+
+def _print_clash(console: Any, clash: WorkspaceClash) -> None:
+    console.print(
+        f"[red]clash[/] {_safe(clash.workspace)} names run {_safe(clash.run_id)}, which the "
+        f"run store knows at {_safe(clash.known)}: not indexed (a copy never takes a run over)",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _warnings_mark(run: RunSummary) -> str:
@@ -185,6 +198,8 @@ def _summary(run: RunSummary) -> dict[str, Any]:
     }
     if run.problems:
         summary["problems"] = run.problems
+    if run.clashes:
+        summary["clashes"] = run.clashes
     return summary
 
 
@@ -406,7 +421,14 @@ def reindex_command(
 
     from runlens.errors import UserError
     from runlens.records.store import runs_home
-    from runlens.store.sync import IndexReport, index_home, not_indexed, sync_workspace
+    from runlens.store.sync import (
+        IndexReport,
+        WorkspaceClash,
+        index_home,
+        not_indexed,
+        note_clashes,
+        sync_workspace,
+    )
 
     console = Console()
     with _store(database_url, home) as store:
@@ -416,6 +438,9 @@ def reindex_command(
             for workspace in workspaces:
                 try:
                     run_id = sync_workspace(store, workspace)
+                except WorkspaceClash as found:
+                    report.clashes.append(found)
+                    continue
                 except Exception as error:  # named; the other workspaces are read all the same
                     report.damaged.append((workspace, not_indexed(error)))
                     continue
@@ -427,18 +452,22 @@ def reindex_command(
                 detail = store.get_run(run_id)
                 for problem in detail.problems if detail is not None else ():
                     report.damaged.append((workspace, problem))
+            note_clashes(store, report.clashes)
             where = f"{len(workspaces)} workspace(s)"
         else:
             report = index_home(store, runs_home(home), force=True)
             where = str(runs_home(home))
         console.print(
             f"Indexed {where} into {_safe(store.url)}: {len(report.added)} added, "
-            f"{len(report.updated)} updated, {report.unchanged} unchanged",
+            f"{len(report.updated)} updated, {report.unchanged} unchanged"
+            f"{f', {len(report.clashes)} clash(es)' if report.clashes else ''}",
             highlight=False,
             soft_wrap=True,  # one line, however long the paths: scripts read it
         )
     for workspace, problem in report.damaged:
         console.print(f"[red]damaged[/] {_safe(workspace.name)}: {_safe(problem)}", highlight=False)
+    for clash in report.clashes:
+        _print_clash(console, clash)
 
 
 def _print_header(console: Any, record: dict[str, Any], workspace: Path) -> None:

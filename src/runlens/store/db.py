@@ -51,7 +51,7 @@ from runlens.store.rows import (
 )
 
 #: The newest migration (`migrations/versions/`); a test checks it against the folder.
-HEAD_REVISION: Final = "0003_durable"
+HEAD_REVISION: Final = "0004_clashes"
 #: The SQLite file in the runs home.
 SQLITE_NAME: Final = "runlens.db"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled", "interrupted"})
@@ -462,6 +462,34 @@ class RunStore:
             )
             row = connection.execute(sa.select(t.runs).where(t.runs.c.run_id == run_id)).first()
         return _summary(row._mapping) if row is not None else None
+
+    def set_clashes(self, run_id: str, workspaces: Sequence[str]) -> None:
+        """The folders of this machine found to name the run besides its workspace (copies
+        of it), with the time they were listed; none clears the list."""
+        now = utc_now()
+        entries = [{"workspace": path, "seen_at": now} for path in workspaces]
+        with self._write() as connection:
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id)
+                .values(clashes=entries or None, updated_at=now)
+            )
+
+    def clash_lists(self) -> dict[str, list[str]]:
+        """The runs with clashes (`set_clashes`): run id -> the folders listed."""
+        with self._read() as connection:
+            rows = connection.execute(
+                sa.select(t.runs.c.run_id, t.runs.c.clashes).where(t.runs.c.clashes.is_not(None))
+            ).all()
+        lists = {
+            str(row.run_id): [
+                str(entry["workspace"])
+                for entry in _as_list(row.clashes)
+                if isinstance(entry, dict) and isinstance(entry.get("workspace"), str)
+            ]
+            for row in rows
+        }
+        return {run_id: paths for run_id, paths in lists.items() if paths}
 
     def delete_run(self, run_id: str) -> None:
         """Forget a run (its workspace is left alone)."""
@@ -941,6 +969,11 @@ def _summary_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
         "cancel_requested": bool(values.get("cancel_requested")),
         "last_seq": int(values.get("last_seq") or 0),
         "worker": values.get("worker"),
+        "clashes": [
+            str(entry["workspace"])
+            for entry in _as_list(values.get("clashes"))
+            if isinstance(entry, dict) and isinstance(entry.get("workspace"), str)
+        ],
     }
 
 

@@ -34,6 +34,7 @@ from typing import Any, TypeGuard
 from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 
+from runlens.errors import UserError
 from runlens.records.events import read_event_log
 from runlens.records.store import read_json_object, run_workspaces
 from runlens.runtime.recovery import RunView, load_run
@@ -50,12 +51,30 @@ UPLOAD_BATCH_BYTES = 32 * 1024 * 1024
 @dataclass
 class IndexReport:
     """What `index_home` did: run ids added and updated, how many were already in step,
-    and the damaged records it met (`(workspace, problem)`)."""
+    the damaged records it met (`(workspace, problem)`) and the workspaces it left out as
+    clashes (`WorkspaceClash`)."""
 
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: int = 0
     damaged: list[tuple[Path, str]] = field(default_factory=list)
+    clashes: list[WorkspaceClash] = field(default_factory=list)
+
+
+class WorkspaceClash(UserError):
+    """A workspace names a run the store knows at another folder of this machine, which
+    still holds that run's record: a copy (`cp -r` of a run folder), never indexed in the
+    run's place. The run keeps its row; the copy is listed in its `clashes`."""
+
+    def __init__(self, workspace: Path, run_id: str, known: str) -> None:
+        self.workspace = workspace
+        self.run_id = run_id
+        self.known = known
+        super().__init__(
+            f"{workspace} names run {run_id}, which the run store knows at {known}: a copy "
+            "of that workspace is not indexed in its place (give it a folder of its own "
+            "with a new run, or remove one of the two)"
+        )
 
 
 def record_stamp(workspace: Path) -> str | None:
@@ -128,6 +147,9 @@ def _sync(
             (known for known, s in store.sync_states().items() if s.workspace == str(root.root)),
             run_id,
         )
+    known = _clashing_workspace(store, run_id, root)
+    if known is not None:
+        raise WorkspaceClash(root.root, run_id, known)
     events, event_problems = read_event_log(root.events)
     with store.transaction():  # all of the workspace's state reaches the store, or none
         _write_state(store, run_id, root, view, events, event_problems, origin, upload_files)
@@ -181,6 +203,23 @@ def _write_state(
         store.upsert_run(run_id, **final)
 
 
+def _clashing_workspace(store: RunStore, run_id: str, root: Workspace) -> str | None:
+    """The other folder the store knows the run at, when it is on this machine and its
+    record still names the run (so `root` is a copy, not the run's folder moved); None
+    when `root` may be indexed as the run's workspace."""
+    state = store.sync_states([run_id]).get(run_id)
+    if state is None or not state.workspace or state.host not in (None, store.host):
+        return None
+    known = Path(state.workspace)
+    with contextlib.suppress(OSError):
+        if known.resolve() == root.root or known.samefile(root.root):
+            return None
+    record, _ = read_json_object(known / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
+    if record is None or record.get("run_id") != run_id:
+        return None  # moved, removed or replaced: the folder here is the run's now
+    return state.workspace
+
+
 def _held_by_worker(store: RunStore, root: Workspace) -> bool:
     """Whether the run the workspace's record names is held by a worker in the store."""
     record, _ = read_json_object(root.run_record, Workspace.RUN_RECORD)
@@ -205,6 +244,9 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
             continue
         try:
             run_id, written = _sync(store, resolved, origin=None, upload_files=False)
+        except WorkspaceClash as clash:
+            report.clashes.append(clash)
+            continue
         except Exception as error:  # one workspace never stops the others: named, skipped
             report.damaged.append((resolved, not_indexed(error)))
             continue
@@ -217,7 +259,34 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
         detail = store.get_run(run_id)
         for problem in detail.problems if detail is not None else ():
             report.damaged.append((resolved, problem))
+    _record_clashes(store, home, report.clashes)
     return report
+
+
+def note_clashes(store: RunStore, clashes: Sequence[WorkspaceClash]) -> None:
+    """Add these copies to their runs' `clashes` (a reindex of folders named one by one)."""
+    lists = store.clash_lists()
+    for clash in clashes:
+        listed = lists.setdefault(clash.run_id, [])
+        if str(clash.workspace) not in listed:
+            listed.append(str(clash.workspace))
+            store.set_clashes(clash.run_id, sorted(listed))
+
+
+def _record_clashes(store: RunStore, home: Path, clashes: Sequence[WorkspaceClash]) -> None:
+    """Keep in each run's `clashes` the copies of it found under `home` now (entries
+    elsewhere stay as they were): a copy removed since is no longer listed."""
+    found: dict[str, set[str]] = {}
+    for clash in clashes:
+        found.setdefault(clash.run_id, set()).add(str(clash.workspace))
+    root = home.resolve()
+    for run_id, listed in store.clash_lists().items():
+        kept = {path for path in listed if not Path(path).is_relative_to(root)}
+        found.setdefault(run_id, set()).update(kept)
+        if found[run_id] == set(listed):
+            del found[run_id]
+    for run_id, paths in found.items():
+        store.set_clashes(run_id, sorted(paths))
 
 
 def not_indexed(error: BaseException) -> str:

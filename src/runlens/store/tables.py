@@ -79,6 +79,9 @@ runs: Final = sa.Table(
     # The executor id of the worker holding the run (`runlens worker`); NULL for runs of
     # `runlens run` and of the UI, which no worker resumes.
     sa.Column("worker", Text(255), nullable=True),
+    # Other folders on this machine whose record names this run (a copied workspace): each
+    # `{"workspace": path, "seen_at": time}`. Reported, never indexed in the run's place.
+    sa.Column("clashes", Json(), nullable=True),
     sa.Index(None, "status"),
     sa.Index(None, "plugin"),
     sa.Index(None, "model"),
