@@ -50,6 +50,8 @@ from runlens.store.rows import (
     WorkerRow,
 )
 
+#: How long a SQLite connection waits for a lock another process holds, in milliseconds.
+BUSY_MS: Final = 30_000
 #: The newest migration (`migrations/versions/`); a test checks it against the folder.
 HEAD_REVISION: Final = "0004_clashes"
 #: The SQLite file in the runs home.
@@ -139,7 +141,7 @@ def _configure_sqlite(engine: Engine) -> None:
     def connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # the driver leaves transactions to us
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
             _while_locked(lambda: cursor.execute("PRAGMA journal_mode=WAL"))
         cursor.execute("PRAGMA synchronous=NORMAL")
@@ -259,14 +261,18 @@ class RunStore:
         self.close()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, *, lock_seconds: float | None = None) -> Iterator[None]:
         """One write transaction for every call of this store on this thread inside the
         block: all of them reach the store, or (on an error, which propagates) none does.
-        A block inside another joins it."""
+        A block inside another joins it.
+
+        `lock_seconds` bounds how long the transaction waits for a lock another process
+        holds (SQLite's write lock, a row PostgreSQL has locked): past it, the store's
+        error is raised instead of waiting on (a live run's mirror never waits long)."""
         if getattr(self._local, "connection", None) is not None:
             yield
             return
-        with self._write() as connection:
+        with self._write(lock_seconds) as connection:
             self._local.connection = connection
             try:
                 yield
@@ -274,15 +280,27 @@ class RunStore:
                 self._local.connection = None
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def _write(self, lock_seconds: float | None = None) -> Iterator[Connection]:
         joined = getattr(self._local, "connection", None)
         if joined is not None:
             yield joined
             return
+        sqlite = self.engine.dialect.name == "sqlite"
         with self.engine.connect() as connection:
             connection.execution_options(runlens_write=True)
-            with connection.begin():
-                yield connection
+            if sqlite and lock_seconds is not None:  # before BEGIN IMMEDIATE waits for it
+                _driver_execute(connection, f"PRAGMA busy_timeout={int(lock_seconds * 1000)}")
+            try:
+                with connection.begin():
+                    if not sqlite and lock_seconds is not None:
+                        connection.execute(
+                            sa.text(f"SET LOCAL lock_timeout = {int(lock_seconds * 1000)}")
+                        )
+                    yield connection
+            finally:
+                if sqlite and lock_seconds is not None and not connection.closed:
+                    with contextlib.suppress(Exception):
+                        _driver_execute(connection, f"PRAGMA busy_timeout={BUSY_MS}")
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:

@@ -8,8 +8,11 @@ stop (`RunStore.request_cancel`, from the UI or the API); if so it calls `on_can
 
 The store is a convenience, never a condition of the run: when a write fails the mirror
 says so once on stderr and tries again with the next batch; the workspace holds every
-record, and `finish()` (or `runlens reindex`) brings the store up to date from it. The run
-itself never waits on the store: writes happen on the mirror's thread.
+record, and `finish()` (or `runlens reindex`, `runlens runs`) brings the store up to date
+from it. The run itself never waits on the store: writes happen on the mirror's thread, and
+every write of the mirror, `finish()`'s too, waits at most `lock_seconds` for a lock another
+process holds (a SQLite store another writer has locked), then fails and is said so. Only a
+worker's final sync (`upload_files`), which hands the run back, waits as long as the store.
 
 Terminal states are not mirrored from events: `finish()` syncs the workspace once its
 records are written, so the store never shows a run ended without its artifacts. A worker's
@@ -35,6 +38,8 @@ from runlens.store.rows import Origin
 from runlens.store.sync import sync_workspace
 from runlens.tools.workspace import Workspace
 
+#: How long a write of the mirror waits for a lock another process holds on the store.
+LOCK_SECONDS = 1.0
 #: What `on_cancel` is given as the reason the run ends `cancelled`.
 CANCEL_REASON = "cancelled on request from the run store (runlens ui or the API)"
 
@@ -55,6 +60,7 @@ class StoreMirror:
         redact: Callable[[str], str] | None = None,
         flush_seconds: float = 0.2,
         poll_seconds: float = 0.5,
+        lock_seconds: float = LOCK_SECONDS,
         warn: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
@@ -69,6 +75,7 @@ class StoreMirror:
         self._redact = redact
         self._flush_seconds = flush_seconds
         self._poll_seconds = poll_seconds
+        self._lock_seconds = lock_seconds
         self._warn = warn or _warn_on_stderr
         self._pending: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -114,6 +121,7 @@ class StoreMirror:
                 self.workspace.root,
                 origin=self.origin,
                 upload_files=self.upload_files,
+                lock_seconds=None if self.upload_files else self._lock_seconds,
             )
         except Exception as error:  # a broken store never fails the run: say so, go on
             self._failed(error)
@@ -176,7 +184,7 @@ class StoreMirror:
             }
             if fields["status"] not in ("running", "validating"):
                 fields.pop("status")  # terminal states come with the final records
-        with self.store.transaction():
+        with self.store.transaction(lock_seconds=self._lock_seconds):
             if not self._created:
                 self._create(batch)
             self.store.append_events(self.run_id, batch)

@@ -92,14 +92,19 @@ def sync_workspace(
     *,
     origin: Origin | None = None,
     upload_files: bool = False,
+    lock_seconds: float | None = None,
 ) -> str | None:
     """Write what `workspace` records into the store; the run id, or None when the folder
     holds no run record (not a run, or one whose process has not started it yet). A run a
     worker holds is left as the store has it while the workspace does not record it ended.
 
     `upload_files` (a worker, for the run it holds): every file of the workspace goes into
-    the store's `files` too (`upload_workspace`), before the run's end state."""
-    return _sync(store, workspace, origin=origin, upload_files=upload_files)[0]
+    the store's `files` too (`upload_workspace`), before the run's end state.
+    `lock_seconds`: how long to wait for a lock another process holds on the store
+    (`RunStore.transaction`); past it the store's error is raised."""
+    return _sync(
+        store, workspace, origin=origin, upload_files=upload_files, lock_seconds=lock_seconds
+    )[0]
 
 
 def upload_workspace(store: RunStore, run_id: str, workspace: Path) -> int:
@@ -125,7 +130,12 @@ def upload_workspace(store: RunStore, run_id: str, workspace: Path) -> int:
 
 
 def _sync(
-    store: RunStore, workspace: Path, *, origin: Origin | None, upload_files: bool
+    store: RunStore,
+    workspace: Path,
+    *,
+    origin: Origin | None,
+    upload_files: bool,
+    lock_seconds: float | None = None,
 ) -> tuple[str | None, bool]:
     """`sync_workspace`, saying also whether anything was written (not for a run a worker
     holds whose workspace here does not record it ended)."""
@@ -151,7 +161,8 @@ def _sync(
     if known is not None:
         raise WorkspaceClash(root.root, run_id, known)
     events, event_problems = read_event_log(root.events)
-    with store.transaction():  # all of the workspace's state reaches the store, or none
+    # All of the workspace's state reaches the store, or none of it.
+    with store.transaction(lock_seconds=lock_seconds):
         _write_state(store, run_id, root, view, events, event_problems, origin, upload_files)
     return run_id, True
 
