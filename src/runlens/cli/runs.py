@@ -231,6 +231,7 @@ def show_command(
     from runlens.records.events import read_event_log
     from runlens.records.store import read_json_object
     from runlens.runtime.recovery import load_run, workspace_changes
+    from runlens.store.sync import missing_events
     from runlens.tools.workspace import Workspace
 
     with _store(database_url, home) as store:
@@ -245,7 +246,7 @@ def show_command(
         manifest, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
         problems = [*view.problems, *([problem] if problem else [])]
         timeline, event_problems = read_event_log(workspace / Workspace.EVENTS)
-        problems.extend(event_problems)
+        problems.extend(event_problems or missing_events(workspace))
         changes = workspace_changes(workspace, record, manifest or {})
     else:
         record, manifest, timeline = _stored_record(detail), _stored_manifest(detail), stored_events

@@ -189,7 +189,7 @@ def _write_state(
     if terminal:
         manifest, problem = read_json_object(root.manifest, Workspace.MANIFEST)
         problems.extend([problem] if problem else [])
-    problems.extend(event_problems)
+    problems.extend(event_problems or (missing_events(root.root) if terminal else []))
     fields = _run_fields(record, view.problems, root, manifest)
     fields["problems"] = problems
     if origin is not None:
@@ -298,6 +298,13 @@ def _record_clashes(store: RunStore, home: Path, clashes: Sequence[WorkspaceClas
             del found[run_id]
     for run_id, paths in found.items():
         store.set_clashes(run_id, sorted(paths))
+
+
+def missing_events(workspace: Path) -> list[str]:
+    """The problem of a workspace whose event log is missing (none when it is there)."""
+    if (workspace / Workspace.EVENTS).is_file():
+        return []
+    return [f"{Workspace.EVENTS} is missing: the run's events cannot be shown"]
 
 
 def not_indexed(error: BaseException) -> str:
