@@ -9,13 +9,18 @@ import json
 import os
 import secrets
 import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from .conftest import SAMPLE, runlens
+from runlens.store import open_store
+
+from .conftest import SAMPLE, child_env, runlens, runlens_command
 
 POSTGRES = os.environ.get(
     "RUNLENS_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -103,3 +108,52 @@ def test_reindex_names_a_damaged_record_holding_nul_and_indexes_the_rest(
     assert str(raw_nul.resolve()) in runs
     table = runlens("runs", "--database-url", postgres_url, home=home)
     assert table.returncode == 0 and "\\x00" in table.stdout, table.stderr  # shown, escaped
+
+
+def test_a_worker_run_whose_input_holds_nul_ends_in_the_store(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    csv_path = _nul_csv(tmp_path / "nul.csv")
+    client = tmp_path / "client"
+    submitted = runlens(
+        "submit", "feedback-analysis", csv_path, "--model", "offline",
+        "--database-url", postgres_url, home=client,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    run_id = submitted.stdout.split()[0]
+    log_path = tmp_path / "worker.log"
+    with log_path.open("wb") as log:
+        worker = subprocess.Popen(
+            runlens_command("worker", "--executor-id", "w_nul", "--database-url", postgres_url),
+            env=child_env(tmp_path / "worker"),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            store = open_store(postgres_url)
+            try:
+                deadline = time.monotonic() + 180
+                while True:
+                    detail = store.get_run(run_id)
+                    if detail is not None and detail.is_terminal:
+                        break
+                    assert worker.poll() is None, log_path.read_text(errors="replace")
+                    assert time.monotonic() < deadline, log_path.read_text(errors="replace")
+                    time.sleep(0.25)
+                assert detail.status in ("completed", "failed")
+                assert detail.last_seq == store.event_count(run_id) > 0
+            finally:
+                store.close()
+            ended = runlens("cancel", run_id, "--database-url", postgres_url, home=client)
+            assert ended.returncode == 1 and "has ended already" in ended.stderr
+            listed = runlens("runs", "--json", "--database-url", postgres_url, home=client)
+            assert listed.returncode == 0, listed.stderr
+            assert json.loads(listed.stdout)[0]["status"] == detail.status
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+    assert f"done {run_id}: {detail.status}" in log_path.read_text(errors="replace")
