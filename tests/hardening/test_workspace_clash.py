@@ -62,9 +62,12 @@ def test_a_copied_workspace_is_a_clash_never_a_takeover(
 
     named = runlens("reindex", copy, "--database-url", postgres_url, home=home)
     assert named.returncode == 0 and "clash" in named.stdout
-    shown = runlens("show", copy, "--database-url", postgres_url, home=home)
-    assert shown.returncode == 2 and "names run" in shown.stderr
-    assert "Traceback" not in shown.stderr
+    shown = runlens("show", copy, "--json", "--database-url", postgres_url, home=home)
+    assert shown.returncode == 0, shown.stderr  # the folder as it is, the store left alone
+    problems = json.loads(shown.stdout)["problems"]
+    assert any(p.startswith("clash:") and str(original) in p for p in problems)
+    after = runlens("runs", "--json", "--database-url", postgres_url, home=home)
+    assert json.loads(after.stdout)[0]["workspace"] == str(original)
 
     shutil.rmtree(copy)  # the copy gone: no clash left
     cleared = runlens("runs", "--json", "--database-url", postgres_url, home=home)

@@ -236,7 +236,7 @@ def show_command(
 
     with _store(database_url, home) as store:
         with usage_errors():
-            workspace, detail = _locate(store, run, home)
+            workspace, detail, notes = _locate(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []
     if workspace is not None:
         # A live run's record is brought up to date from its events; one whose process died
@@ -244,7 +244,7 @@ def show_command(
         view = load_run(workspace, settle=detail.worker is None)
         record = view.record
         manifest, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
-        problems = [*view.problems, *([problem] if problem else [])]
+        problems = [*notes, *view.problems, *([problem] if problem else [])]
         timeline, event_problems = read_event_log(workspace / Workspace.EVENTS)
         problems.extend(event_problems or missing_events(workspace))
         changes = workspace_changes(workspace, record, manifest or {})
@@ -313,15 +313,25 @@ def _artifact_hashes(manifest: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
-def _locate(store: RunStore, run: str, home: Path | None) -> tuple[Path | None, RunDetail]:
+def _locate(
+    store: RunStore, run: str, home: Path | None
+) -> tuple[Path | None, RunDetail, list[str]]:
     """The run `run` names and its workspace (None when it is not on this machine,
-    `runlens.store.sync.local_workspace`), the store brought up to date with it first."""
+    `runlens.store.sync.local_workspace`), the store brought up to date with it first; and
+    what to say of the folder besides. A folder named that is a copy of a run the store
+    knows elsewhere (`WorkspaceClash`) is shown as it is, and the store left alone."""
     from runlens.errors import UserError
-    from runlens.store.sync import local_workspace, sync_workspace
+    from runlens.store.sync import WorkspaceClash, local_workspace, sync_workspace
 
     named = _workspace_named(run, home)
     if named is not None:
-        run_id = sync_workspace(store, named)
+        try:
+            run_id = sync_workspace(store, named)
+        except WorkspaceClash as clash:
+            known = store.get_run(clash.run_id)
+            if known is None:
+                raise
+            return named, known, [f"clash: {clash} (shown from this folder)"]
     else:
         _catch_up(store, home)
         run_id = store.resolve_run(run)
@@ -330,10 +340,10 @@ def _locate(store: RunStore, run: str, home: Path | None) -> tuple[Path | None, 
         raise UserError(f"no run {run!r} (looked in the run store {store.url})")
     workspace = local_workspace(store, detail)
     if workspace is None:
-        return None, detail
+        return None, detail, []
     if named is None or workspace.resolve() != named.resolve():
         sync_workspace(store, workspace)
-    return workspace, detail
+    return workspace, detail, []
 
 
 def _workspace_named(run: str, home: Path | None) -> Path | None:
