@@ -77,17 +77,30 @@ def exit_on_user_error(
 
 #: C0 and C1 control characters (and DEL), except tab and newline: a model's text (a finding's
 #: message, an error) could otherwise move the cursor, clear the screen or retitle the window.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def terminal_safe(text: str) -> str:
-    """`text` with control characters shown as `\\xNN` escapes, for a terminal."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    """`text` with control characters shown as `\\xNN` escapes, and lone surrogates (no
+    terminal can be sent one) as `\\uNNNN`, for a terminal."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}"
+
+
+def json_text(payload: Any) -> str:
+    """`payload` as indented JSON, UTF-8 text kept readable; a lone surrogate (which no
+    UTF-8 output takes) is written as its JSON escape, so the JSON reads back the same."""
+    text = json.dumps(payload, ensure_ascii=False, indent=2)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def echo_json(payload: dict[str, Any]) -> None:
     """Print exactly one JSON object on stdout (UTF-8 text kept readable)."""
-    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    click.echo(json_text(payload))
 
 
 __all__ = [

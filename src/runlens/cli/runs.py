@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.markup import escape
 
-from runlens.cli.common import UsageFailure, one_line, terminal_safe
+from runlens.cli.common import UsageFailure, json_text, one_line, terminal_safe
 from runlens.cli.run import database_url_option
 
 if TYPE_CHECKING:
     from runlens.store.db import RunStore
     from runlens.store.rows import RunDetail, RunSummary
+    from runlens.store.sync import IndexReport, WorkspaceClash
 
 
 def _safe(value: object) -> str:
@@ -68,7 +69,6 @@ def runs_command(
     worker holds is not (another worker resumes it). Runs submitted to the workers and not
     started yet are `queued`.
     """
-    import json
 
     from rich.console import Console
     from rich.table import Table
@@ -77,10 +77,12 @@ def runs_command(
     from runlens.ui.views import duration
 
     with _store(database_url, home) as store:
-        _catch_up(store, home)
+        report = _catch_up(store, home)
         summaries, _ = store.list_runs(status=status, plugin=plugin, limit=limit)
+    for clash in report.clashes:  # on stderr: the JSON on stdout stays one document
+        _print_clash(Console(stderr=as_json), clash)
     if as_json:
-        click.echo(json.dumps([_summary(run) for run in summaries], ensure_ascii=False, indent=2))
+        click.echo(json_text([_summary(run) for run in summaries]))
         return
     console = Console()
     if not summaries:
@@ -150,14 +152,24 @@ def _store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
         store.close()
 
 
-def _catch_up(store: RunStore, home: Path | None) -> None:
+def _catch_up(store: RunStore, home: Path | None) -> IndexReport:
     """Index the home's workspaces the store does not hold in their current state, and
     re-read the live runs of this machine (one whose process died is settled)."""
     from runlens.records.store import runs_home
     from runlens.store.sync import index_home, refresh_live
 
-    index_home(store, runs_home(home))
+    report = index_home(store, runs_home(home))
     refresh_live(store)
+    return report
+
+
+def _print_clash(console: Any, clash: WorkspaceClash) -> None:
+    console.print(
+        f"[red]clash[/] {_safe(clash.workspace)} names run {_safe(clash.run_id)}, which the "
+        f"run store knows at {_safe(clash.known)}: not indexed (a copy never takes a run over)",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _warnings_mark(run: RunSummary) -> str:
@@ -186,6 +198,8 @@ def _summary(run: RunSummary) -> dict[str, Any]:
     }
     if run.problems:
         summary["problems"] = run.problems
+    if run.clashes:
+        summary["clashes"] = run.clashes
     return summary
 
 
@@ -209,7 +223,6 @@ def show_command(
     one, say) is shown from the store. `--json` gives the artifacts' sha256 by name
     (`artifact_hashes`) and the worker that ran it (`worker`).
     """
-    import json
 
     from rich.console import Console
 
@@ -218,11 +231,12 @@ def show_command(
     from runlens.records.events import read_event_log
     from runlens.records.store import read_json_object
     from runlens.runtime.recovery import load_run, workspace_changes
+    from runlens.store.sync import missing_events
     from runlens.tools.workspace import Workspace
 
     with _store(database_url, home) as store:
         with usage_errors():
-            workspace, detail = _locate(store, run, home)
+            workspace, detail, notes = _locate(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []
     if workspace is not None:
         # A live run's record is brought up to date from its events; one whose process died
@@ -230,9 +244,9 @@ def show_command(
         view = load_run(workspace, settle=detail.worker is None)
         record = view.record
         manifest, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
-        problems = [*view.problems, *([problem] if problem else [])]
+        problems = [*notes, *view.problems, *([problem] if problem else [])]
         timeline, event_problems = read_event_log(workspace / Workspace.EVENTS)
-        problems.extend(event_problems)
+        problems.extend(event_problems or missing_events(workspace))
         changes = workspace_changes(workspace, record, manifest or {})
     else:
         record, manifest, timeline = _stored_record(detail), _stored_manifest(detail), stored_events
@@ -244,7 +258,7 @@ def show_command(
     defect = None if changes else _defect(record, manifest or {})
     if as_json:
         click.echo(
-            json.dumps(
+            json_text(
                 {
                     "run": record,
                     "worker": detail.worker,
@@ -255,8 +269,6 @@ def show_command(
                     "changed_since_run": changes,
                     "defect": defect,
                 },
-                ensure_ascii=False,
-                indent=2,
             )
         )
         return
@@ -301,15 +313,25 @@ def _artifact_hashes(manifest: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
-def _locate(store: RunStore, run: str, home: Path | None) -> tuple[Path | None, RunDetail]:
+def _locate(
+    store: RunStore, run: str, home: Path | None
+) -> tuple[Path | None, RunDetail, list[str]]:
     """The run `run` names and its workspace (None when it is not on this machine,
-    `runlens.store.sync.local_workspace`), the store brought up to date with it first."""
+    `runlens.store.sync.local_workspace`), the store brought up to date with it first; and
+    what to say of the folder besides. A folder named that is a copy of a run the store
+    knows elsewhere (`WorkspaceClash`) is shown as it is, and the store left alone."""
     from runlens.errors import UserError
-    from runlens.store.sync import local_workspace, sync_workspace
+    from runlens.store.sync import WorkspaceClash, local_workspace, sync_workspace
 
     named = _workspace_named(run, home)
     if named is not None:
-        run_id = sync_workspace(store, named)
+        try:
+            run_id = sync_workspace(store, named)
+        except WorkspaceClash as clash:
+            known = store.get_run(clash.run_id)
+            if known is None:
+                raise
+            return named, known, [f"clash: {clash} (shown from this folder)"]
     else:
         _catch_up(store, home)
         run_id = store.resolve_run(run)
@@ -318,10 +340,10 @@ def _locate(store: RunStore, run: str, home: Path | None) -> tuple[Path | None, 
         raise UserError(f"no run {run!r} (looked in the run store {store.url})")
     workspace = local_workspace(store, detail)
     if workspace is None:
-        return None, detail
+        return None, detail, []
     if named is None or workspace.resolve() != named.resolve():
         sync_workspace(store, workspace)
-    return workspace, detail
+    return workspace, detail, []
 
 
 def _workspace_named(run: str, home: Path | None) -> Path | None:
@@ -410,7 +432,14 @@ def reindex_command(
 
     from runlens.errors import UserError
     from runlens.records.store import runs_home
-    from runlens.store.sync import IndexReport, index_home, sync_workspace
+    from runlens.store.sync import (
+        IndexReport,
+        WorkspaceClash,
+        index_home,
+        not_indexed,
+        note_clashes,
+        sync_workspace,
+    )
 
     console = Console()
     with _store(database_url, home) as store:
@@ -418,7 +447,14 @@ def reindex_command(
             report = IndexReport()
             known = store.sync_states()
             for workspace in workspaces:
-                run_id = sync_workspace(store, workspace)
+                try:
+                    run_id = sync_workspace(store, workspace)
+                except WorkspaceClash as found:
+                    report.clashes.append(found)
+                    continue
+                except Exception as error:  # named; the other workspaces are read all the same
+                    report.damaged.append((workspace, not_indexed(error)))
+                    continue
                 if run_id is None:
                     raise UsageFailure(
                         one_line(UserError(f"{workspace} is not a run workspace (no run.json)"))
@@ -427,18 +463,22 @@ def reindex_command(
                 detail = store.get_run(run_id)
                 for problem in detail.problems if detail is not None else ():
                     report.damaged.append((workspace, problem))
+            note_clashes(store, report.clashes)
             where = f"{len(workspaces)} workspace(s)"
         else:
             report = index_home(store, runs_home(home), force=True)
             where = str(runs_home(home))
         console.print(
             f"Indexed {where} into {_safe(store.url)}: {len(report.added)} added, "
-            f"{len(report.updated)} updated, {report.unchanged} unchanged",
+            f"{len(report.updated)} updated, {report.unchanged} unchanged"
+            f"{f', {len(report.clashes)} clash(es)' if report.clashes else ''}",
             highlight=False,
             soft_wrap=True,  # one line, however long the paths: scripts read it
         )
     for workspace, problem in report.damaged:
         console.print(f"[red]damaged[/] {_safe(workspace.name)}: {_safe(problem)}", highlight=False)
+    for clash in report.clashes:
+        _print_clash(console, clash)
 
 
 def _print_header(console: Any, record: dict[str, Any], workspace: Path) -> None:

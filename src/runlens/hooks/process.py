@@ -7,8 +7,11 @@ cancelled or its validation round ends while the command runs, and also after a 
 is killed while it is still an unreaped zombie, so its pid, which is the group id, cannot have
 been reused by then. `atexit` kills whatever is still running when the interpreter exits.
 
-A process that leaves the group itself (`setsid`, a daemonising double fork) escapes this;
-that takes intent, and is the hook author's business.
+A process that leaves the group (`setsid`, a daemonising double fork) is found all the same:
+every command gets a token of its own in its environment (`TOKEN_VARIABLE`), which its
+children inherit whatever session they move to, and the same sweep kills every process of
+this user, started since the command, whose environment holds it (`psutil`). Only a child
+that also empties its own environment (`env -i`) escapes that.
 
 At most `OUTPUT_LIMIT` bytes of stdout and of stderr are kept in memory; the rest is read and
 discarded, so a chatty hook never blocks on a full pipe, and the kept text says how much was
@@ -22,6 +25,7 @@ import atexit
 import codecs
 import contextlib
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -32,6 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 #: Bytes of stdout and of stderr kept per hook command (the rest is read and discarded).
 OUTPUT_LIMIT = 64 * 1024
 #: Seconds the pipes may stay open after the command exited (a background child holding
@@ -39,6 +45,8 @@ OUTPUT_LIMIT = 64 * 1024
 EXIT_DRAIN_SECONDS = 0.5
 #: Where `os.pidfd_open` is missing (not Linux), how often the command's exit is polled.
 _POLL_SECONDS = 0.02
+#: The environment variable holding a hook command's own token (`_sweep`).
+TOKEN_VARIABLE = "RUNLENS_HOOK_TOKEN"
 _CHUNK = 64 * 1024
 
 
@@ -90,6 +98,8 @@ class HookProcess:
         self._lock = threading.Lock()
         self._reaped = False
         self._stopped = False
+        self._token = secrets.token_hex(16)
+        self._started = time.time()
         self._popen = subprocess.Popen(
             command,
             shell=True,
@@ -98,7 +108,7 @@ class HookProcess:
             stderr=subprocess.PIPE,
             bufsize=0,
             cwd=cwd,
-            env=None if env is None else dict(env),
+            env={**(os.environ if env is None else env), TOKEN_VARIABLE: self._token},
             start_new_session=True,  # its own process group, so the group can be killed
         )
 
@@ -114,6 +124,7 @@ class HookProcess:
                 return
             self._stopped = True
             _kill_group(self.pid)
+        _sweep(self._token, self._started)
 
     def communicate(self, stdin: bytes, timeout: float) -> Completed:
         """Feed `stdin`, collect bounded output, wait at most `timeout` seconds; then kill
@@ -214,6 +225,7 @@ class HookProcess:
                 _kill_group(self.pid)  # the leader is alive or a zombie: the id is still ours
                 self._popen.wait()
                 self._reaped = True
+        _sweep(self._token, self._started)
         for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -224,6 +236,31 @@ class HookProcess:
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _sweep(token: str, since: float) -> None:
+    """SIGKILL every process of this user started since `since` whose environment holds
+    `token`: what left the command's process group (`setsid`). A few rounds, for a process
+    that forked while the last one ran."""
+    uid = os.getuid()
+    for _ in range(3):
+        found = []
+        for process in psutil.process_iter(["uids", "create_time"]):
+            try:
+                info = process.info
+                if info["uids"] is None or info["uids"].real != uid:
+                    continue
+                if (info["create_time"] or 0) < since - 1 or process.pid == os.getpid():
+                    continue
+                if process.environ().get(TOKEN_VARIABLE) == token:
+                    found.append(process)
+            except (psutil.Error, OSError):
+                continue  # gone, or not ours to read
+        if not found:
+            return
+        for process in found:
+            with contextlib.suppress(psutil.Error, OSError):
+                process.kill()
 
 
 def _pidfd_open(pid: int) -> int | None:

@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from runlens.errors import UserError
 from runlens.records.store import runs_home, utc_now
 from runlens.store import tables as t
+from runlens.store.codec import escape_text
 from runlens.store.files import check_file_path, local_digest, sha256_hex, write_under
 from runlens.store.rows import (
     ArtifactRow,
@@ -48,8 +50,10 @@ from runlens.store.rows import (
     WorkerRow,
 )
 
+#: How long a SQLite connection waits for a lock another process holds, in milliseconds.
+BUSY_MS: Final = 30_000
 #: The newest migration (`migrations/versions/`); a test checks it against the folder.
-HEAD_REVISION: Final = "0003_durable"
+HEAD_REVISION: Final = "0004_clashes"
 #: The SQLite file in the runs home.
 SQLITE_NAME: Final = "runlens.db"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled", "interrupted"})
@@ -58,6 +62,8 @@ LIVE: Final = frozenset({"queued", "created", "running", "validating"})
 
 #: The heartbeat of a worker that handed its runs over (`expire_worker`): older than any.
 EXPIRED: Final = "1970-01-01T00:00:00.000+00:00"
+#: The highest event `seq` the store keeps (its `INTEGER` column's top).
+MAX_SEQ: Final = 2**31 - 1
 #: Fields `upsert_run` may set (the `runs` columns besides `run_id`).
 RUN_FIELDS: Final = frozenset(column.name for column in t.runs.columns) - {"run_id"}
 _DISTINCT = {"plugin": t.runs.c.plugin, "model": t.runs.c.model}
@@ -135,7 +141,7 @@ def _configure_sqlite(engine: Engine) -> None:
     def connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # the driver leaves transactions to us
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
             _while_locked(lambda: cursor.execute("PRAGMA journal_mode=WAL"))
         cursor.execute("PRAGMA synchronous=NORMAL")
@@ -243,6 +249,7 @@ class RunStore:
         self.url = url
         self.host = socket.gethostname()
         self._insert = _upsert_factory(engine.dialect.name)
+        self._local = threading.local()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -254,14 +261,53 @@ class RunStore:
         self.close()
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def transaction(self, *, lock_seconds: float | None = None) -> Iterator[None]:
+        """One write transaction for every call of this store on this thread inside the
+        block: all of them reach the store, or (on an error, which propagates) none does.
+        A block inside another joins it.
+
+        `lock_seconds` bounds how long the transaction waits for a lock another process
+        holds (SQLite's write lock, a row PostgreSQL has locked): past it, the store's
+        error is raised instead of waiting on (a live run's mirror never waits long)."""
+        if getattr(self._local, "connection", None) is not None:
+            yield
+            return
+        with self._write(lock_seconds) as connection:
+            self._local.connection = connection
+            try:
+                yield
+            finally:
+                self._local.connection = None
+
+    @contextlib.contextmanager
+    def _write(self, lock_seconds: float | None = None) -> Iterator[Connection]:
+        joined = getattr(self._local, "connection", None)
+        if joined is not None:
+            yield joined
+            return
+        sqlite = self.engine.dialect.name == "sqlite"
         with self.engine.connect() as connection:
             connection.execution_options(runlens_write=True)
-            with connection.begin():
-                yield connection
+            if sqlite and lock_seconds is not None:  # before BEGIN IMMEDIATE waits for it
+                _driver_execute(connection, f"PRAGMA busy_timeout={int(lock_seconds * 1000)}")
+            try:
+                with connection.begin():
+                    if not sqlite and lock_seconds is not None:
+                        connection.execute(
+                            sa.text(f"SET LOCAL lock_timeout = {int(lock_seconds * 1000)}")
+                        )
+                    yield connection
+            finally:
+                if sqlite and lock_seconds is not None and not connection.closed:
+                    with contextlib.suppress(Exception):
+                        _driver_execute(connection, f"PRAGMA busy_timeout={BUSY_MS}")
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
+        joined = getattr(self._local, "connection", None)
+        if joined is not None:  # inside `transaction`: read what it wrote so far
+            yield joined
+            return
         with self.engine.connect() as connection, connection.begin():
             yield connection
 
@@ -310,7 +356,7 @@ class RunStore:
     def append_events(self, run_id: str, events: Sequence[Mapping[str, Any]]) -> int:
         """Add events (`{seq, ts, type, data}`); ones the store holds already are skipped.
         The run's `last_seq` becomes the highest `seq` it holds. Returns how many were given
-        with a usable `seq`."""
+        with a usable `seq` (an integer from 0 to `MAX_SEQ`: no run has more events)."""
         rows = [
             {
                 "run_id": run_id,
@@ -320,7 +366,7 @@ class RunStore:
                 "data": event.get("data") if isinstance(event.get("data"), dict) else {},
             }
             for event in events
-            if isinstance(event.get("seq"), int) and not isinstance(event.get("seq"), bool)
+            if _usable_seq(event.get("seq"))
         ]
         if not rows:
             return 0
@@ -435,6 +481,34 @@ class RunStore:
             row = connection.execute(sa.select(t.runs).where(t.runs.c.run_id == run_id)).first()
         return _summary(row._mapping) if row is not None else None
 
+    def set_clashes(self, run_id: str, workspaces: Sequence[str]) -> None:
+        """The folders of this machine found to name the run besides its workspace (copies
+        of it), with the time they were listed; none clears the list."""
+        now = utc_now()
+        entries = [{"workspace": path, "seen_at": now} for path in workspaces]
+        with self._write() as connection:
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id)
+                .values(clashes=entries or None, updated_at=now)
+            )
+
+    def clash_lists(self) -> dict[str, list[str]]:
+        """The runs with clashes (`set_clashes`): run id -> the folders listed."""
+        with self._read() as connection:
+            rows = connection.execute(
+                sa.select(t.runs.c.run_id, t.runs.c.clashes).where(t.runs.c.clashes.is_not(None))
+            ).all()
+        lists = {
+            str(row.run_id): [
+                str(entry["workspace"])
+                for entry in _as_list(row.clashes)
+                if isinstance(entry, dict) and isinstance(entry.get("workspace"), str)
+            ]
+            for row in rows
+        }
+        return {run_id: paths for run_id, paths in lists.items() if paths}
+
     def delete_run(self, run_id: str) -> None:
         """Forget a run (its workspace is left alone)."""
         with self._write() as connection:
@@ -463,11 +537,12 @@ class RunStore:
             if value:
                 conditions.append(column == value)
         if query and query.strip():
-            needle = query.strip().lower()
+            # The columns hold escaped text (`codec`): the needle is escaped alike.
+            needle = escape_text(query.strip().lower())
             conditions.append(
                 sa.or_(
                     *(
-                        sa.func.lower(column).contains(needle, autoescape=True)
+                        sa.func.lower(column, type_=sa.String).contains(needle, autoescape=True)
                         for column in (
                             t.runs.c.run_id,
                             t.runs.c.input_name,
@@ -869,6 +944,10 @@ def _clock(dialect: str, seconds_ago: float = 0.0) -> sa.ColumnElement[str]:
     )
 
 
+def _usable_seq(seq: Any) -> bool:
+    return isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= MAX_SEQ
+
+
 def _finding_row(run_id: str, finding: FindingRow) -> dict[str, Any]:
     values = finding.model_dump()
     values["col"] = values.pop("column")
@@ -908,6 +987,11 @@ def _summary_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
         "cancel_requested": bool(values.get("cancel_requested")),
         "last_seq": int(values.get("last_seq") or 0),
         "worker": values.get("worker"),
+        "clashes": [
+            str(entry["workspace"])
+            for entry in _as_list(values.get("clashes"))
+            if isinstance(entry, dict) and isinstance(entry.get("workspace"), str)
+        ],
     }
 
 

@@ -8,8 +8,11 @@ stop (`RunStore.request_cancel`, from the UI or the API); if so it calls `on_can
 
 The store is a convenience, never a condition of the run: when a write fails the mirror
 says so once on stderr and tries again with the next batch; the workspace holds every
-record, and `finish()` (or `runlens reindex`) brings the store up to date from it. The run
-itself never waits on the store: writes happen on the mirror's thread.
+record, and `finish()` (or `runlens reindex`, `runlens runs`) brings the store up to date
+from it. The run itself never waits on the store: writes happen on the mirror's thread, and
+every write of the mirror, `finish()`'s too, waits at most `lock_seconds` for a lock another
+process holds (a SQLite store another writer has locked), then fails and is said so. Only a
+worker's final sync (`upload_files`), which hands the run back, waits as long as the store.
 
 Terminal states are not mirrored from events: `finish()` syncs the workspace once its
 records are written, so the store never shows a run ended without its artifacts. A worker's
@@ -35,6 +38,8 @@ from runlens.store.rows import Origin
 from runlens.store.sync import sync_workspace
 from runlens.tools.workspace import Workspace
 
+#: How long a write of the mirror waits for a lock another process holds on the store.
+LOCK_SECONDS = 1.0
 #: What `on_cancel` is given as the reason the run ends `cancelled`.
 CANCEL_REASON = "cancelled on request from the run store (runlens ui or the API)"
 
@@ -55,6 +60,7 @@ class StoreMirror:
         redact: Callable[[str], str] | None = None,
         flush_seconds: float = 0.2,
         poll_seconds: float = 0.5,
+        lock_seconds: float = LOCK_SECONDS,
         warn: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
@@ -69,6 +75,7 @@ class StoreMirror:
         self._redact = redact
         self._flush_seconds = flush_seconds
         self._poll_seconds = poll_seconds
+        self._lock_seconds = lock_seconds
         self._warn = warn or _warn_on_stderr
         self._pending: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -114,6 +121,7 @@ class StoreMirror:
                 self.workspace.root,
                 origin=self.origin,
                 upload_files=self.upload_files,
+                lock_seconds=None if self.upload_files else self._lock_seconds,
             )
         except Exception as error:  # a broken store never fails the run: say so, go on
             self._failed(error)
@@ -159,25 +167,30 @@ class StoreMirror:
             self.healthy = True
 
     def _write(self, batch: list[dict[str, Any]]) -> None:
-        if not self._created:
-            self._create(batch)
+        """Write one batch in one transaction: its events, the run's fields they change and
+        (the first time) the run itself all reach the store, or none does and the batch is
+        tried again whole."""
         if self._record is None:
             record, _ = read_json_object(self.workspace.run_record, Workspace.RUN_RECORD)
             self._record = record
+        folded = live_record(self._record, batch) if self._record is not None else None
         fields: dict[str, Any] = {}
-        if self._record is not None:
-            self._record = live_record(self._record, batch)
+        if folded is not None:
             fields = {
-                "status": self._record.get("status") or "running",
-                "plan": self._record.get("plan") or [],
-                "warnings": self._record.get("warnings") or [],
-                "evidence_index_sha256": self._record.get("evidence_index_sha256"),
+                "status": folded.get("status") or "running",
+                "plan": folded.get("plan") or [],
+                "warnings": folded.get("warnings") or [],
+                "evidence_index_sha256": folded.get("evidence_index_sha256"),
             }
             if fields["status"] not in ("running", "validating"):
                 fields.pop("status")  # terminal states come with the final records
-        self.store.append_events(self.run_id, batch)
-        if fields:
-            self.store.upsert_run(self.run_id, **fields)
+        with self.store.transaction(lock_seconds=self._lock_seconds):
+            if not self._created:
+                self._create(batch)
+            self.store.append_events(self.run_id, batch)
+            if fields:
+                self.store.upsert_run(self.run_id, **fields)
+        self._record = folded if folded is not None else self._record
 
     def _create(self, batch: list[dict[str, Any]]) -> None:
         created = next((e for e in batch if e.get("type") == "run.created"), None)
@@ -197,7 +210,6 @@ class StoreMirror:
         if created is not None and isinstance(created.get("ts"), str):
             fields["created_at"] = created["ts"]
         self.store.upsert_run(self.run_id, **fields)
-        self._created = True
 
     def _failed(self, error: BaseException) -> None:
         self.healthy = False

@@ -70,6 +70,9 @@ class RunSummary(_Row):
     #: `runlens run` or of the UI. Such a run is never settled by whether a process on this
     #: machine is alive: a dead worker's runs are resumed by another one.
     worker: str | None = None
+    #: Other folders on this machine whose record names this run (a copied workspace, say):
+    #: they were not indexed, and the run's row is still that of `workspace`.
+    clashes: list[str] = Field(default_factory=list)
 
     @property
     def is_terminal(self) -> bool:

@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
+from sqlalchemy import exc as sa_exc
 
+from runlens.errors import UserError
 from runlens.records.events import read_event_log
 from runlens.records.store import read_json_object, run_workspaces
-from runlens.runtime.recovery import load_run
+from runlens.runtime.recovery import RunView, load_run
 from runlens.store.db import TERMINAL, RunStore
 from runlens.store.files import read_regular, workspace_files
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
@@ -49,12 +51,30 @@ UPLOAD_BATCH_BYTES = 32 * 1024 * 1024
 @dataclass
 class IndexReport:
     """What `index_home` did: run ids added and updated, how many were already in step,
-    and the damaged records it met (`(workspace, problem)`)."""
+    the damaged records it met (`(workspace, problem)`) and the workspaces it left out as
+    clashes (`WorkspaceClash`)."""
 
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: int = 0
     damaged: list[tuple[Path, str]] = field(default_factory=list)
+    clashes: list[WorkspaceClash] = field(default_factory=list)
+
+
+class WorkspaceClash(UserError):
+    """A workspace names a run the store knows at another folder of this machine, which
+    still holds that run's record: a copy (`cp -r` of a run folder), never indexed in the
+    run's place. The run keeps its row; the copy is listed in its `clashes`."""
+
+    def __init__(self, workspace: Path, run_id: str, known: str) -> None:
+        self.workspace = workspace
+        self.run_id = run_id
+        self.known = known
+        super().__init__(
+            f"{workspace} names run {run_id}, which the run store knows at {known}: a copy "
+            "of that workspace is not indexed in its place (give it a folder of its own "
+            "with a new run, or remove one of the two)"
+        )
 
 
 def record_stamp(workspace: Path) -> str | None:
@@ -72,14 +92,19 @@ def sync_workspace(
     *,
     origin: Origin | None = None,
     upload_files: bool = False,
+    lock_seconds: float | None = None,
 ) -> str | None:
     """Write what `workspace` records into the store; the run id, or None when the folder
     holds no run record (not a run, or one whose process has not started it yet). A run a
     worker holds is left as the store has it while the workspace does not record it ended.
 
     `upload_files` (a worker, for the run it holds): every file of the workspace goes into
-    the store's `files` too (`upload_workspace`), before the run's end state."""
-    return _sync(store, workspace, origin=origin, upload_files=upload_files)[0]
+    the store's `files` too (`upload_workspace`), before the run's end state.
+    `lock_seconds`: how long to wait for a lock another process holds on the store
+    (`RunStore.transaction`); past it the store's error is raised."""
+    return _sync(
+        store, workspace, origin=origin, upload_files=upload_files, lock_seconds=lock_seconds
+    )[0]
 
 
 def upload_workspace(store: RunStore, run_id: str, workspace: Path) -> int:
@@ -105,7 +130,12 @@ def upload_workspace(store: RunStore, run_id: str, workspace: Path) -> int:
 
 
 def _sync(
-    store: RunStore, workspace: Path, *, origin: Origin | None, upload_files: bool
+    store: RunStore,
+    workspace: Path,
+    *,
+    origin: Origin | None,
+    upload_files: bool,
+    lock_seconds: float | None = None,
 ) -> tuple[str | None, bool]:
     """`sync_workspace`, saying also whether anything was written (not for a run a worker
     holds whose workspace here does not record it ended)."""
@@ -127,8 +157,28 @@ def _sync(
             (known for known, s in store.sync_states().items() if s.workspace == str(root.root)),
             run_id,
         )
-    state = store.sync_states([run_id]).get(run_id)
+    known = _clashing_workspace(store, run_id, root)
+    if known is not None:
+        raise WorkspaceClash(root.root, run_id, known)
     events, event_problems = read_event_log(root.events)
+    # All of the workspace's state reaches the store, or none of it.
+    with store.transaction(lock_seconds=lock_seconds):
+        _write_state(store, run_id, root, view, events, event_problems, origin, upload_files)
+    return run_id, True
+
+
+def _write_state(
+    store: RunStore,
+    run_id: str,
+    root: Workspace,
+    view: RunView,
+    events: list[dict[str, Any]],
+    event_problems: list[str],
+    origin: Origin | None,
+    upload_files: bool,
+) -> None:
+    record = view.record
+    state = store.sync_states([run_id]).get(run_id)
     known = state.last_seq if state is not None else 0
     if known and store.event_count(run_id) < known:
         known = 0  # some events never reached the store (it failed a while): add them all
@@ -139,7 +189,7 @@ def _sync(
     if terminal:
         manifest, problem = read_json_object(root.manifest, Workspace.MANIFEST)
         problems.extend([problem] if problem else [])
-    problems.extend(event_problems)
+    problems.extend(event_problems or (missing_events(root.root) if terminal else []))
     fields = _run_fields(record, view.problems, root, manifest)
     fields["problems"] = problems
     if origin is not None:
@@ -162,7 +212,23 @@ def _sync(
             final.update(findings_by_code=counts, finding_count=sum(counts.values()))
     if final:
         store.upsert_run(run_id, **final)
-    return run_id, True
+
+
+def _clashing_workspace(store: RunStore, run_id: str, root: Workspace) -> str | None:
+    """The other folder the store knows the run at, when it is on this machine and its
+    record still names the run (so `root` is a copy, not the run's folder moved); None
+    when `root` may be indexed as the run's workspace."""
+    state = store.sync_states([run_id]).get(run_id)
+    if state is None or not state.workspace or state.host not in (None, store.host):
+        return None
+    known = Path(state.workspace)
+    with contextlib.suppress(OSError):
+        if known.resolve() == root.root or known.samefile(root.root):
+            return None
+    record, _ = read_json_object(known / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
+    if record is None or record.get("run_id") != run_id:
+        return None  # moved, removed or replaced: the folder here is the run's now
+    return state.workspace
 
 
 def _held_by_worker(store: RunStore, root: Workspace) -> bool:
@@ -187,7 +253,14 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
         if current and state is not None and state.record_stamp == record_stamp(resolved):
             report.unchanged += 1
             continue
-        run_id, written = _sync(store, resolved, origin=None, upload_files=False)
+        try:
+            run_id, written = _sync(store, resolved, origin=None, upload_files=False)
+        except WorkspaceClash as clash:
+            report.clashes.append(clash)
+            continue
+        except Exception as error:  # one workspace never stops the others: named, skipped
+            report.damaged.append((resolved, not_indexed(error)))
+            continue
         if run_id is None:
             continue
         if not written:  # a worker's run its workspace here does not record ended
@@ -197,7 +270,49 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
         detail = store.get_run(run_id)
         for problem in detail.problems if detail is not None else ():
             report.damaged.append((resolved, problem))
+    _record_clashes(store, home, report.clashes)
     return report
+
+
+def note_clashes(store: RunStore, clashes: Sequence[WorkspaceClash]) -> None:
+    """Add these copies to their runs' `clashes` (a reindex of folders named one by one)."""
+    lists = store.clash_lists()
+    for clash in clashes:
+        listed = lists.setdefault(clash.run_id, [])
+        if str(clash.workspace) not in listed:
+            listed.append(str(clash.workspace))
+            store.set_clashes(clash.run_id, sorted(listed))
+
+
+def _record_clashes(store: RunStore, home: Path, clashes: Sequence[WorkspaceClash]) -> None:
+    """Keep in each run's `clashes` the copies of it found under `home` now (entries
+    elsewhere stay as they were): a copy removed since is no longer listed."""
+    found: dict[str, set[str]] = {}
+    for clash in clashes:
+        found.setdefault(clash.run_id, set()).add(str(clash.workspace))
+    root = home.resolve()
+    for run_id, listed in store.clash_lists().items():
+        kept = {path for path in listed if not Path(path).is_relative_to(root)}
+        found.setdefault(run_id, set()).update(kept)
+        if found[run_id] == set(listed):
+            del found[run_id]
+    for run_id, paths in found.items():
+        store.set_clashes(run_id, sorted(paths))
+
+
+def missing_events(workspace: Path) -> list[str]:
+    """The problem of a workspace whose event log is missing (none when it is there)."""
+    if (workspace / Workspace.EVENTS).is_file():
+        return []
+    return [f"{Workspace.EVENTS} is missing: the run's events cannot be shown"]
+
+
+def not_indexed(error: BaseException) -> str:
+    """The problem that kept a workspace out of the store, in one line."""
+    if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
+        error = error.orig
+    reason = " ".join(str(error).split())[:300] or type(error).__name__
+    return f"not indexed ({type(error).__name__}: {reason})"
 
 
 def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> list[str]:
@@ -211,7 +326,10 @@ def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> li
         workspace = Path(state.workspace)
         if not (workspace / Workspace.RUN_RECORD).is_file():
             continue
-        synced, written = _sync(store, workspace, origin=None, upload_files=False)
+        try:
+            synced, written = _sync(store, workspace, origin=None, upload_files=False)
+        except Exception:  # the store keeps what it had; `runlens reindex` names the problem
+            continue
         if synced and written:
             done.append(run_id)
     return done

@@ -8,7 +8,9 @@ input when submitted, every file once it has ended), keyed by workspace-relative
 Rows of the five child tables go with their run (`ON DELETE CASCADE`). `workers` holds one
 row per `runlens worker` process: its heartbeat, and who took its runs over once it died.
 
-JSON values are `JSON`, stored as `JSONB` on PostgreSQL. Times are ISO 8601 strings in UTC,
+Column types come from `runlens.store.codec`: any string, JSON value or integer a run
+records is storable on both engines and reads back as written. JSON values are stored as
+`JSONB` on PostgreSQL. Times are ISO 8601 strings in UTC,
 as the workspace records write them: they sort the same as the instants they name.
 
 The test `tests/store/test_migrations.py` compares these tables with what the migrations
@@ -20,7 +22,8 @@ from __future__ import annotations
 from typing import Final
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
+
+from runlens.store.codec import Int, Json, Text
 
 #: Names for indexes and constraints, so every engine and every migration names them alike.
 NAMING: Final = {
@@ -32,16 +35,13 @@ NAMING: Final = {
 
 metadata: Final = sa.MetaData(naming_convention=NAMING)
 
-#: A JSON document: JSONB on PostgreSQL, JSON (text) elsewhere.
-Json: Final = sa.JSON().with_variant(JSONB(), "postgresql")
-
 
 def _run_id(*, primary: bool = False) -> sa.Column[str]:
     if primary:
-        return sa.Column("run_id", sa.String(200), primary_key=True)
+        return sa.Column("run_id", Text(200), primary_key=True)
     return sa.Column(
         "run_id",
-        sa.String(200),
+        Text(200),
         sa.ForeignKey("runs.run_id", ondelete="CASCADE"),
         primary_key=True,
     )
@@ -51,34 +51,37 @@ runs: Final = sa.Table(
     "runs",
     metadata,
     _run_id(primary=True),
-    sa.Column("plugin", sa.String(200), nullable=False),
-    sa.Column("model", sa.String(500), nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("error_message", sa.Text, nullable=True),
-    sa.Column("input_name", sa.Text, nullable=True),
-    sa.Column("workspace", sa.Text, nullable=False),
-    sa.Column("origin", sa.String(10), nullable=False, server_default="cli"),
-    sa.Column("host", sa.String(255), nullable=True),
-    sa.Column("created_at", sa.String(40), nullable=True),
-    sa.Column("finished_at", sa.String(40), nullable=True),
-    sa.Column("updated_at", sa.String(40), nullable=False),
-    sa.Column("finding_count", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("findings_by_code", Json, nullable=True),
-    sa.Column("warnings", Json, nullable=True),
-    sa.Column("problems", Json, nullable=True),
+    sa.Column("plugin", Text(200), nullable=False),
+    sa.Column("model", Text(500), nullable=False),
+    sa.Column("status", Text(20), nullable=False),
+    sa.Column("error_message", Text(), nullable=True),
+    sa.Column("input_name", Text(), nullable=True),
+    sa.Column("workspace", Text(), nullable=False),
+    sa.Column("origin", Text(10), nullable=False, server_default="cli"),
+    sa.Column("host", Text(255), nullable=True),
+    sa.Column("created_at", Text(40), nullable=True),
+    sa.Column("finished_at", Text(40), nullable=True),
+    sa.Column("updated_at", Text(40), nullable=False),
+    sa.Column("finding_count", Int(), nullable=False, server_default="0"),
+    sa.Column("findings_by_code", Json(), nullable=True),
+    sa.Column("warnings", Json(), nullable=True),
+    sa.Column("problems", Json(), nullable=True),
     sa.Column("cancel_requested", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("last_seq", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("plan", Json, nullable=True),
-    sa.Column("metrics", Json, nullable=True),
-    sa.Column("evidence_index_sha256", sa.String(64), nullable=True),
-    sa.Column("source_hash", sa.String(64), nullable=True),
-    sa.Column("citation_counts", Json, nullable=True),
+    sa.Column("last_seq", Int(), nullable=False, server_default="0"),
+    sa.Column("plan", Json(), nullable=True),
+    sa.Column("metrics", Json(), nullable=True),
+    sa.Column("evidence_index_sha256", Text(64), nullable=True),
+    sa.Column("source_hash", Text(64), nullable=True),
+    sa.Column("citation_counts", Json(), nullable=True),
     # `mtime_ns:size` of runtime/run.json when the store last read it: a listing re-reads
     # only the workspaces whose record changed since.
-    sa.Column("record_stamp", sa.String(60), nullable=True),
+    sa.Column("record_stamp", Text(60), nullable=True),
     # The executor id of the worker holding the run (`runlens worker`); NULL for runs of
     # `runlens run` and of the UI, which no worker resumes.
-    sa.Column("worker", sa.String(255), nullable=True),
+    sa.Column("worker", Text(255), nullable=True),
+    # Other folders on this machine whose record names this run (a copied workspace): each
+    # `{"workspace": path, "seen_at": time}`. Reported, never indexed in the run's place.
+    sa.Column("clashes", Json(), nullable=True),
     sa.Index(None, "status"),
     sa.Index(None, "plugin"),
     sa.Index(None, "model"),
@@ -91,43 +94,43 @@ events: Final = sa.Table(
     "events",
     metadata,
     _run_id(),
-    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("ts", sa.String(40), nullable=False),
-    sa.Column("type", sa.String(100), nullable=False),
-    sa.Column("data", Json, nullable=False),
+    sa.Column("seq", Int(), primary_key=True, autoincrement=False),
+    sa.Column("ts", Text(40), nullable=False),
+    sa.Column("type", Text(100), nullable=False),
+    sa.Column("data", Json(), nullable=False),
 )
 
 artifacts: Final = sa.Table(
     "artifacts",
     metadata,
     _run_id(),
-    sa.Column("name", sa.String(500), primary_key=True),
-    sa.Column("ordinal", sa.Integer, nullable=False),
-    sa.Column("label", sa.Text, nullable=False),
-    sa.Column("description", sa.Text, nullable=False),
-    sa.Column("audience", sa.String(50), nullable=False),
-    sa.Column("sensitivity", sa.String(50), nullable=False),
+    sa.Column("name", Text(500), primary_key=True),
+    sa.Column("ordinal", Int(), nullable=False),
+    sa.Column("label", Text(), nullable=False),
+    sa.Column("description", Text(), nullable=False),
+    sa.Column("audience", Text(50), nullable=False),
+    sa.Column("sensitivity", Text(50), nullable=False),
     sa.Column("required", sa.Boolean, nullable=False),
-    sa.Column("size", sa.BigInteger, nullable=True),
-    sa.Column("sha256", sa.String(64), nullable=True),
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("finding_count", sa.Integer, nullable=False),
+    sa.Column("size", Int(big=True), nullable=True),
+    sa.Column("sha256", Text(64), nullable=True),
+    sa.Column("status", Text(20), nullable=False),
+    sa.Column("finding_count", Int(), nullable=False),
 )
 
 findings: Final = sa.Table(
     "findings",
     metadata,
     _run_id(),
-    sa.Column("ordinal", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("validator", sa.String(200), nullable=False),
-    sa.Column("artifact", sa.String(500), nullable=False),
-    sa.Column("code", sa.String(100), nullable=False),
-    sa.Column("path", sa.Text, nullable=False),
-    sa.Column("message", sa.Text, nullable=False),
-    sa.Column("details", Json, nullable=False),
-    sa.Column("row_id", sa.Text, nullable=True),
-    sa.Column("line", sa.Integer, nullable=True),
-    sa.Column("col", sa.Integer, nullable=True),
+    sa.Column("ordinal", Int(), primary_key=True, autoincrement=False),
+    sa.Column("validator", Text(200), nullable=False),
+    sa.Column("artifact", Text(500), nullable=False),
+    sa.Column("code", Text(100), nullable=False),
+    sa.Column("path", Text(), nullable=False),
+    sa.Column("message", Text(), nullable=False),
+    sa.Column("details", Json(), nullable=False),
+    sa.Column("row_id", Text(), nullable=True),
+    sa.Column("line", Int(), nullable=True),
+    sa.Column("col", Int(), nullable=True),
     sa.Index(None, "run_id", "code"),
 )
 
@@ -135,18 +138,18 @@ citations: Final = sa.Table(
     "citations",
     metadata,
     _run_id(),
-    sa.Column("ordinal", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("artifact", sa.String(500), nullable=False),
-    sa.Column("location", sa.Text, nullable=False),
-    sa.Column("row_id", sa.String(500), nullable=False),
-    sa.Column("quote", sa.Text, nullable=True),
-    sa.Column("start_offset", sa.Integer, nullable=True),
-    sa.Column("end_offset", sa.Integer, nullable=True),
-    sa.Column("line", sa.Integer, nullable=True),
-    sa.Column("col", sa.Integer, nullable=True),
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("code", sa.String(100), nullable=True),
-    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("ordinal", Int(), primary_key=True, autoincrement=False),
+    sa.Column("artifact", Text(500), nullable=False),
+    sa.Column("location", Text(), nullable=False),
+    sa.Column("row_id", Text(500), nullable=False),
+    sa.Column("quote", Text(), nullable=True),
+    sa.Column("start_offset", Int(), nullable=True),
+    sa.Column("end_offset", Int(), nullable=True),
+    sa.Column("line", Int(), nullable=True),
+    sa.Column("col", Int(), nullable=True),
+    sa.Column("status", Text(20), nullable=False),
+    sa.Column("code", Text(100), nullable=True),
+    sa.Column("reason", Text(), nullable=True),
     sa.Index(None, "run_id", "row_id"),
     sa.Index(None, "run_id", "artifact"),
 )
@@ -156,24 +159,24 @@ files: Final = sa.Table(
     metadata,
     _run_id(),
     # Workspace-relative POSIX path: `input/tickets.csv`, `artifacts/report.md`.
-    sa.Column("path", sa.String(1000), primary_key=True),
-    sa.Column("sha256", sa.String(64), nullable=False),
-    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("path", Text(1000), primary_key=True),
+    sa.Column("sha256", Text(64), nullable=False),
+    sa.Column("size", Int(big=True), nullable=False),
     sa.Column("content", sa.LargeBinary, nullable=False),
-    sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", Text(40), nullable=False),
 )
 
 workers: Final = sa.Table(
     "workers",
     metadata,
-    sa.Column("executor_id", sa.String(255), primary_key=True),
-    sa.Column("host", sa.String(255), nullable=False),
-    sa.Column("pid", sa.Integer, nullable=False),
-    sa.Column("concurrency", sa.Integer, nullable=False),
+    sa.Column("executor_id", Text(255), primary_key=True),
+    sa.Column("host", Text(255), nullable=False),
+    sa.Column("pid", Int(), nullable=False),
+    sa.Column("concurrency", Int(), nullable=False),
     # Times by the database's clock (one clock for workers on many machines).
-    sa.Column("started_at", sa.String(40), nullable=False),
-    sa.Column("heartbeat_at", sa.String(40), nullable=False),
-    sa.Column("stopped_at", sa.String(40), nullable=True),
+    sa.Column("started_at", Text(40), nullable=False),
+    sa.Column("heartbeat_at", Text(40), nullable=False),
+    sa.Column("stopped_at", Text(40), nullable=True),
     # The executor id of the worker that took this dead worker's runs over.
-    sa.Column("recovered_by", sa.String(255), nullable=True),
+    sa.Column("recovered_by", Text(255), nullable=True),
 )
