@@ -260,12 +260,14 @@ class Worker:
             self._stopped.wait(self.options.heartbeat_seconds)
 
     def _taken_for_dead(self) -> None:
-        """Another worker found this one dead (it stalled for longer than --dead-after) and
-        its runs went back on the queue, to be resumed elsewhere: going on with them here
-        would run them twice. Stop at once; a supervisor restarts the worker."""
+        """Another worker found this one dead (it stalled for longer than --dead-after), or
+        another process registered under its id once it looked gone, and its runs went back
+        on the queue, to be resumed elsewhere: going on with them here would run them twice.
+        Stop at once; a supervisor restarts the worker."""
         self.log(
             "taken for dead by another worker (no heartbeat for over "
-            f"{self.options.dead_after:g}s): its runs were handed over; stopping now"
+            f"{self.options.dead_after:g}s), or replaced by a worker started under its id: "
+            "its runs were handed over; stopping now"
         )
         os._exit(3)
 
