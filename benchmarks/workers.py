@@ -1,6 +1,6 @@
-"""Durable runs on several workers: N runs with a fixed model latency on 1, 2 and 4 workers.
+"""Durable runs on several workers, queued first: N runs on 1, 2 and 3 workers started after.
 
-    python benchmarks/workers.py [--runs 12] [--latency 1.0] [--workers 1 2 4] [--concurrency 1]
+    python benchmarks/workers.py [--runs 12] [--latency 1.0] [--workers 1 2 3] [--concurrency 2]
         [--database postgresql://postgres@127.0.0.1:5432/test] [--no-warm-up] [--dir DIR]
 
 For each number of workers W, from scratch:
@@ -11,24 +11,25 @@ For each number of workers W, from scratch:
 2. the counting model server (`tests/workers/model_server.py`) in a process of its own: an
    OpenAI-compatible server answering as the offline analyst after `--latency` seconds per
    request;
-3. W `runlens worker --concurrency C` processes, each with its own workspace folder as if it
-   ran on a machine of its own, waited for until each says it is up;
-4. a warm-up (unless `--no-warm-up`): W runs, one per worker, so every worker has loaded the
-   plugin and the model server its analysis code (the first run of a process costs seconds
-   of imports), then the server's counts are reset;
-5. `runlens submit feedback-analysis` of N copies of examples/sample_feedback.csv (each
+3. a warm-up (unless `--no-warm-up`): one worker runs W runs and stops, so the model server
+   has loaded its analysis code and the machine's caches are warm; the server's counts are
+   then reset;
+4. `runlens submit feedback-analysis` of N copies of examples/sample_feedback.csv (each
    differing in its first row, so no two runs send the same request) with
-   `--model openai:...`; once every run has ended in the store (a plain SQL poll of its `runs`
-   table: a `runlens runs` process per poll would take a second of CPU from the workers each
-   time), their statuses and `finished_at` from `runlens runs --json`;
+   `--model openai:...`: every run is in the queue before any worker exists;
+5. then W `runlens worker --concurrency C` processes, each with its own workspace folder as
+   if it ran on a machine of its own, started at once; until every run has ended in the
+   store (a plain SQL poll of its `runs` table: a `runlens runs` process per poll would take
+   a second of CPU from the workers each time), the runs each worker holds are polled from
+   DBOS's own table (workflows PENDING on its executor id);
 6. the workers are stopped (SIGTERM), the model server too, and both schemas dropped.
 
-Printed per configuration: the wall time, from the first run entering the queue (its DBOS
-`created_at`) to the last run's `finished_at`; the ideal, the wall time with the fewest
-workers times their number over W (with 1 worker: its time / W); the efficiency (ideal /
-wall); how long `runlens submit` took (it queues the runs one by one as it goes); how many
-runs completed; the model requests, how many of them were sent again, and the most the
-server had in flight at once.
+Printed per configuration: the wall time, from starting the workers to the last run's
+`finished_at` (so it includes each worker's start, seconds of imports); the speed-up over
+one worker and the efficiency (speed-up / W); how long the workers took to be up; how many
+runs completed, and how many each worker finished; the most runs any one worker held at
+once (never above C); the model requests, how many of them were sent again, and the most
+the server had in flight at once.
 
 Also printed: the machine's cores, and the model time per run (its requests x the latency),
 which more workers overlap perfectly. Each run also costs CPU (the tools, the validators, the
@@ -77,11 +78,16 @@ WORKER_UP = re.compile(r"worker \S+: up on ")
 @dataclass
 class Outcome:
     workers: int
-    #: First run queued to last run finished; None when not every run ended in time.
+    #: Workers started to last run finished; None when not every run ended in time.
     wall: float | None
-    submit: float
+    #: Workers started to every worker up.
+    up: float
     warm_up: float | None
     statuses: dict[str, int]
+    #: Runs finished by each worker, most first.
+    finished_by: list[int]
+    #: The most runs one worker held at once.
+    most_held: int
     server: dict[str, int]
 
 
@@ -90,9 +96,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=12, help="runs per configuration")
     parser.add_argument("--latency", type=float, default=1.0, help="seconds per model request")
     parser.add_argument(
-        "--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to try"
+        "--workers", type=int, nargs="+", default=[1, 2, 3], help="worker counts to try"
     )
-    parser.add_argument("--concurrency", type=int, default=1, help="runs at once per worker")
+    parser.add_argument("--concurrency", type=int, default=2, help="runs at once per worker")
     parser.add_argument(
         "--database", default=DEFAULT_DATABASE, help="a PostgreSQL database (schemas go in it)"
     )
@@ -179,19 +185,20 @@ def reset_counts(server: str) -> None:
 
 @contextmanager
 def workers(
-    count: int, url: str, concurrency: int, scratch: Path, env: dict[str, str]
+    count: int, url: str, concurrency: int, scratch: Path, env: dict[str, str], name: str
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """`count` `runlens worker` processes, each up (taking runs); SIGTERM when done."""
+    """`count` `runlens worker` processes named `name-<i>`, started at once and each up
+    (taking runs); SIGTERM when done."""
     processes: list[subprocess.Popen[bytes]] = []
-    logs = [scratch / f"worker-{count}w-{i}.log" for i in range(count)]
+    logs = [scratch / f"{name}-{i}.log" for i in range(count)]
     try:
         for i, log in enumerate(logs):
             with log.open("wb") as out:
                 command = [
                     *(sys.executable, "-m", "runlens", "worker"),
                     *("--concurrency", str(concurrency), "--database-url", url),
-                    *("--home", str(scratch / f"worker-{count}w-{i}")),
-                    *("--executor-id", f"bench-{count}w-{i}"),
+                    *("--home", str(scratch / f"{name}-{i}")),
+                    *("--executor-id", f"{name}-{i}"),
                 ]
                 processes.append(
                     subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -242,41 +249,35 @@ def submit(inputs: Sequence[Path], url: str, scratch: Path, env: dict[str, str])
 
 def wait_until_ended(
     database: str, schema: str, run_ids: set[str], poll: float, timeout: float
-) -> bool:
-    """Wait until every run of `run_ids` has a terminal status in the store; False on timeout.
+) -> tuple[bool, int]:
+    """Wait until every run of `run_ids` has a terminal status in the store: whether they
+    all did before `timeout`, and the most runs one worker held at once meanwhile.
 
-    One SQL query on the store's `runs` table per poll: a `runlens runs` process would cost
-    the machine more than a second of CPU each time, taken from the workers.
+    One SQL query on the store's `runs` table and one on DBOS's `workflow_status` per poll:
+    a `runlens runs` process would cost the machine more than a second of CPU each time,
+    taken from the workers.
     """
     import psycopg
     from psycopg import sql
 
-    query = sql.SQL("SELECT count(*) FROM {}.runs WHERE run_id = ANY(%s) AND status = ANY(%s)")
-    statement = query.format(sql.Identifier(schema))
+    ended = sql.SQL("SELECT count(*) FROM {}.runs WHERE run_id = ANY(%s) AND status = ANY(%s)")
+    held = sql.SQL(
+        "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM {}.workflow_status "
+        "WHERE status = 'PENDING' AND workflow_uuid = ANY(%s) GROUP BY executor_id) AS h"
+    )
+    ended_query = ended.format(sql.Identifier(schema))
+    held_query = held.format(sql.Identifier(f"{schema}_dbos"))
+    most = 0
     deadline = time.monotonic() + timeout
     with psycopg.connect(database, autocommit=True) as connection:
         while time.monotonic() < deadline:
-            row = connection.execute(statement, (list(run_ids), sorted(TERMINAL))).fetchone()
+            row = connection.execute(held_query, (list(run_ids),)).fetchone()
+            most = max(most, int(row[0]) if row is not None else 0)
+            row = connection.execute(ended_query, (list(run_ids), sorted(TERMINAL))).fetchone()
             if row is not None and row[0] == len(run_ids):
-                return True
+                return True, most
             time.sleep(poll)
-    return False
-
-
-def first_queued(database: str, schema: str, run_ids: set[str]) -> float | None:
-    """When the first of `run_ids` entered the queue (DBOS's `workflow_status.created_at`,
-    milliseconds; a run's id is its workflow's), or None when DBOS does not say."""
-    import psycopg
-    from psycopg import sql
-
-    query = sql.SQL("SELECT min(created_at) FROM {}.workflow_status WHERE workflow_uuid = ANY(%s)")
-    try:
-        with psycopg.connect(database, autocommit=True) as connection:
-            statement = query.format(sql.Identifier(f"{schema}_dbos"))
-            row = connection.execute(statement, (list(run_ids),)).fetchone()
-    except psycopg.Error:
-        return None
-    return float(row[0]) / 1000 if row is not None and row[0] is not None else None
+    return False, most
 
 
 def _timestamp(value: Any) -> float | None:
@@ -296,7 +297,7 @@ def one(
     warm_up: Sequence[Path],
     scratch: Path,
 ) -> Outcome:
-    """N runs on `count` workers, from a fresh schema."""
+    """N runs queued, then `count` workers started, from a fresh schema."""
     schema = f"bench_workers_{os.getpid()}_{count}w"
     url = store_url(args.database, schema)
     summary: dict[str, int] = {}
@@ -305,33 +306,37 @@ def one(
     warmed: float | None = None
     with fresh_schemas(args.database, schema), model_server(args.latency, summary) as server:
         env = {**base, **env_for(server), "RUNLENS_HOME": str(scratch / "home")}
-        with workers(count, url, args.concurrency, scratch, env):
-            if args.warm_up:
-                began = time.time()
+        if args.warm_up:
+            began = time.time()
+            with workers(1, url, args.concurrency, scratch, env, f"warm-{count}w"):
                 warm_ids = submit(warm_up[:count], url, scratch, env)
                 wait_until_ended(args.database, schema, warm_ids, args.poll, args.timeout)
-                warmed = time.time() - began
-                reset_counts(server)
-            started = time.time()
-            run_ids = submit(inputs, url, scratch, env)
-            submitted = time.time() - started
-            wait_until_ended(args.database, schema, run_ids, args.poll, args.timeout)
+            warmed = time.time() - began
+            reset_counts(server)
+        run_ids = submit(inputs, url, scratch, env)
+        started = time.time()
+        with workers(count, url, args.concurrency, scratch, env, f"bench-{count}w"):
+            up = time.time() - started
+            _, most_held = wait_until_ended(args.database, schema, run_ids, args.poll, args.timeout)
             listed = runlens(
                 *("runs", "--json", "--limit", str(len(run_ids) + count)),
                 *("--database-url", url, "--home", str(scratch / "poll")),
                 env=env,
             )
-            queued = first_queued(args.database, schema, run_ids) or started
     runs = {run["run_id"]: run for run in json.loads(listed) if run["run_id"] in run_ids}
     statuses: dict[str, int] = {}
+    by_worker: dict[str, int] = {}
     for run_id in run_ids:
         status = runs.get(run_id, {}).get("status", "unlisted")
         statuses[status] = statuses.get(status, 0) + 1
+        worker = str(runs.get(run_id, {}).get("worker"))
+        by_worker[worker] = by_worker.get(worker, 0) + 1
     finished = [_timestamp(run.get("finished_at")) for run in runs.values()]
     ended = [f for f in finished if f is not None]
     done = all(status in TERMINAL for status in statuses) and len(ended) == len(run_ids)
-    wall = max(ended) - queued if done else None
-    return Outcome(count, wall, submitted, warmed, statuses, summary)
+    wall = max(ended) - started if done else None
+    finished_by = sorted(by_worker.values(), reverse=True)
+    return Outcome(count, wall, up, warmed, statuses, finished_by, most_held, summary)
 
 
 # -- the table -------------------------------------------------------------------------------
@@ -339,10 +344,12 @@ def one(
 COLUMNS = (
     ("workers", 7),
     ("wall s", 8),
-    ("ideal s", 8),
+    ("speed-up", 8),
     ("efficiency", 10),
-    ("submit s", 8),
+    ("up s", 6),
     ("completed", 9),
+    ("per worker", 12),
+    ("max held", 8),
     ("requests", 8),
     ("sent again", 10),
     ("max in flight", 13),
@@ -355,22 +362,25 @@ def _line(cells: Sequence[str]) -> str:
 
 def _row(outcome: Outcome, baseline: Outcome, runs: int) -> str:
     """One configuration's line of the table; `baseline` is the one with the fewest workers."""
-    wall = ideal = efficiency = ""
+    wall = speed_up = efficiency = ""
     if outcome.wall is None:
         wall = "timed out"
     else:
         wall = f"{outcome.wall:.1f}"
         if baseline.wall is not None:
-            best = baseline.wall * baseline.workers / outcome.workers
-            ideal, efficiency = f"{best:.1f}", f"{best / outcome.wall:.0%}"
+            # Against one worker (or the fewest tried, times their number).
+            ratio = baseline.wall * baseline.workers / outcome.wall
+            speed_up, efficiency = f"{ratio:.2f}x", f"{ratio / outcome.workers:.0%}"
     server = outcome.server
     cells = [
         str(outcome.workers),
         wall,
-        ideal,
+        speed_up,
         efficiency,
-        f"{outcome.submit:.1f}",
+        f"{outcome.up:.1f}",
         f"{outcome.statuses.get('completed', 0)}/{runs}",
+        "/".join(map(str, outcome.finished_by)),
+        str(outcome.most_held),
         str(server.get("requests", "?")),
         str(server.get("repeated", "?")),
         str(server.get("max_concurrent", "?")),
@@ -393,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"{args.runs} runs of feedback-analysis ({SAMPLE_CSV.name}) per configuration, model "
         f"latency {args.latency:g} s per request, {args.concurrency} run(s) at a time per "
-        f"worker, {'warm' if args.warm_up else 'cold'} workers, store {args.database}"
+        f"worker, all queued before the workers start, store {args.database}"
     )
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="runlens-bench-workers-", dir=args.dir) as folder:

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+import sqlalchemy as sa
 
 from runlens.store import RunStore, open_store
 from runlens.store.rows import RunSummary
+from runlens.workers.system import system_database
 
 TERMINAL = {"completed", "failed", "cancelled", "interrupted"}
 
@@ -70,7 +72,9 @@ class Cluster:
         lines = done.stdout.splitlines()
         return [line.split(" ", 1)[0] for line in lines]
 
-    def start_worker(self, name: str, *args: str) -> WorkerProcess:
+    def start_worker(self, name: str, *args: str, executor_id: str | None = None) -> WorkerProcess:
+        """A `runlens worker` process logging to `<name>.log`, its executor id `name` unless
+        `executor_id` says otherwise."""
         log_path = self.root / f"{name}.log"
         log = log_path.open("wb")
         env = {**self.env, "RUNLENS_HOME": str(self.root / name)}
@@ -81,7 +85,7 @@ class Cluster:
                 "runlens",
                 "worker",
                 "--executor-id",
-                name,
+                executor_id or name,
                 "--database-url",
                 self.url,
                 *args,
@@ -90,7 +94,7 @@ class Cluster:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-        worker = WorkerProcess(name, process, log_path, log)
+        worker = WorkerProcess(executor_id or name, process, log_path, log)
         self.workers.append(worker)
         return worker
 
@@ -109,6 +113,20 @@ class Cluster:
             assert time.monotonic() < deadline, f"{text!r} not in the log of {worker.name}:\n{log}"
             time.sleep(0.1)
         return log
+
+    def held(self) -> dict[str, int]:
+        """How many runs each executor holds now, as DBOS sees it: workflows it has taken
+        from a queue (PENDING on it) and not finished. PostgreSQL stores only."""
+        _, schema = system_database(self.url)
+        query = sa.text(
+            f'SELECT executor_id, count(*) FROM "{schema}".workflow_status '
+            "WHERE status = 'PENDING' GROUP BY executor_id"
+        )
+        with self.store.engine.connect() as connection:
+            return {str(row[0]): int(row[1]) for row in connection.execute(query)}
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        return self.store.events(run_id)
 
     def runs(self, run_ids: list[str]) -> dict[str, RunSummary]:
         found: dict[str, RunSummary] = {}

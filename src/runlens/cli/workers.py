@@ -108,8 +108,8 @@ def _submit(
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Runs of each provider queue this worker executes at once (a queue setting: every "
-    "worker of the store gets the value of the last one started).",
+    help="Runs of each provider queue this worker holds at once, never more (a setting of the "
+    "queue: every live worker of a store runs the same value; another one is refused).",
 )
 @click.option(
     "--provider-limit",
@@ -122,8 +122,8 @@ def _submit(
 @click.option(
     "--executor-id",
     default=None,
-    help="This worker's id (default: host-pid-random). Restarted with the same id, a worker "
-    "resumes its own unfinished runs at once.",
+    help="This worker's id (default: host-pid-random); one live worker per id, another one "
+    "is refused. Restarted with the same id, a worker resumes its own unfinished runs at once.",
 )
 @click.option(
     "--dead-after",
@@ -148,8 +148,8 @@ def worker_command(
     home: Path | None,
     database_url: str | None,
 ) -> None:
-    """Execute queued runs until stopped (SIGTERM or Ctrl-C: finish the runs in progress;
-    twice: hand them over to the other workers at once).
+    """Execute queued runs until stopped (SIGTERM: at once, the runs in progress handed back
+    to the queue; Ctrl-C: finish them first, and a second signal hands them back).
 
     Logs each run it takes, resumes and finishes on stderr. A worker that dies (kill -9, a
     lost machine) has its runs resumed by another one after --dead-after seconds, from their

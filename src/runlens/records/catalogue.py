@@ -241,6 +241,27 @@ class RunInterrupted(TypedDict):
 
 
 @with_config(RECORD_CONFIG)
+class RunResumed(TypedDict):
+    """A queued run taken over by another worker (its own died, stopped or was restarted),
+    published by the worker that takes it, where the run carries on: after the events it
+    replays (`runlens.workers.workflow`). Every later replay keeps it in place."""
+
+    worker: str
+    """The executor id of the worker that resumes the run."""
+    host: str
+    previous_worker: str
+    """The executor id of the worker that held the run before."""
+    previous_host: str | None
+    reason: str
+    """Why the run changed workers (the previous one stopped answering, handed its runs back
+    as it stopped, or was restarted under its id)."""
+    workspace: str
+    """The run's workspace on the new worker (`run.created` names the first one's)."""
+    replayed_events: int
+    """How many of the run's events came before this one, replayed as first recorded."""
+
+
+@with_config(RECORD_CONFIG)
 class PluginEvent(TypedDict):
     """An event of a plugin's own, published through `ToolContext.emit(name, data)`."""
 
@@ -273,6 +294,7 @@ EventType = Literal[
     "run.failed",
     "run.cancelled",
     "run.interrupted",
+    "run.resumed",
     "plugin.event",
 ]
 
@@ -302,6 +324,7 @@ EVENT_DATA: Final[Mapping[EventType, type[Any]]] = {
     "run.failed": RunFailed,
     "run.cancelled": RunCancelled,
     "run.interrupted": RunInterrupted,
+    "run.resumed": RunResumed,
     "plugin.event": PluginEvent,
 }
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Final, Literal, overload
 
 from runlens.records import catalogue as c
 from runlens.records.catalogue import EventType, check_event_type, tool_event
@@ -52,6 +52,10 @@ class Event:
 
 Subscriber = Callable[[Event], None]
 
+#: A run taken over by another worker (`runlens.workers`): published into the replay, kept
+#: in place by every later one.
+HANDOVER: Final = "run.resumed"
+
 
 class EventLog:
     """Publishes events to `events.jsonl` and to in-process subscribers, in order."""
@@ -70,7 +74,8 @@ class EventLog:
         by another worker). While the run publishes the same types in the same order, each
         event is the recorded one (its `ts` and data as first published), so the stream ends
         as if the run had never stopped; at the first difference the rest is dropped and
-        `on_diverged(seq)` is told."""
+        `on_diverged(seq)` is told. A recorded `run.resumed` (a handover) is published where
+        it stands, and kept (renumbered) when the rest is dropped."""
         self.run_id = run_id
         self._seq = 0
         self._replay = list(replay)
@@ -142,6 +147,8 @@ class EventLog:
     @overload
     def publish(self, event_type: Literal["run.interrupted"], data: c.RunInterrupted) -> Event: ...
     @overload
+    def publish(self, event_type: Literal["run.resumed"], data: c.RunResumed) -> Event: ...
+    @overload
     def publish(self, event_type: Literal["plugin.event"], data: c.PluginEvent) -> Event: ...
 
     def publish(self, event_type: str, data: Any) -> Event:
@@ -158,11 +165,20 @@ class EventLog:
         return self._append(*tool_event(name, data))
 
     def _append(self, event_type: EventType, data: dict[str, Any]) -> Event:
+        # A handover recorded where the replay stands now is part of the run's past: it
+        # stays in place (nothing the run publishes itself would match it).
+        while event_type != HANDOVER and self._recorded_type(self._seq + 1) == HANDOVER:
+            self._seq += 1
+            self._deliver(self._from_record(self._replay[self._seq - 1], self._seq))
         self._seq += 1
         event = self._replayed(event_type)
         if event is None:
             now, timestamp = self._clock.now()
             event = Event(self._seq, timestamp, self.run_id, event_type, data, now)
+        self._deliver(event)
+        return event
+
+    def _deliver(self, event: Event) -> None:
         if self._stream is not None:
             line = dumps_compact(event.to_dict())
             if self._redact is not None:
@@ -171,28 +187,39 @@ class EventLog:
         self.events.append(event)
         for subscriber in self._subscribers:
             subscriber(event)
-        return event
+
+    def _recorded_type(self, seq: int) -> Any:
+        return self._replay[seq - 1].get("type") if seq <= len(self._replay) else None
 
     def _replayed(self, event_type: str) -> Event | None:
         if self._seq > len(self._replay):
             return None
         recorded = self._replay[self._seq - 1]
-        data = recorded.get("data")
         if recorded.get("seq") != self._seq or recorded.get("type") != event_type:
+            # The handovers among what is dropped are kept, renumbered from here on.
+            handovers = [r for r in self._replay[self._seq - 1 :] if r.get("type") == HANDOVER]
             self._replay = []
             if self._on_diverged is not None:
                 self._on_diverged(self._seq)
+            for record in handovers:
+                self._deliver(self._from_record(record, self._seq))
+                self._seq += 1
             return None
+        return self._from_record(recorded, self._seq)
+
+    def _from_record(self, recorded: Mapping[str, Any], seq: int) -> Event:
+        """A recorded event as first published (its `ts` and data), at `seq`."""
+        data = recorded.get("data")
         timestamp = str(recorded.get("ts") or "")
         try:
             at = datetime.fromisoformat(timestamp).timestamp()
         except ValueError:
             at = time.time()
         return Event(
-            self._seq,
+            seq,
             timestamp,
             self.run_id,
-            event_type,
+            str(recorded.get("type")),
             dict(data) if isinstance(data, Mapping) else {},
             at,
         )

@@ -801,9 +801,21 @@ class RunStore:
 
     # -- workers ---------------------------------------------------------------------------
 
-    def register_worker(self, executor_id: str, *, host: str, pid: int, concurrency: int) -> None:
+    def register_worker(
+        self,
+        executor_id: str,
+        *,
+        host: str,
+        pid: int,
+        concurrency: int,
+        unless_alive_within: float | None = None,
+        replacing_pid: int | None = None,
+    ) -> bool:
         """A worker starting (or starting again under the same id): alive as of now, neither
-        stopped nor recovered."""
+        stopped nor recovered. With `unless_alive_within`, only when no worker of that id is
+        alive: it stopped, was taken over, its heartbeat is older than that many seconds, or
+        it is the process `replacing_pid` on `host` (known to be gone). True if registered;
+        one statement, so of two workers starting under one id at once, one is."""
         now = _clock(self.engine.dialect.name)
         values: dict[str, Any] = {
             "host": host,
@@ -815,25 +827,43 @@ class RunStore:
             "recovered_by": None,
         }
         statement = self._insert(t.workers).values(executor_id=executor_id, **values)
-        with self._write() as connection:
-            connection.execute(
-                statement.on_conflict_do_update(
-                    index_elements=[t.workers.c.executor_id], set_=values
-                )
+        where = None
+        if unless_alive_within is not None:
+            workers = t.workers.c
+            gone: list[sa.ColumnElement[bool]] = [
+                workers.stopped_at.is_not(None),
+                workers.recovered_by.is_not(None),
+            ]
+            gone.append(
+                workers.heartbeat_at < _clock(self.engine.dialect.name, unless_alive_within)
             )
+            if replacing_pid is not None:
+                gone.append(sa.and_(workers.host == host, workers.pid == replacing_pid))
+            where = sa.or_(*gone)
+        upsert = statement.on_conflict_do_update(
+            index_elements=[t.workers.c.executor_id], set_=values, where=where
+        )
+        with self._write() as connection:
+            # The row comes back only when it was written (rowcount says 1 either way).
+            written = connection.execute(upsert.returning(t.workers.c.executor_id)).first()
+        return written is not None
 
-    def heartbeat(self, executor_id: str) -> bool:
+    def heartbeat(self, executor_id: str, *, pid: int | None = None) -> bool:
         """The worker is alive as of now. False when the store does not count it alive: it
-        never registered, it stopped, or another worker found it dead and took its runs over
-        (`claim_dead_workers`): a worker told so must not go on with those runs."""
+        never registered, it stopped, another worker found it dead and took its runs over
+        (`claim_dead_workers`), or (with `pid`) another process registered under its id since:
+        a worker told so must not go on with those runs."""
+        alive = [
+            t.workers.c.executor_id == executor_id,
+            t.workers.c.stopped_at.is_(None),
+            t.workers.c.recovered_by.is_(None),
+        ]
+        if pid is not None:
+            alive.append(t.workers.c.pid == pid)
         with self._write() as connection:
             result = connection.execute(
                 sa.update(t.workers)
-                .where(
-                    t.workers.c.executor_id == executor_id,
-                    t.workers.c.stopped_at.is_(None),
-                    t.workers.c.recovered_by.is_(None),
-                )
+                .where(*alive)
                 .values(heartbeat_at=_clock(self.engine.dialect.name))
             )
         return bool(result.rowcount)
@@ -887,6 +917,22 @@ class RunStore:
         with self._read() as connection:
             rows = connection.execute(
                 sa.select(t.workers).order_by(t.workers.c.started_at, t.workers.c.executor_id)
+            ).all()
+        return [WorkerRow.model_validate(dict(row._mapping)) for row in rows]
+
+    def live_workers(self, *, within: float) -> list[WorkerRow]:
+        """The workers alive now: neither stopped nor taken over, with a heartbeat at most
+        `within` seconds old (by the database's clock), oldest first."""
+        workers = t.workers.c
+        with self._read() as connection:
+            rows = connection.execute(
+                sa.select(t.workers)
+                .where(
+                    workers.stopped_at.is_(None),
+                    workers.recovered_by.is_(None),
+                    workers.heartbeat_at >= _clock(self.engine.dialect.name, within),
+                )
+                .order_by(workers.started_at, workers.executor_id)
             ).all()
         return [WorkerRow.model_validate(dict(row._mapping)) for row in rows]
 

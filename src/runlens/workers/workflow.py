@@ -26,8 +26,10 @@ from __future__ import annotations
 import asyncio
 import shutil
 import socket
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +40,13 @@ from dbos import error as dbos_error
 from runlens.errors import RunLensError, UserError
 from runlens.models.registry import ModelContext, resolve_model
 from runlens.plugins import load_plugin
+from runlens.records import catalogue as c
 from runlens.records.store import utc_now
 from runlens.runtime.journal import Journal, JsonObject
 from runlens.runtime.run import Run, RunResult
 from runlens.secrets import redactor
 from runlens.store import tables as t
-from runlens.store.db import RunStore
+from runlens.store.db import EXPIRED, RunStore
 from runlens.store.mirror import StoreMirror
 from runlens.workers.request import RunRequest
 from runlens.workers.system import WORKFLOW_NAME
@@ -66,6 +69,9 @@ class DurableJournal(Journal):
 
         async def run_body() -> JsonObject:
             nonlocal ran
+            if _holding.is_set():
+                # The worker is handing its runs back: this step runs on the next worker.
+                await asyncio.Event().wait()
             ran = True
             return await body()
 
@@ -92,12 +98,19 @@ class WorkerContext:
 
 
 _context: WorkerContext | None = None
+#: Set when the worker hands its runs back: no step starts any more in this process.
+_holding = threading.Event()
 
 
 def bind(context: WorkerContext) -> None:
     """Give the workflow its worker (once per worker process, before DBOS launches)."""
     global _context
     _context = context
+
+
+def hold() -> None:
+    """Start no more steps in this process (the worker is handing its runs over)."""
+    _holding.set()
 
 
 def active_runs() -> list[str]:
@@ -134,10 +147,15 @@ def execute(context: WorkerContext, raw_request: Mapping[str, Any]) -> dict[str,
         _end_unstarted(store, run_id, "cancelled", f"cancelled {why}")
         context.log(f"run {run_id}: cancelled {why}")
         return {"run_id": run_id, "status": "cancelled"}
+    replayed = len(replay)
+    if row.worker is not None and replay:
+        # Taken over: the run's events say so, at the point where it carries on.
+        replay = [*replay, _resumed(context, run_id, row.worker, replayed)]
+        store.append_events(run_id, replay[-1:])
     store.upsert_run(run_id, worker=context.executor_id, host=context.host)
     context.log(
-        f"{'resume' if replay else 'take'} {run_id} ({request.plugin}, {request.model}, "
-        f"{request.input_name}){f', replaying {len(replay)} events' if replay else ''}"
+        f"{'resume' if replayed else 'take'} {run_id} ({request.plugin}, {request.model}, "
+        f"{request.input_name}){f', replaying {replayed} events' if replayed else ''}"
     )
     try:
         run, mirror = _prepare(context, request, replay)
@@ -246,3 +264,38 @@ def _drop_events_from(store: RunStore, run_id: str, seq: int) -> None:
         connection.execute(
             sa.delete(t.events).where(t.events.c.run_id == run_id, t.events.c.seq >= seq)
         )
+
+
+def _resumed(context: WorkerContext, run_id: str, previous: str, replayed: int) -> dict[str, Any]:
+    """The `run.resumed` event of a run this worker takes over from `previous`, as the next
+    event of its stream: replaying the run publishes it there (`EventLog`), and it stays in
+    place when the run is resumed again."""
+    rows = {row.executor_id: row for row in context.store.list_workers()}
+    before = rows.get(previous)
+    if previous == context.executor_id:
+        reason = "its worker was restarted under the same id"
+    elif before is not None and before.heartbeat_at == EXPIRED:
+        reason = f"worker {previous} stopped and handed its runs back"
+    elif before is not None and before.recovered_by is not None:
+        reason = (
+            f"worker {previous} stopped answering (last heartbeat {before.heartbeat_at}); "
+            f"taken over by {before.recovered_by}"
+        )
+    else:
+        reason = f"worker {previous} no longer runs it"
+    data: c.RunResumed = {
+        "worker": context.executor_id,
+        "host": context.host,
+        "previous_worker": previous,
+        "previous_host": before.host if before is not None else None,
+        "reason": reason,
+        "workspace": str(context.home / run_id),
+        "replayed_events": replayed,
+    }
+    return {
+        "seq": replayed + 1,
+        "ts": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "run_id": run_id,
+        "type": "run.resumed",
+        "data": dict(data),
+    }
