@@ -246,6 +246,19 @@ def test_citation_in_a_table_cell_is_linked() -> None:
     assert link["href"] == "/runs/r1/evidence/fb_017"
 
 
+def test_a_quote_holding_nul_is_linked_where_the_parser_reads_it() -> None:
+    """The page finds a quote as the validator judged it: NUL read as U+FFFD."""
+    report = "# Report\r\n\r\n## Evidence\r\n\r\n> “slow\0 export again” — fb_001\r\n"
+    for quote in ("slow\0 export again", "slow\ufffd export again"):
+        html = str(
+            render_markdown(
+                report, citations=[citation(1, 5, "fb_001", quote)], evidence_href=evidence
+            )
+        )
+        assert 'id="cite-1"' in html
+        assert ">“slow\ufffd export again”</a>" in html
+
+
 def test_citation_not_found_in_its_block_still_gets_a_link() -> None:
     elements = render(REPORT, citations=[citation(4, 5, "fb_009", "words that are not there")])
     link = next(a for a in elements.named("a") if a.get("id") == "cite-4")

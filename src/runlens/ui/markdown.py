@@ -27,6 +27,7 @@ from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup, escape
 
 from runlens.store.rows import CitationRow, FindingRow
+from runlens.validation import read_markdown
 
 #: Schemes a link in a deliverable may use; anything else is shown as text.
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -344,7 +345,9 @@ def _next_mention(
     `text` from `position`: (start, end, citation, is_quote)."""
     best: tuple[int, int, _Cited, bool] | None = None
     for cited in pending:
-        quote = cited.row.quote
+        # The quote as the parser read the block (NUL as U+FFFD, CR LF as LF): the same
+        # reading the validator judged it by (runlens.validation.read_markdown).
+        quote = read_markdown(cited.row.quote) if cited.row.quote else cited.row.quote
         if not cited.quote_linked and quote:
             start = text.find(quote, position)
             if start >= 0:
