@@ -179,7 +179,7 @@ def test_an_abandoned_tool_can_neither_write_nor_publish(tmp_path: Path) -> None
             await task
         return time.monotonic() - started
 
-    assert asyncio.run(scenario()) < 0.1
+    assert asyncio.run(scenario()) < 0.5  # the grace given to a tool to wind down: 0.2 s
     release.set()
     for thread in threading.enumerate():
         if thread.name == "runlens-tool-slow":

@@ -4,8 +4,10 @@ A tool is the plugin's code. Before, it ran on the run's event loop, so a cancel
 SIGTERM, the wall time) had to wait until the tool reached a cancellation point, and a tool
 with none (a C call, a loop someone forgot to instrument) kept the run alive for as long as
 it computed. Now `call_tool` runs every call on a daemon thread of its own, and the run's task
-only awaits its result: cancelling the task returns at once, the run records `cancelled`,
-releases its workspace and exits, and the thread is left to die with the process.
+only awaits its result: cancelling the task abandons the call, gives it 0.2 s to wind down
+(a cooperating tool stops there, an `async` tool's tasks are cancelled) and returns; the run
+records `cancelled`, releases its workspace and exits, and a tool still running is left to die
+with the process.
 
 An abandoned tool must not touch the run afterwards, so the thread gets:
 
@@ -46,6 +48,10 @@ T = TypeVar("T")
 
 #: How often a tool thread waiting on the run's loop checks whether it was abandoned.
 _POLL_SECONDS = 0.25
+#: How long an abandoned call is given to wind down (a tool that reaches a cancellation
+#: point, an `async` tool whose tasks are cancelled) before the run goes on without it:
+#: what it leaves running is otherwise still alive when the process exits.
+_GRACE_SECONDS = 0.2
 
 
 class _ToolScope(CancelScope):
@@ -76,6 +82,8 @@ class _Call:
         self.result: asyncio.Future[Any] = loop.create_future()
         #: Model calls the tool made, running as tasks of the run's loop.
         self.dispatched: set[concurrent.futures.Future[Any]] = set()
+        #: An `async` tool's task, on its thread's own loop.
+        self._task: tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = None
 
     def abandon(self, reason: str) -> None:
         """From the run's loop: the call's result is no longer wanted."""
@@ -83,6 +91,10 @@ class _Call:
         self.gate.close()  # returns once a rename under way has finished
         for future in list(self.dispatched):
             future.cancel()
+        if self._task is not None:  # the tool's own tasks stop at their next await
+            loop, task = self._task
+            with contextlib.suppress(RuntimeError):  # its loop has ended already
+                loop.call_soon_threadsafe(task.cancel)
 
     # -- on the tool's thread ---------------------------------------------------------------
 
@@ -93,11 +105,18 @@ class _Call:
             try:
                 outcome = function(self.context_for_thread(context), **arguments)
                 if inspect.isawaitable(outcome):
-                    outcome = asyncio.run(_awaited(outcome))
+                    outcome = asyncio.run(self._run_async(outcome))
             except BaseException as error:  # handed to the run's loop, as the call's result
                 self._settle(None, error)
             else:
                 self._settle(outcome, None)
+
+    async def _run_async(self, awaitable: Awaitable[T]) -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = (asyncio.get_running_loop(), task)
+        self.scope.checkpoint()  # abandoned before the task was known
+        return await awaitable
 
     def _settle(self, outcome: Any, error: BaseException | None) -> None:
         def settle() -> None:
@@ -155,8 +174,9 @@ class _Call:
                 messages: Sequence[Message], tools: Sequence[ToolSpec], *, purpose: str
             ) -> ModelResponse:
                 self.scope.checkpoint()
-                coroutine = call_model(messages, tools, purpose=purpose)
-                future = self.on_loop(self._dispatch, coroutine)
+                future = self.on_loop(
+                    self._dispatch, lambda: call_model(messages, tools, purpose=purpose)
+                )
                 try:
                     return await asyncio.wrap_future(future)
                 finally:
@@ -171,9 +191,12 @@ class _Call:
             call_model=routed_model,
         )
 
-    def _dispatch(self, coroutine: Awaitable[ModelResponse]) -> concurrent.futures.Future[Any]:
-        """On the run's loop: start `coroutine` there, tracked so `abandon` can cancel it."""
-        future = asyncio.run_coroutine_threadsafe(_awaited(coroutine), self.loop)
+    def _dispatch(
+        self, start: Callable[[], Awaitable[ModelResponse]]
+    ) -> concurrent.futures.Future[Any]:
+        """On the run's loop: start the model call there, tracked so `abandon` can cancel
+        it (started here, so a refused call leaves no coroutine behind)."""
+        future = asyncio.run_coroutine_threadsafe(_awaited(start()), self.loop)
         self.dispatched.add(future)
         return future
 
@@ -200,4 +223,5 @@ async def call_tool(
         return await call.result
     except asyncio.CancelledError:
         call.abandon(f"the run stopped waiting for tool {name}")
+        thread.join(_GRACE_SECONDS)
         raise
