@@ -4,11 +4,18 @@
 
 Generates a feedback CSV (the same generator and cache as `bench_offline.py`), starts
 `runlens run feedback-analysis CSV` as a real process, waits until the run's event log shows
-the phase (the input being read: `tool.called`; the batch phase: the first
-`batch.completed`; validation: `run.validating`), sends SIGTERM and measures the time until
-the run records `run.cancelled`, and until the process has exited with every record written.
+the phase (the input being read: `tool.called`; theme discovery: `tool.called` of the batch
+tool; the batch phase: the first `batch.completed`; validation: `run.validating`), sends
+SIGTERM and measures the time until the run records `run.cancelled`, and until the process
+has exited with every record written.
 Prints the median and the worst of `--repeat` tries per phase, and the status each run ended
 with. The target is one second in every phase. This prints measurements; it asserts nothing.
+
+    python benchmarks/bench_cancel.py --tool-overhead [--calls 2000]
+
+measures instead what running every tool call on a thread the run can abandon costs
+(`runlens.tools.threads`): microseconds per call of a trivial tool, sync and async, through
+the tool registry, against calling the function directly.
 """
 
 from __future__ import annotations
@@ -35,6 +42,10 @@ _DIR = "/dev/shm" if Path("/dev/shm").is_dir() else None
 
 PHASES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "reading the input": lambda event: event["type"] == "tool.called",
+    # Theme discovery tokenises every row before the first batch, inside the batch tool.
+    "discovering themes": lambda event: (
+        event["type"] == "tool.called" and event["data"].get("name") == "analyze_feedback_batches"
+    ),
     "analysing batches": lambda event: event["type"] == "batch.completed",
     "validating": lambda event: event["type"] == "run.validating",
 }
@@ -78,6 +89,50 @@ def one(csv_path: Path, phase: str, scratch: Path) -> tuple[tuple[float, float] 
     return (recorded, elapsed), str(record["status"])
 
 
+def tool_overhead(calls: int) -> None:
+    """Microseconds per call of a trivial tool: direct, and through `run_checked`."""
+    import asyncio
+
+    from runlens.models.messages import ToolCall
+    from runlens.tools.base import Tool, ToolContext
+    from runlens.tools.registry import ToolRegistry
+    from runlens.tools.workspace import Workspace
+
+    def sync_tool(context: ToolContext, value: int = 0) -> int:
+        return value + 1
+
+    async def async_tool(context: ToolContext, value: int = 0) -> int:
+        return value + 1
+
+    with tempfile.TemporaryDirectory() as scratch:
+        context = ToolContext(run_id="bench", workspace=Workspace(Path(scratch)), input_path=Path())
+        registry = ToolRegistry(
+            [
+                Tool("sync_tool", "", {"type": "object"}, sync_tool),
+                Tool("async_tool", "", {"type": "object"}, async_tool),
+            ]
+        )
+
+        async def through_registry(name: str) -> float:
+            call = ToolCall("c", name, {"value": 1}, "")
+            started = time.perf_counter()
+            for _ in range(calls):
+                await registry.run_checked(context, call)
+            return (time.perf_counter() - started) / calls * 1e6
+
+        async def direct() -> float:
+            started = time.perf_counter()
+            for _ in range(calls):
+                sync_tool(context, value=1)
+                await async_tool(context, value=1)
+            return (time.perf_counter() - started) / calls * 1e6
+
+        for name in ("sync_tool", "async_tool"):
+            micros = asyncio.run(through_registry(name))
+            print(f"{name:<11} through the registry: {micros:7.1f} µs/call")
+        print(f"{'both':<11} called directly:       {asyncio.run(direct()):7.1f} µs/call")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -87,7 +142,12 @@ def main() -> None:
     parser.add_argument(
         "--phase", choices=list(PHASES), action="append", help="only this phase (repeatable)"
     )
+    parser.add_argument("--tool-overhead", action="store_true", help="measure the tool thread")
+    parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
+    if args.tool_overhead:
+        tool_overhead(args.calls)
+        return
     csv_path = cached_csv(args.rows, args.seed)
     print(f"input: {csv_path} ({csv_path.stat().st_size / 1e6:.1f} MB, {args.rows} rows)")
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:

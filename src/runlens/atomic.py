@@ -3,14 +3,21 @@
 Every record RunLens writes (run.json, the manifest, the trace, the Evidence Index, the
 model's artifacts) goes through here: the bytes go to a temporary file in the same folder,
 which is then renamed over the target.
+
+A thread whose writes may be revoked (a tool call the run can abandon, `runlens.tools.threads`)
+writes through a `WriteGate`: once the gate is closed, its renames are refused, so a file it
+was still producing never lands after the run's verdict.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import secrets
+import threading
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 #: The temporary file is created exclusively (never follows or reuses an existing name) and
@@ -18,6 +25,47 @@ from pathlib import Path
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 for _flag in ("O_CLOEXEC", "O_NOFOLLOW", "O_BINARY"):  # where the platform has them
     _TEMP_FLAGS |= getattr(os, _flag, 0)
+
+
+class WriteRefused(asyncio.CancelledError):
+    """A write by a tool call the run has abandoned. A cancellation: tools do not catch it."""
+
+
+class WriteGate:
+    """Revocable permission to publish files, for the writes of one thread (`writes_through`).
+
+    `close()` waits for a rename under way, so once it returns no write of the gate's
+    thread can land any more."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    @contextlib.contextmanager
+    def held(self, path: Path) -> Iterator[None]:
+        """Hold the gate open while a file is published; WriteRefused once closed."""
+        with self._lock:
+            if self._closed:
+                raise WriteRefused(f"write of {path} refused: the run stopped waiting for it")
+            yield
+
+
+_GATE: ContextVar[WriteGate | None] = ContextVar("runlens_write_gate", default=None)
+
+
+@contextlib.contextmanager
+def writes_through(gate: WriteGate) -> Iterator[WriteGate]:
+    """Every atomic write in this context (and threads and tasks started from it) is
+    published through `gate`."""
+    token = _GATE.set(gate)
+    try:
+        yield gate
+    finally:
+        _GATE.reset(token)
 
 
 class AtomicFile:
@@ -61,7 +109,12 @@ def atomic_output(path: Path, *, mode: int = 0o600, durable: bool = False) -> It
                 os.fsync(handle)
         finally:
             os.close(handle)
-        os.replace(temp_name, path)
+        gate = _GATE.get()
+        if gate is None:
+            os.replace(temp_name, path)
+        else:
+            with gate.held(path):
+                os.replace(temp_name, path)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise

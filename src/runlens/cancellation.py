@@ -64,6 +64,12 @@ def active(scope: CancelScope) -> Iterator[CancelScope]:
         _CURRENT.reset(token)
 
 
+def current() -> CancelScope | None:
+    """The scope `checkpoint()` consults here, if any (a tool call's thread chains its own
+    to it)."""
+    return _CURRENT.get()
+
+
 def checkpoint() -> None:
     """Raise `asyncio.CancelledError` if the current run was asked to stop; else nothing."""
     scope = _CURRENT.get()

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runlens import CsvTable, EvidenceIndex, Figure, Tool, ToolContext, ToolError, load_document
+from runlens import (
+    CsvTable,
+    EvidenceIndex,
+    Figure,
+    Tool,
+    ToolContext,
+    ToolError,
+    load_document,
+    write_atomic,
+)
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.report import report_language
 from runlens_feedback.batches import analyze_in_batches
@@ -80,8 +89,7 @@ def write_insight_chart(context: ToolContext) -> dict[str, Any]:
     )
     svg = chart_svg(summary, report_language(summary))
     path = context.workspace.resolve_write(CHART)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(svg, encoding="utf-8")
+    write_atomic(path, svg.encode("utf-8"), mode=0o644)
     return {
         "path": CHART,
         "link": f"![Pain points by rows and sentiment]({CHART_FILE})",

@@ -349,3 +349,53 @@ def test_validate_source_reads_as_the_run_did_unless_told_otherwise(
     alone = invoke("validate", workspace, "--sheet", "Notes")
     assert alone.exit_code == 2
     assert "--sheet says how to read the --source file: give --source too" in alone.stderr
+
+
+# -- a cover sheet first -----------------------------------------------------------------------
+
+COVER = [["Quarterly feedback export"], [], ["Prepared by the support team"]]
+
+
+def test_a_cover_sheet_first_points_at_the_sheet_with_the_columns(tmp_path: Path) -> None:
+    path = tmp_path / "export.xlsx"
+    table = [["feedback_id", "text"], *([key, text] for key, text in REVIEWS)]
+    path.write_bytes(workbook_bytes({"Cover": COVER, "Responses": table, "Notes": [["note"]]}))
+    result, payload = run(path, tmp_path / "ws")
+    assert_failed_at_input(
+        result,
+        payload,
+        "export.xlsx, sheet 'Cover', the first sheet, has no column 'text' (found: Quarterly "
+        "feedback export); the workbook's sheets: 'Cover', 'Responses', 'Notes'; sheet "
+        "'Responses' has the column 'text': read it with --sheet Responses",
+    )
+    assert "--text-column" not in payload["error_message"]
+    result, payload = run(path, tmp_path / "ws2", "--sheet", "Responses")
+    assert_completed_and_valid(result, payload, tmp_path / "ws2")
+
+
+def test_a_cover_sheet_and_no_sheet_with_the_columns_lists_every_header(tmp_path: Path) -> None:
+    path = tmp_path / "My export.xlsx"
+    table = [["review_id", "review_body"], *([key, text] for key, text in REVIEWS)]
+    path.write_bytes(workbook_bytes({"Cover": COVER, "Survey 2": table}))
+    result, payload = run(path, tmp_path / "ws", "--id-column", "review_id")
+    assert_failed_at_input(
+        result,
+        payload,
+        "My export.xlsx, sheet 'Cover', the first sheet, has no column 'review_id' (found: "
+        "Quarterly feedback export); the workbook's sheets: 'Cover', 'Survey 2'; no other "
+        "sheet has the columns 'review_id', 'text' in its header ('Survey 2': review_id, "
+        "review_body): name the sheet to read with --sheet, and its columns with --id-column "
+        "and --text-column",
+    )
+
+
+def test_one_sheet_without_the_column_still_advises_the_column_option(tmp_path: Path) -> None:
+    path = tmp_path / "only.xlsx"
+    path.write_bytes(workbook_bytes({"Cover": COVER}))
+    result, payload = run(path, tmp_path / "ws")
+    assert_failed_at_input(
+        result,
+        payload,
+        "only.xlsx, sheet 'Cover': missing column 'text' (found: Quarterly feedback export); "
+        "name the column to use with --text-column",
+    )

@@ -7,6 +7,8 @@ The source is a CSV file or one sheet of an Excel workbook (.xlsx), told apart b
                                     `table.evidence_index(...)` builds the index from it;
                                     `table.with_row_number_ids(name)` for a file without ids
     cell_text(value)                the text of a worksheet cell (the rule row hashes use)
+    check_workbook(path, source)    inflate a workbook's parts within `WorkbookLimits`, parsing
+                                    nothing (e.g. an upload): WorkbookTooLarge beyond them
     EvidenceIndex.load(path)        read runtime/evidence_index.json
     read_input_format(path)         how the indexed CSV was read (encoding, confidence,
                                     method, delimiter), from the index file's header line
@@ -18,6 +20,11 @@ encoding and delimiter are detected from samples of it (`_detect`) or given, and
 are a workbook's sheet and how ids were made (`id_rule`: a column, or `row-<n>`, see `_ids`).
 """
 
+from runlens.evidence._bounds import (
+    WorkbookLimits,
+    WorkbookTooLarge,
+    check_workbook,
+)
 from runlens.evidence._encoding import (
     TextFormat,
     check_encoding_name,
@@ -42,9 +49,12 @@ __all__ = [
     "MissingColumnError",
     "QuoteSpan",
     "TextFormat",
+    "WorkbookLimits",
+    "WorkbookTooLarge",
     "build_evidence_index",
     "cell_text",
     "check_encoding_name",
+    "check_workbook",
     "file_sha256",
     "is_workbook",
     "read_input_format",

@@ -18,6 +18,9 @@ The rules (docs/inputs.md says the same for users):
   1 after the header, as in a CSV file; messages give the cell too (`row 3 (cell B5)`).
 - `source_hash` is the SHA-256 of the .xlsx file's bytes; `row_hash` is SPEC section 5's,
   over `{column name: cell text}` for the table's columns.
+- A workbook is read within `WorkbookLimits` (`_bounds`): the archive's parts, the bytes
+  they inflate to, their compression ratio, and the sheet's rows, columns, cells and
+  characters in a cell. Beyond one, reading stops with an InputError naming the limit.
 """
 
 from __future__ import annotations
@@ -27,13 +30,21 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, time, timedelta
+from functools import partial
 from itertools import islice
 from pathlib import Path
+from shlex import quote
 from typing import Any
 
 from runlens.cancellation import checkpoint
 from runlens.errors import InputError
 from runlens.evidence import _records
+from runlens.evidence._bounds import (
+    DEFAULT_LIMITS,
+    BoundedZipFile,
+    WorkbookLimits,
+    WorkbookTooLarge,
+)
 from runlens.evidence._columns import ColumnsBuilder
 from runlens.evidence._encoding import cannot_read, file_sha256
 from runlens.evidence._ids import FROM_ROW_NUMBER, IdRule
@@ -139,12 +150,25 @@ def column_letter(index: int) -> str:
 class Sheet:
     """An opened worksheet: its name, header, and a pass over its data rows (`records`)."""
 
-    def __init__(self, *, source: str, name: str, rows: Iterator[tuple[Any, ...]]) -> None:
+    def __init__(
+        self,
+        *,
+        source: str,
+        name: str,
+        rows: Iterator[tuple[Any, ...]],
+        limits: WorkbookLimits = DEFAULT_LIMITS,
+        other_sheets: Callable[[], list[tuple[str, tuple[str, ...]]]] | None = None,
+    ) -> None:
+        """`other_sheets`: the workbook's other worksheets and their headers, when the
+        sheet was not named (`--sheet`), for `require_columns` to point at them."""
         self.source = source
         self.name = name
         #: How messages name the table: `survey.xlsx, sheet 'Responses'`.
         self.label = f"{source}, sheet {name!r}"
         self._rows = enumerate(rows, start=1)
+        self._limits = limits
+        self._cells = 0
+        self._other_sheets = other_sheets
         self.header_row, self.first_column, self.columns = self._header()
 
     def cell(self, row: int, position: int) -> str:
@@ -158,7 +182,7 @@ class Sheet:
         stop = start + width
         number = 0
         for row, raw in self._read():
-            texts = list(map(cell_text, raw))
+            texts = self._texts(row, raw)
             values = texts[start:stop]
             if any(texts[:start]) or any(texts[stop:]):
                 self._outside(number + 1, row, texts, start, stop)
@@ -171,7 +195,7 @@ class Sheet:
 
     def _header(self) -> tuple[int, int, tuple[str, ...]]:
         for row, raw in self._read():
-            texts = list(map(cell_text, raw))
+            texts = self._texts(row, raw)
             filled = [position for position, text in enumerate(texts) if text]
             if not filled:
                 continue
@@ -180,6 +204,64 @@ class Sheet:
             self._check_names(names, row, first + 1)
             return row, first + 1, names
         raise InputError(f"{self.label}: empty sheet (no header row)", file=self.source)
+
+    def require_columns(self, required: Sequence[str]) -> None:
+        """InputError when a required column is not in the header: `MissingColumnError` for
+        a sheet the user named or a workbook of one worksheet; else (the first sheet is a
+        cover sheet, say) an error listing the workbook's sheets, pointing at those whose
+        header has the columns, and advising `--sheet`."""
+        missing = [name for name in required if name not in self.columns]
+        others = self._other_sheets() if missing and self._other_sheets is not None else []
+        if not others:
+            _records.require_columns(self.columns, required, self.label, file=self.source)
+            return
+        fitting = [name for name, header in others if all(c in header for c in required)]
+        listed = ", ".join(repr(name) for name in [self.name, *(name for name, _ in others)])
+        problem = (
+            f"{self.label}, the first sheet, has no column {missing[0]!r} (found: "
+            f"{', '.join(self.columns)}); the workbook's sheets: {listed}"
+        )
+        wanted = ", ".join(repr(name) for name in required)
+        columns = f"the column{'s' if len(required) > 1 else ''} {wanted}"
+        if fitting:
+            advice = f"sheet {fitting[0]!r} has {columns}: read it with --sheet {quote(fitting[0])}"
+        else:
+            headers = "; ".join(
+                f"{name!r}: {', '.join(header) or '(empty)'}" for name, header in others
+            )
+            advice = (
+                f"no other sheet has {columns} in its header ({headers}): name the sheet to "
+                "read with --sheet, and its columns with --id-column and --text-column"
+            )
+        raise InputError(f"{problem}; {advice}", file=self.source, field=missing[0])
+
+    def _texts(self, row: int, raw: tuple[Any, ...]) -> list[str]:
+        """The row's cell texts, within the limits on columns, cells and cell length."""
+        limits = self._limits
+        if len(raw) > limits.max_columns:
+            self._too_large(
+                f"row {row} reaches column {column_letter(len(raw))}, beyond the limit of "
+                f"{limits.max_columns:,} columns",
+                "max_columns",
+            )
+        self._cells += len(raw)
+        if self._cells > limits.max_cells:
+            self._too_large(
+                f"more than {limits.max_cells:,} cells by row {row}, over the limit",
+                "max_cells",
+            )
+        texts = list(map(cell_text, raw))
+        if texts and max(map(len, texts)) > limits.max_cell_chars:
+            position = next(p for p, t in enumerate(texts) if len(t) > limits.max_cell_chars)
+            self._too_large(
+                f"cell {column_letter(position + 1)}{row} holds {len(texts[position]):,} "
+                f"characters, over the limit of {limits.max_cell_chars:,}",
+                "max_cell_chars",
+            )
+        return texts
+
+    def _too_large(self, what: str, limit: str) -> None:
+        raise WorkbookTooLarge(f"{self.label}: {what}", file=self.source, limit=limit)
 
     def _check_names(self, names: Sequence[str], row: int, first_column: int) -> None:
         seen: dict[str, int] = {}
@@ -215,38 +297,100 @@ class Sheet:
                 row, raw = next(self._rows)
             except StopIteration:
                 return
+            except InputError:  # a limit of the archive (`BoundedZipFile`)
+                raise
             except Exception as error:  # openpyxl's parser: any error means damaged XML
                 where = f"sheet {self.name!r}, row {row + 1}"
                 raise _unreadable(self.source, error, where) from None
+            if row > self._limits.max_rows:
+                self._too_large(
+                    f"more than {self._limits.max_rows:,} rows, over the limit", "max_rows"
+                )
             yield row, raw
 
 
 @contextmanager
-def open_sheet(path: Path, source: str, sheet: str | None) -> Iterator[Sheet]:
+def open_sheet(
+    path: Path, source: str, sheet: str | None, limits: WorkbookLimits = DEFAULT_LIMITS
+) -> Iterator[Sheet]:
     """The sheet named `sheet` (else the first worksheet) of the workbook at `path`, open for
     one pass. InputError naming the file for a workbook openpyxl cannot read, a sheet that
-    is not there (naming the sheets there are) or an empty sheet."""
-    import openpyxl
-
+    is not there (naming the sheets there are), an empty sheet, or a workbook beyond
+    `limits` (`WorkbookTooLarge`, also while the rows are read)."""
     try:
         stream = path.open("rb")
     except OSError as error:
         raise cannot_read(source, error) from None
     with stream:
-        try:
-            # A file object, not the path: openpyxl refuses paths by their suffix, and the
-            # content (checked by `is_workbook`) decides what a file is.
-            workbook = openpyxl.load_workbook(stream, read_only=True, data_only=True)
-        except Exception as error:  # openpyxl raises whatever its zip and XML parsers raise
-            raise _unreadable(source, error) from None
+        workbook = _load(stream, source, limits)
         try:
             worksheet = _worksheet(workbook, source, sheet)
             # The recorded dimensions can be wrong (and cut rows off): read every row there is.
             worksheet.reset_dimensions()
             rows = worksheet.iter_rows(values_only=True)
-            yield Sheet(source=source, name=worksheet.title, rows=rows)
+            others = None
+            if sheet is None and len(_worksheets(workbook)) > 1:
+                others = partial(_headers, workbook, worksheet.title)
+            yield Sheet(
+                source=source, name=worksheet.title, rows=rows, limits=limits, other_sheets=others
+            )
         finally:
             workbook.close()
+
+
+#: How many rows of another sheet `_headers` looks through for its header.
+_HEADER_ROWS = 50
+
+
+def _headers(workbook: Any, chosen: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Every worksheet but `chosen`, with its header: the first non-empty row among its
+    first rows (empty when there is none there)."""
+    headers = []
+    for worksheet in _worksheets(workbook):
+        if worksheet.title == chosen:
+            continue
+        header: tuple[str, ...] = ()
+        for raw in islice(worksheet.iter_rows(values_only=True), _HEADER_ROWS):
+            texts = [_records.column_name(cell_text(value)) for value in raw]
+            if any(texts):
+                header = tuple(text for text in texts if text)
+                break
+        headers.append((str(worksheet.title), header))
+    return headers
+
+
+def _worksheets(workbook: Any) -> list[Any]:
+    """The workbook's worksheets (not its chart sheets), in order."""
+    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+    return [each for each in workbook.worksheets if isinstance(each, ReadOnlyWorksheet)]
+
+
+def _load(stream: Any, source: str, limits: WorkbookLimits) -> Any:
+    """openpyxl's read-only workbook over a `BoundedZipFile` of `stream` (what
+    `openpyxl.load_workbook` does, with the archive it reads swapped for the bounded one)."""
+    from openpyxl.reader.excel import ExcelReader
+
+    try:
+        archive = BoundedZipFile(stream, source=source, limits=limits)
+    except InputError:
+        raise
+    except Exception as error:  # zipfile's errors: a damaged archive
+        raise _unreadable(source, error) from None
+    try:
+        # A file object, not the path: openpyxl refuses paths by their suffix, and the
+        # content (checked by `is_workbook`) decides what a file is.
+        reader = ExcelReader(stream, read_only=True, data_only=True)
+        reader.archive.close()
+        reader.archive = archive
+        reader.read()
+    except InputError:
+        archive.close()
+        raise
+    except Exception as error:  # openpyxl raises whatever its zip and XML parsers raise
+        archive.close()
+        raise _unreadable(source, error) from None
+    return reader.wb
 
 
 def _worksheet(workbook: Any, source: str, sheet: str | None) -> Any:
@@ -254,7 +398,7 @@ def _worksheet(workbook: Any, source: str, sheet: str | None) -> Any:
 
     names = list(workbook.sheetnames)
     if sheet is None:
-        tables = [each for each in workbook.worksheets if isinstance(each, ReadOnlyWorksheet)]
+        tables = _worksheets(workbook)
         if not tables:
             raise InputError(f"{source}: the workbook has no worksheet", file=source)
         return tables[0]
@@ -318,7 +462,7 @@ def build_index(
     with open_sheet(path, source, sheet) as opened:
         columns = opened.columns
         required = (text_column,) if derived else (id_column, text_column)
-        _records.require_columns(columns, required, opened.label, file=source)
+        opened.require_columns(required)
         builder = ColumnsBuilder(columns)
         checker = (
             None if derived else _records.IdChecker(id_column, columns, source, label=opened.label)

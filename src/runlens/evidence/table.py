@@ -169,7 +169,7 @@ class CsvTable:
         source_hash = file_sha256(xlsx_path)
         sheet_rows = array("L")
         with _xlsx.open_sheet(xlsx_path, source, sheet) as opened:
-            _records.require_columns(opened.columns, required_columns, opened.label, file=source)
+            opened.require_columns(required_columns)
             builder = ColumnsBuilder(opened.columns)
             records = opened.records()
             while batch := list(islice(records, BATCH_ROWS)):

@@ -3,12 +3,12 @@
 Everything a model can get wrong — an unknown tool, arguments that are not an object or fail the
 tool's JSON Schema, a tool that raises — becomes a `ToolOutcome` with `is_error=True` that goes
 back to the model. Only `InputError` (the run's input is unusable), `TaskError` (the task
-cannot be done at all) and cancellation escape.
+cannot be done at all) and cancellation escape. Every call runs on a thread the run can
+abandon (`runlens.tools.threads`), so a cancelled run never waits for a tool.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ from runlens.errors import InputError, TaskError, ToolError
 from runlens.models.messages import ToolCall, ToolSpec
 from runlens.schema import CompiledSchema, compiled
 from runlens.tools.base import Tool, ToolContext
+from runlens.tools.threads import call_tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +83,8 @@ class ToolRegistry:
         tool = self._tools[call.name]
         arguments = call.arguments or {}
         try:
-            result = tool.function(context, **arguments)
-            if inspect.isawaitable(result):
-                result = await result
+            # On a thread of its own: a cancelled run never waits for the tool.
+            result = await call_tool(call.name, tool.function, context, arguments)
         except (InputError, TaskError, KeyboardInterrupt):
             raise
         except ToolError as error:

@@ -512,13 +512,19 @@ def _copy(source: BinaryIO, target: Path, limit: int) -> int | None:
 
 def _check_content(path: Path, name: str, suffix: str, encoding: str | None) -> None:
     """The file is what its extension says: an .xlsx workbook, or a CSV text file."""
-    from runlens.evidence import is_workbook
+    from runlens.evidence import WorkbookTooLarge, check_workbook, is_workbook
     from runlens.evidence._detect import sniff_format
 
     workbook = is_workbook(path)
     if suffix == WORKBOOK_SUFFIX:
         if not workbook:
             raise LaunchError(415, f"{name} is not an .xlsx workbook (no workbook inside)")
+        try:  # within the limits a run reads a workbook by (a zip bomb is refused here)
+            check_workbook(path, name)
+        except WorkbookTooLarge as error:
+            raise LaunchError(413, str(error)) from None
+        except InputError as error:
+            raise LaunchError(415, str(error)) from None
         return
     if workbook:
         raise LaunchError(415, f"{name} is an .xlsx workbook: upload it with the .xlsx extension")
