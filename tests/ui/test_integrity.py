@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -17,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
-from tests.ui.conftest import UIServer
+from tests.ui.conftest import UIServer, server_env
 from tests.ui.runs import GOOD_QUOTE, MadeRun, revised_run
 
 from runlens.store.db import open_store
@@ -168,3 +169,33 @@ def test_the_reader_view_shows_the_notice_in_a_browser(
         assert shot.stat().st_size > 0
     finally:
         context.close()
+
+
+def test_a_copied_workspace_is_named_on_the_run_page_and_never_served(
+    ui_server: UIServer, tmp_path: Path
+) -> None:
+    """`cp -r` of a run's folder, then an edit: the store keeps the run's own folder, and the
+    run page names the copy instead of showing it."""
+    made = revised_run(ui_server.home, database_url=ui_server.db_url)
+    copy = made.workspace.parent / f"{made.workspace.name}-copy"
+    subprocess.run(["cp", "-r", str(made.workspace), str(copy)], check=True)
+    sed(copy / REPORT, "s/## Executive Summary/## Executive Summary\\n\\nA forged line./")
+    listed = subprocess.run(
+        [sys.executable, "-m", "runlens", "runs", "--limit", "1000"],
+        env=server_env(ui_server.home, RUNLENS_DATABASE_URL=ui_server.db_url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    with ui_server.client() as client:
+        run = client.get(f"/api/runs/{made.run_id}").json()
+        assert run["workspace"] == str(made.workspace)
+        assert run["clashes"] == [str(copy)]
+        page = client.get(f"/runs/{made.run_id}")
+        assert "data-verdict-clashes" in page.text
+        assert str(copy) in page.text
+        report = client.get(f"/api/runs/{made.run_id}/artifacts/{REPORT}")
+        assert "A forged line." not in report.text
+        assert report.headers["x-runlens-changed-after-validation"] == "false"
