@@ -12,7 +12,6 @@ a plugin's analyst) needs no extra argument, and code outside a run pays one loo
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -22,14 +21,16 @@ class CancelScope:
     """The cancellation state of one run."""
 
     def __init__(self) -> None:
-        self._flag = threading.Event()
+        # A plain flag (set once, read anywhere): a `threading.Event` costs microseconds to
+        # make, and every tool call makes a scope.
+        self._cancelled = False
         self.reason: str | None = None
         self._task: asyncio.Task[object] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def cancelled(self) -> bool:
-        return self._flag.is_set()
+        return self._cancelled
 
     def bind(self, task: asyncio.Task[object], loop: asyncio.AbstractEventLoop) -> None:
         """The task `cancel()` cancels (the one running the run)."""
@@ -37,17 +38,17 @@ class CancelScope:
 
     def cancel(self, reason: str) -> None:
         """Ask the run to stop. Safe from a signal handler and from any thread."""
-        if self._flag.is_set():
+        if self._cancelled:
             return
         self.reason = reason
-        self._flag.set()
+        self._cancelled = True
         task, loop = self._task, self._loop
         if task is not None and loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(task.cancel)
 
     def checkpoint(self) -> None:
         """Raise `asyncio.CancelledError` if the run was asked to stop."""
-        if self._flag.is_set():
+        if self._cancelled:
             raise asyncio.CancelledError(self.reason)
 
 

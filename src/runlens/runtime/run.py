@@ -331,6 +331,12 @@ class Run:
             warn=self._warn,
         )
         registry = ToolRegistry([*self.plugin.build_tools(context), *FILE_TOOLS])
+        try:
+            await self._execute_with(context, registry)
+        finally:
+            registry.close()  # a long-lived worker process keeps no tool thread of this run
+
+    async def _execute_with(self, context: ToolContext, registry: ToolRegistry) -> None:
         self._register_hooks()
         loop = AgentLoop(
             model=self.model,

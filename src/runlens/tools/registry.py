@@ -4,12 +4,14 @@ Everything a model can get wrong — an unknown tool, arguments that are not an 
 tool's JSON Schema, a tool that raises — becomes a `ToolOutcome` with `is_error=True` that goes
 back to the model. Only `InputError` (the run's input is unusable), `TaskError` (the task
 cannot be done at all) and cancellation escape. Every call runs on a thread the run can
-abandon (`runlens.tools.threads`), so a cancelled run never waits for a tool.
+abandon (`runlens.tools.threads`), so a cancelled run never waits for a tool; the registry
+keeps its tool threads for the next call, and `close()` (at the end of the run) ends them.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +22,7 @@ from runlens.errors import InputError, TaskError, ToolError
 from runlens.models.messages import ToolCall, ToolSpec
 from runlens.schema import CompiledSchema, compiled
 from runlens.tools.base import Tool, ToolContext
-from runlens.tools.threads import call_tool
+from runlens.tools.threads import ToolThreads
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,14 @@ class ToolRegistry:
             self._tools[tool.name] = tool
             self._checkers[tool.name] = compiled(tool.parameters)
         self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in self._tools.values())
+        self._threads = ToolThreads()
+        # A registry dropped without `close()` ends its idle threads all the same.
+        weakref.finalize(self, self._threads.close)
+
+    def close(self) -> None:
+        """End the idle tool threads (the run is over). The registry still works after: each
+        later call then gets a thread that ends when the call does."""
+        self._threads.close()
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -83,8 +93,8 @@ class ToolRegistry:
         tool = self._tools[call.name]
         arguments = call.arguments or {}
         try:
-            # On a thread of its own: a cancelled run never waits for the tool.
-            result = await call_tool(call.name, tool.function, context, arguments)
+            # On a tool thread: a cancelled run never waits for the tool.
+            result = await self._threads.call(call.name, tool.function, context, arguments)
         except (InputError, TaskError, KeyboardInterrupt):
             raise
         except ToolError as error:

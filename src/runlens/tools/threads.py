@@ -3,7 +3,7 @@
 A tool is the plugin's code. Before, it ran on the run's event loop, so a cancelled run (a
 SIGTERM, the wall time) had to wait until the tool reached a cancellation point, and a tool
 with none (a C call, a loop someone forgot to instrument) kept the run alive for as long as
-it computed. Now `call_tool` runs every call on a daemon thread of its own, and the run's task
+it computed. Now every call runs on a daemon thread the run does not wait for, and the run's task
 only awaits its result: cancelling the task abandons the call, gives it 0.2 s to wind down
 (a cooperating tool stops there, an `async` tool's tasks are cancelled) and returns; the run
 records `cancelled`, releases its workspace and exits, and a tool still running is left to die
@@ -21,8 +21,14 @@ An abandoned tool must not touch the run afterwards, so the thread gets:
   refused once the call is abandoned. Model calls made by the tool (a batch engine) become
   tasks of the run's loop, cancelled with the call.
 
-The cost is one thread per call, and one event loop per call for an `async` tool:
-`benchmarks/bench_cancel.py --tool-overhead` measures it.
+The thread is not made per call: a registry (one per run) keeps its tool threads
+(`ToolThreads`) and hands each call to an idle one, so a run's calls, made one after another,
+all run on one thread. An `async` tool runs on an event loop that lives on that thread, as
+`asyncio.run` would run it (tasks it leaves behind are cancelled when it returns), but the
+loop is not made per call. A thread whose call was abandoned is never given another: it ends
+once its tool returns, and the next call gets a new thread. `ToolThreads.close` (the run
+calls it when it ends) ends the idle ones, so a long-lived worker process keeps no thread
+of a finished run. `benchmarks/bench_cancel.py --tool-overhead` measures the cost per call.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import contextlib
 import contextvars
 import dataclasses
 import inspect
+import queue
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -84,6 +91,12 @@ class _Call:
         self.dispatched: set[concurrent.futures.Future[Any]] = set()
         #: An `async` tool's task, on its thread's own loop.
         self._task: tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = None
+        #: Held until the call is over on the tool's thread (its result handed over): a
+        #: lock, cheaper to make than a `threading.Event`.
+        self.running = threading.Lock()
+        self.running.acquire()
+        #: Set on the run's loop when the tool's outcome arrives there.
+        self.settled = False
 
     def abandon(self, reason: str) -> None:
         """From the run's loop: the call's result is no longer wanted."""
@@ -99,17 +112,24 @@ class _Call:
     # -- on the tool's thread ---------------------------------------------------------------
 
     def body(
-        self, function: ToolFunction, context: ToolContext, arguments: Mapping[str, Any]
+        self,
+        thread: _ToolThread,
+        function: ToolFunction,
+        context: ToolContext,
+        arguments: Mapping[str, Any],
     ) -> None:
-        with cancellation.active(self.scope), writes_through(self.gate):
-            try:
-                outcome = function(self.context_for_thread(context), **arguments)
-                if inspect.isawaitable(outcome):
-                    outcome = asyncio.run(self._run_async(outcome))
-            except BaseException as error:  # handed to the run's loop, as the call's result
-                self._settle(None, error)
-            else:
-                self._settle(outcome, None)
+        try:
+            with cancellation.active(self.scope), writes_through(self.gate):
+                try:
+                    outcome = function(self.context_for_thread(context), **arguments)
+                    if inspect.isawaitable(outcome):
+                        outcome = thread.run_async(self._run_async(outcome))
+                except BaseException as error:  # handed to the run's loop, as the result
+                    self._settle(None, error)
+                else:
+                    self._settle(outcome, None)
+        finally:
+            self.running.release()
 
     async def _run_async(self, awaitable: Awaitable[T]) -> T:
         task = asyncio.current_task()
@@ -120,6 +140,7 @@ class _Call:
 
     def _settle(self, outcome: Any, error: BaseException | None) -> None:
         def settle() -> None:
+            self.settled = True
             if self.result.done():
                 return
             if isinstance(error, asyncio.CancelledError):  # the tool saw the run cancelled
@@ -205,23 +226,129 @@ async def _awaited(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-async def call_tool(
-    name: str, function: ToolFunction, context: ToolContext, arguments: Mapping[str, Any]
-) -> Any:
-    """`function(context, **arguments)` (awaited if it returns an awaitable) on a thread of
-    its own; its result or its exception. Cancelled at once when the awaiting task is: the
-    call is then abandoned (see the module's docstring)."""
-    call = _Call(asyncio.get_running_loop(), name)
-    thread = threading.Thread(
-        target=contextvars.copy_context().run,
-        args=(call.body, function, context, arguments),
-        name=f"runlens-tool-{name[:40]}",
-        daemon=True,  # an abandoned tool never keeps the process alive
-    )
-    thread.start()
-    try:
-        return await call.result
-    except asyncio.CancelledError:
-        call.abandon(f"the run stopped waiting for tool {name}")
-        thread.join(_GRACE_SECONDS)
-        raise
+class _ToolThread:
+    """A daemon thread running tool calls one after another, and the event loop its `async`
+    tools run on (made at the first one)."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[
+            tuple[contextvars.Context, _Call, ToolFunction, ToolContext, Mapping[str, Any]] | None
+        ] = queue.SimpleQueue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.thread = threading.Thread(target=self._serve, name="runlens-tool", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        thread = self.thread
+        try:
+            while (job := self.jobs.get()) is not None:
+                context, call, function, tool_context, arguments = job
+                thread.name = f"runlens-tool-{call.name[:40]}"
+                # In a copy of the caller's context: the tool sees the run's context variables
+                # (its cancel scope among them) as a thread of its own would.
+                with contextlib.suppress(BaseException):  # `body` hands the call's errors over
+                    context.run(call.body, self, function, tool_context, arguments)
+        finally:
+            if self._loop is not None:
+                _close_loop(self._loop)
+
+    def run_async(self, awaitable: Awaitable[T]) -> T:
+        """`asyncio.run(awaitable)` on this thread's loop: the tasks the tool leaves running
+        are cancelled (and awaited) before it returns."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        loop = self._loop
+        try:
+            return loop.run_until_complete(awaitable)
+        finally:
+            _cancel_leftovers(loop)
+
+    def stop(self) -> None:
+        """End the thread once the calls handed to it are over (at once when idle)."""
+        self.jobs.put(None)
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """What `asyncio.run` does with the tasks still running when its coroutine returns."""
+    leftovers = asyncio.all_tasks(loop)
+    if not leftovers:
+        return
+    for task in leftovers:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+    for task in leftovers:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {
+                    "message": "unhandled exception in a task a tool left running",
+                    "exception": task.exception(),
+                    "task": task,
+                }
+            )
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    with contextlib.suppress(Exception):
+        _cancel_leftovers(loop)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    loop.close()
+
+
+class ToolThreads:
+    """The threads a registry's tool calls run on: one per call under way, reused.
+
+    Idle threads wait for the next call (a run's calls come one after another, so a run
+    uses one); a thread whose call was abandoned is dropped and ends when its tool returns.
+    `close()` ends the idle threads; a thread used after it is ended once its call is over.
+    """
+
+    def __init__(self) -> None:
+        self._idle: list[_ToolThread] = []
+        self._closed = False
+
+    def close(self) -> None:
+        """End the idle threads (the run is over). Calls made later still run, each on a
+        thread ended when it returns."""
+        self._closed = True
+        while self._idle:
+            with contextlib.suppress(IndexError):  # another thread took it meanwhile
+                self._idle.pop().stop()
+
+    async def call(
+        self, name: str, function: ToolFunction, context: ToolContext, arguments: Mapping[str, Any]
+    ) -> Any:
+        """`function(context, **arguments)` (awaited if it returns an awaitable) on a tool
+        thread; its result or its exception. Cancelled at once when the awaiting task is: the
+        call is then abandoned (see the module's docstring) and its thread dropped."""
+        call = _Call(asyncio.get_running_loop(), name)
+        try:
+            thread = self._idle.pop()
+        except IndexError:
+            thread = _ToolThread()
+        else:
+            if not thread.thread.is_alive():  # never expected: a thread that died somehow
+                thread = _ToolThread()
+        thread.jobs.put((contextvars.copy_context(), call, function, context, arguments))
+        try:
+            result = await call.result
+        except asyncio.CancelledError:
+            if call.settled:  # the tool itself stopped (it saw the run cancelled)
+                self._release(thread)
+                raise
+            call.abandon(f"the run stopped waiting for tool {name}")
+            thread.stop()  # never given another call: it ends when the tool returns
+            if call.running.acquire(timeout=_GRACE_SECONDS):  # the tool wound down
+                call.running.release()
+            raise
+        except BaseException:
+            self._release(thread)
+            raise
+        self._release(thread)
+        return result
+
+    def _release(self, thread: _ToolThread) -> None:
+        if self._closed:
+            thread.stop()
+        else:
+            self._idle.append(thread)
