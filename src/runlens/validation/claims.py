@@ -14,7 +14,7 @@ A claim is:
 - a count of the data's units: a number followed, within four words that are fillers (`of`,
   `the`, `its`, `analysed`, ...), other numbers or words naming a figure (`negative`, a
   theme's name), by a word for rows, reviews, users, customers, comments, responses,
-  tickets, entries, records, items or feedback (`89 rows`, `1 of its 1 problem rows`,
+  tickets, entries, records or items (`89 rows`, `1 of its 1 problem rows`,
   `12 negative reviews`; in Chinese a unit such as `条`, `位`, `名`, `人`, `份`, `行`, `个用户`
   right after it, `共89条`), unless it is a bound, an estimate, one end of a range, a rank
   (`top 3 rows`, `first 10`, `前3`, `第3`) or a year (`in 2026`, `2026年`).
@@ -62,8 +62,6 @@ UNIT_NOUNS = frozenset(
         "records",
         "item",
         "items",
-        "feedback",
-        "feedbacks",
         "people",
         "person",
         "persons",
@@ -108,7 +106,7 @@ FILLERS = frozenset(
     ]
 )
 #: Chinese units that count rows, right after the number.
-_ZH_UNITS = re.compile(r"\s*(?:条|位|名|人|份|行|则|个(?:用户|客户|评论|反馈|回复|样本))")
+_ZH_UNITS = re.compile(r"\s*(?:条|位|名|人|份|行|则|个(?:用户|客户|评论|回复|样本))")
 #: Words before a number that make it a target, a bound or an estimate (lower case).
 QUALIFIERS = (
     "target", "goal", "aim", "below", "under", "over", "above", "more than", "less than",
