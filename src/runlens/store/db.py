@@ -853,11 +853,7 @@ class RunStore:
         never registered, it stopped, another worker found it dead and took its runs over
         (`claim_dead_workers`), or (with `pid`) another process registered under its id since:
         a worker told so must not go on with those runs."""
-        alive = [
-            t.workers.c.executor_id == executor_id,
-            t.workers.c.stopped_at.is_(None),
-            t.workers.c.recovered_by.is_(None),
-        ]
+        alive = [t.workers.c.executor_id == executor_id, *_not_ended()]
         if pid is not None:
             alive.append(t.workers.c.pid == pid)
         with self._write() as connection:
@@ -902,8 +898,7 @@ class RunStore:
             claimed = connection.execute(
                 sa.update(t.workers)
                 .where(
-                    workers.stopped_at.is_(None),
-                    workers.recovered_by.is_(None),
+                    *_not_ended(),
                     workers.heartbeat_at < _clock(self.engine.dialect.name, older_than),
                     workers.executor_id != by,
                 )
@@ -928,8 +923,7 @@ class RunStore:
             rows = connection.execute(
                 sa.select(t.workers)
                 .where(
-                    workers.stopped_at.is_(None),
-                    workers.recovered_by.is_(None),
+                    *_not_ended(),
                     workers.heartbeat_at >= _clock(self.engine.dialect.name, within),
                 )
                 .order_by(workers.started_at, workers.executor_id)
@@ -975,6 +969,11 @@ def _upsert_factory(dialect: str) -> Any:
 
         return sqlite_insert
     raise UserError(f"the run store supports SQLite and PostgreSQL, not {dialect}")
+
+
+def _not_ended() -> tuple[sa.ColumnElement[bool], ...]:
+    """A worker the store still counts: it neither stopped nor was taken over as dead."""
+    return (t.workers.c.stopped_at.is_(None), t.workers.c.recovered_by.is_(None))
 
 
 def _clock(dialect: str, seconds_ago: float = 0.0) -> sa.ColumnElement[str]:
