@@ -43,12 +43,15 @@ neutral (its documented thresholds); snownlp has two classes (>= 0.5 positive).
 Genre (unless `--no-genre`): the not-feedback warning (`genre.feedback_warnings`) on each
 held-out genre file, whole and on 20 seeded random samples of 300 rows: the share flagged.
 
-Theme purity (unless `--no-themes`): `discovery.discover_themes` on the shipped sample against
-its hand-labelled gold and on two topic-labelled corpora, the drug reviews by condition and
-THUCNews headlines by section, beside the baseline (`discovery.py` as of
-`BASELINE_REVISION`, read with git); purity is the share of the rows placed in a theme that
-belong to that theme's majority true topic, coverage the share of rows placed in a theme at
-all.
+Theme purity (unless `--no-themes`; alone with `--purity`): `discovery.discover_themes` on
+the shipped sample against its hand-labelled gold and on two topic-labelled corpora,
+THUCNews headlines by section (the held-out half of the genre split, and all) and drug
+reviews by condition (the ten most frequent conditions: `drugsComTest.tsv` held out, both
+files, and every condition), with sentence vectors ("now"), with words only, and beside
+the baseline (`discovery.py` as of `BASELINE_REVISION`, read with git); purity is the share
+of the rows placed in a theme that belong to that theme's majority true topic, coverage the
+share of rows placed in a theme at all. The settings were chosen on development data only
+(`tune_vector_themes.py`).
 
 It also times sentiment inference alone (`document.parse`) per 100,000 rows. This prints
 measurements; it asserts nothing.
@@ -67,6 +70,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -438,8 +442,8 @@ def purity(name: str, rows: corpora.Topical, baseline: Any = None) -> str:
 
     topics = Counter(topic for _, topic in rows)
     largest = topics.most_common(1)[0][1] / len(rows)
-    lines = [f"{name:<24}{len(rows):>6}  true topics {len(topics):>3} (largest {largest:.1%})"]
-    runs = [("now", discover_themes)]
+    lines = [f"{name:<26}{len(rows):>6}  true topics {len(topics):>3} (largest {largest:.1%})"]
+    runs = [("now", discover_themes), ("words only", partial(discover_themes, vectors=False))]
     if baseline is not None:
         runs.append((f"baseline {BASELINE_REVISION}", baseline.discover_themes))
     for label, discover in runs:
@@ -449,6 +453,24 @@ def purity(name: str, rows: corpora.Topical, baseline: Any = None) -> str:
             f"purity {share:>6.1%}  {seconds:>5.1f} s"
         )
     return "\n".join(lines)
+
+
+def print_purity() -> None:
+    print(
+        "theme purity against the true topic (discover_themes): now (sentence vectors),"
+        " words only (vectors=False) and baseline; held-out rows first:"
+    )
+    baseline = _baseline_discovery()
+    _, thucnews_held_out = corpora.thucnews_split()
+    for name, rows in (
+        ("zh THUCNews held-out half", thucnews_held_out),
+        ("en drugs test top-10", corpora.drug_top_conditions("held-out")),
+        ("shipped sample (gold)", corpora.shipped_sample()),
+        ("zh THUCNews all", corpora.thucnews()),
+        ("en drugs both top-10", corpora.drug_top_conditions("both")),
+        ("en drugs by condition", corpora.drug_conditions()),
+    ):
+        print(purity(name, rows, baseline), flush=True)
 
 
 def inference_time(texts: list[str]) -> float:
@@ -467,8 +489,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-themes", action="store_true", help="skip the theme figures")
     parser.add_argument("--no-pipeline", action="store_true", help="skip the whole-run figures")
     parser.add_argument("--no-genre", action="store_true", help="skip the genre warning")
+    parser.add_argument("--purity", action="store_true", help="only the theme purity figures")
     args = parser.parse_args(argv)
     corpora.ensure_python_packages()
+    if args.purity:
+        print_purity()
+        return 0
     english = corpora.load_uci()
     uci_all = [row for rows in english.values() for row in rows]
     zh_written = corpora.load_zh_written()
@@ -501,11 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ):
             print(themes(name, [text for text, _ in rows]))
         print()
-        print("theme purity against the true topic (discover_themes), now and baseline:")
-        baseline = _baseline_discovery()
-        print(purity("shipped sample (gold)", corpora.shipped_sample(), baseline))
-        print(purity("en drugs by condition", corpora.drug_conditions(), baseline))
-        print(purity("zh THUCNews by section", corpora.thucnews(), baseline))
+        print_purity()
     if not (args.no_themes or args.no_pipeline):
         print()
         print("whole offline run (runlens run --model offline) on each corpus as a CSV:")

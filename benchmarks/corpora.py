@@ -54,6 +54,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -314,6 +315,37 @@ def drug_conditions() -> Topical:
     """Every drug review (both files) with its condition, for theme purity."""
     rows = _drug_rows("drugsComTrain.tsv") + _drug_rows("drugsComTest.tsv")
     return [(r["text"], r["condition"]) for r in rows if r["text"] and r["condition"]]
+
+
+#: Theme purity on drug reviews counts the rows of the conditions most frequent over both
+#: files: with 188 conditions, most named by one or two reviews, no 15 themes could be pure
+#: (a perfect classifier into 15 groups places at most the 15 largest conditions' rows).
+TOP_CONDITIONS = 10
+
+
+def drug_top_conditions(role: str) -> Topical:
+    """The reviews of the `TOP_CONDITIONS` most frequent conditions (over both files), from
+    `role`'s file: "training" (drugsComTrain.tsv, development) or "held-out"
+    (drugsComTest.tsv) or "both"."""
+    counts = Counter(topic for _, topic in drug_conditions())
+    top = {topic for topic, _ in counts.most_common(TOP_CONDITIONS)}
+    names = {
+        "training": ["drugsComTrain.tsv"],
+        "held-out": ["drugsComTest.tsv"],
+        "both": ["drugsComTrain.tsv", "drugsComTest.tsv"],
+    }[role]
+    rows = [r for name in names for r in _drug_rows(name)]
+    return [(r["text"], r["condition"]) for r in rows if r["text"] and r["condition"] in top]
+
+
+def thucnews_split() -> tuple[Topical, Topical]:
+    """THUCNews headlines by section in the genre split's halves (`genre_files`): the
+    training half chose the theme settings, the held-out half measures them."""
+    section = {}
+    for text, topic in thucnews():
+        section.setdefault(text, topic)
+    train, held_out = _seeded_split([(t, 0) for t in section], 0.5)
+    return [(t, section[t]) for t, _ in train], [(t, section[t]) for t, _ in held_out]
 
 
 def long_film_reviews() -> Classed:

@@ -124,6 +124,18 @@ PHRASE_WINDOW = 6
 #: Rows tokenised between two cancellation checkpoints: tokenising is most of the work, and a
 #: cancelled run must stop within a second, not when discovery ends.
 CHECKPOINT_ROWS = 200
+#: Step 3 with sentence vectors (chosen on development halves only, docs/quality.md): the
+#: rows encoded, rows per topic in the count of topics, and the share of encoded rows
+#: farthest from their topic's centre that are "other".
+VECTOR_ROWS = 4_000
+VECTOR_ROWS_PER_TOPIC = 1
+OUTLIER_SHARE = 0.05
+#: A row's concepts (step 1) join its sentence vector with this weight for k-means.
+CONCEPT_WEIGHT = 0.75
+#: Two clusters merge when one concept is in at least this share of the rows of each.
+CONCEPT_MERGE_SHARE = 0.8
+#: k-means starts (the best of them is kept, `random_state=0`).
+KMEANS_STARTS = 10
 
 
 def _words(text: str) -> frozenset[str]:
@@ -483,8 +495,11 @@ def _tokenised(
     return rows
 
 
-def discover_themes(texts: Sequence[str]) -> ThemeCatalogue:
-    """The themes of `texts` and each text's theme (module docstring for the rules)."""
+def discover_themes(texts: Sequence[str], *, vectors: bool | None = None) -> ThemeCatalogue:
+    """The themes of `texts` and each text's theme (module docstring for the rules).
+
+    `vectors`: topics from sentence vectors (True), from words only (False) or, by default,
+    from sentence vectors when the encoder is installed."""
     count = len(texts)
     fit_rows = _sample(count, FIT_ROWS)
     fit_terms = _tokenised(texts, fit_rows)
@@ -492,14 +507,29 @@ def discover_themes(texts: Sequence[str]) -> ThemeCatalogue:
     fit_terms = [_fold(row, folds) for row in fit_terms]
     usable = sum(1 for row in fit_terms if row)
     k = _components(usable)
-    top = _fit(fit_terms, k, usable) if k else None
-    if top is None:
+    if not k:
         return ThemeCatalogue([], [OTHER] * count)
+    if vectors is None:
+        from runlens_feedback import embedding
+
+        vectors = embedding.available()
     import numpy as np
 
-    root = _Node(top, list(range(top.k)))
-    leaf_count, fit_labels, fit_matrix = _grow(root, fit_terms)
-    vocabulary = top.vectorizer.get_feature_names_out()
+    fixed: dict[int, int] = {}  # row -> leaf decided by its sentence vector (-1: an outlier)
+    if vectors:
+        found = _vector_topics(texts, fit_rows, fit_terms, usable)
+        if found is None:
+            return ThemeCatalogue([], [OTHER] * count)
+        root, fixed, fit_labels, fit_matrix = found
+        leaf_count = root.model.k
+    else:
+        top = _fit(fit_terms, k, usable)
+        if top is None:
+            return ThemeCatalogue([], [OTHER] * count)
+        root = _Node(top, list(range(top.k)))
+        leaf_count, fit_labels, fit_matrix = _grow(root, fit_terms)
+    vectorizer = root.model.vectorizer
+    vocabulary = vectorizer.get_feature_names_out()
     anchors = _anchors(fit_matrix, fit_labels, leaf_count)
     del fit_matrix
     labels = np.full(count, -1, dtype=np.int32)
@@ -510,8 +540,13 @@ def discover_themes(texts: Sequence[str]) -> ThemeCatalogue:
     cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     for chunk in _chunks(count):
         chunk_terms = _tokenised(texts, chunk, folds, cached)
-        matrix = top.vectorizer.transform(chunk_terms)
+        matrix = vectorizer.transform(chunk_terms)
         chunk_labels = root.assign(chunk_terms, matrix)
+        decided = np.zeros(len(chunk), dtype=bool)
+        for position, row in enumerate(chunk):
+            if row in fixed:  # an outlier (-1) may still join a theme by its anchors (4c)
+                chunk_labels[position] = fixed[row]
+                decided[position] = fixed[row] >= 0
         present = matrix.copy()
         present.data[:] = 1.0
         for leaf in range(leaf_count):
@@ -520,9 +555,174 @@ def discover_themes(texts: Sequence[str]) -> ThemeCatalogue:
                 class_counts[leaf] += np.asarray(present[members].sum(axis=0)).ravel()
         placed = chunk_labels[chunk_labels >= 0]
         core_sizes += np.bincount(placed, minlength=leaf_count)
-        labels[chunk.start : chunk.stop] = _second_chance(chunk_labels, present, anchors)
+        second = _second_chance(chunk_labels, present, anchors)
+        labels[chunk.start : chunk.stop] = np.where(decided, chunk_labels, second)
     sizes = np.bincount(labels[labels >= 0], minlength=leaf_count)
-    return _catalogue(labels, sizes, core_sizes, class_counts, vocabulary, count)
+    return _catalogue(
+        labels, sizes, core_sizes, class_counts, vocabulary, count, cohesion=not vectors
+    )
+
+
+def _vector_components(usable: int) -> int:
+    """Step 3 with sentence vectors: `min(TOP_LEVEL_THEMES, sqrt(n / VECTOR_ROWS_PER_TOPIC),
+    n // 4)` topics, at least 1 (splits may add themes up to `MAX_THEMES`)."""
+    return max(
+        1, min(TOP_LEVEL_THEMES, int(math.sqrt(usable / VECTOR_ROWS_PER_TOPIC)), usable // 4)
+    )
+
+
+def _sense_splits(leaves: Any, rows: list[list[str]], points: Any) -> Any:
+    """Step 4b with sentence vectors: a cluster whose rows, once the words most of them
+    share are left out, fall into groups that share no word at all (`_split`'s disconnected
+    case; each part at least `max(3, 1%)` rows) can be cut in two: the "server" of a waiter
+    and of a web service. Cuts are made while the themes number under `MAX_THEMES`, those
+    whose parts mean the most different things first (lowest cosine between the parts'
+    mean sentence vectors)."""
+    import numpy as np
+
+    leaves = leaves.copy()
+    minimum = max(3, math.ceil(0.01 * len(rows)))
+    count = int(leaves.max()) + 1 if len(leaves) else 0
+    cuts = []
+    for leaf in range(count):
+        members = np.flatnonzero(leaves == leaf)
+        if len(members) < 4 * minimum:
+            continue
+        own = [rows[i] for i in members.tolist()]
+        found = _split(own, minimum)
+        if found is None or found[1] != 0:
+            continue
+        split = found[0]
+        sides = _Node(split, [0, 1]).assign(own, split.vectorizer.transform(own), top=False)
+        if not minimum <= int((sides == 1).sum()) <= len(own) - minimum:
+            continue
+        halves = [points[members[sides == side]].mean(axis=0) for side in (0, 1)]
+        norms = [max(float(np.linalg.norm(half)), 1e-12) for half in halves]
+        cosine = float(halves[0] @ halves[1]) / (norms[0] * norms[1])
+        cuts.append((cosine, leaf, members[sides == 1]))
+    for _, _, moved in sorted(cuts, key=lambda cut: cut[:2]):
+        if count >= MAX_THEMES:
+            break
+        leaves[moved] = count
+        count += 1
+    return leaves
+
+
+def _one_per_concept(leaves: Any, concepts: Any) -> Any:
+    """Clusters that one concept (step 1, not an everyday one) holds together are one theme:
+    two clusters merge when the same concept is in at least `CONCEPT_MERGE_SHARE` of the
+    rows of each ("导出周报太慢" and "Export to Excel fails": export). Leaves are renumbered
+    from 0 in the order of their lowest old id."""
+    import numpy as np
+
+    count = int(leaves.max()) + 1 if len(leaves) else 0
+    held = concepts > 0
+    parent = list(range(count))
+
+    def root(leaf: int) -> int:
+        while parent[leaf] != leaf:
+            leaf = parent[leaf]
+        return leaf
+
+    owner: dict[int, int] = {}  # concept -> the first cluster it holds together
+    for leaf in range(count):
+        members = leaves == leaf
+        size = int(members.sum())
+        if not size:
+            continue
+        shares = held[members].sum(axis=0) / size
+        top = shares.max() if shares.size else 0.0
+        for concept in np.flatnonzero((shares >= CONCEPT_MERGE_SHARE) & (shares == top)).tolist():
+            if concept in owner:
+                low, high = sorted((root(owner[concept]), root(leaf)))
+                parent[high] = low
+            else:
+                owner[concept] = leaf
+    roots = sorted({root(leaf) for leaf in range(count)})
+    renumber = {old: new for new, old in enumerate(roots)}
+    return np.array([renumber[root(int(leaf))] for leaf in leaves], dtype=np.int32)
+
+
+def _concept_vectors(rows: list[list[str]], chosen: list[int]) -> Any:
+    """Each chosen row's concepts (step 1) as an L2-normalised vector of their counts; not
+    the everyday ones (service, delivery, quality: `analyst.themes.EVERYDAY_THEMES`), which
+    every domain has, so a waiter's and a hotel desk's rows are not drawn together."""
+    import numpy as np
+
+    from runlens_feedback.analyst.themes import EVERYDAY_THEMES
+
+    everyday = {CONCEPT + key for key in EVERYDAY_THEMES}
+    concepts = sorted(
+        {t for j in chosen for t in rows[j] if t.startswith(CONCEPT) and t not in everyday}
+    )
+    index = {concept: i for i, concept in enumerate(concepts)}
+    out = np.zeros((len(chosen), max(1, len(concepts))), dtype=np.float32)
+    for position, j in enumerate(chosen):
+        for term in rows[j]:
+            if term in index:
+                out[position, index[term]] += 1.0
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms > 0, norms, 1.0)
+
+
+def _vector_topics(
+    texts: Sequence[str], fit_rows: list[int], fit_terms: list[list[str]], usable: int
+) -> tuple[_Node, dict[int, int], Any, Any] | None:
+    """Steps 3-4 with sentence vectors: k-means over the vectors of at most `VECTOR_ROWS`
+    rows with terms (evenly spaced); the `OUTLIER_SHARE` of them farthest from their
+    centre are "other". Returns the word model that places every other row (each topic's
+    mean TF-IDF over its rows), the leaf of each encoded row, and the fit sample's leaves
+    and TF-IDF matrix (for the anchors of step 4c)."""
+    import numpy as np
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+
+    from runlens_feedback import embedding
+
+    vectorizer = _vectorizer(usable)
+    try:
+        fit_matrix = vectorizer.fit_transform(fit_terms)
+    except ValueError:  # no term survives the document-frequency bounds
+        return None
+    with_terms = [j for j, row in enumerate(fit_terms) if row]
+    chosen = [with_terms[j] for j in _sample(len(with_terms), VECTOR_ROWS)]
+    k = min(_vector_components(usable), len(chosen))
+    if k < 1:
+        return None
+    chosen_texts = [str(texts[fit_rows[j]] or "") for j in chosen]
+    points = embedding.sentence_vectors(chosen_texts)
+    concepts = _concept_vectors(fit_terms, chosen)
+    joined = np.hstack([points, CONCEPT_WEIGHT * concepts]) if CONCEPT_WEIGHT > 0 else points
+    k = min(k, len(np.unique(joined.round(6), axis=0)))  # never more topics than distinct rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct rows than k
+        model = KMeans(n_clusters=k, n_init=KMEANS_STARTS, random_state=0).fit(joined)
+    leaves = _one_per_concept(model.labels_.astype(np.int32), concepts)
+    leaves = _sense_splits(leaves, [fit_terms[j] for j in chosen], points)
+    k = int(leaves.max()) + 1
+    centres = np.vstack(
+        [
+            points[leaves == leaf].mean(axis=0) if (leaves == leaf).any() else points[0] * 0
+            for leaf in range(k)
+        ]
+    )
+    centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+    closeness = np.einsum("ij,ij->i", points, centres[leaves])
+    outliers = int(len(chosen) * OUTLIER_SHARE)
+    if outliers:
+        farthest = np.argsort(closeness, kind="stable")[:outliers]
+        leaves[farthest] = -1
+    fit_labels = np.full(len(fit_terms), -1, dtype=np.int32)
+    fit_labels[chosen] = leaves
+    centroids = np.zeros((k, fit_matrix.shape[1]), dtype=np.float32)
+    for leaf in range(k):
+        members = np.flatnonzero(fit_labels == leaf)
+        if len(members):
+            centroids[leaf] = np.asarray(fit_matrix[members].mean(axis=0)).ravel()
+    norms = np.linalg.norm(centroids, axis=1, keepdims=True)
+    words = _Model(vectorizer, centroids / np.where(norms > 0, norms, 1.0), k)
+    fixed = {fit_rows[j]: int(leaf) for j, leaf in zip(chosen, leaves.tolist(), strict=True)}
+    return _Node(words, list(range(k))), fixed, fit_labels, fit_matrix
 
 
 @dataclass
@@ -618,14 +818,12 @@ def _grow(root: _Node, rows: list[list[str]]) -> tuple[int, Any, Any]:
     return leaf_count, labels, matrix
 
 
-def _fit(
-    rows: list[list[str]], k: int, usable: int, *, max_df: float = 0.5, min_df: int | None = None
-) -> _Model | None:
+def _vectorizer(usable: int, *, max_df: float = 0.5, min_df: int | None = None) -> Any:
+    """Step 2's TF-IDF (module docstring)."""
     import numpy as np
-    from sklearn.decomposition import NMF
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    vectorizer = TfidfVectorizer(
+    return TfidfVectorizer(
         analyzer=_identity,
         min_df=min_df or (2 if usable >= 50 else 1),
         max_df=max_df if usable >= 50 else 1.0,
@@ -633,6 +831,15 @@ def _fit(
         sublinear_tf=True,
         dtype=np.float32,
     )
+
+
+def _fit(
+    rows: list[list[str]], k: int, usable: int, *, max_df: float = 0.5, min_df: int | None = None
+) -> _Model | None:
+    import numpy as np
+    from sklearn.decomposition import NMF
+
+    vectorizer = _vectorizer(usable, max_df=max_df, min_df=min_df)
     try:
         fitted = vectorizer.fit_transform(rows)
     except ValueError:  # no term survives the document-frequency bounds
@@ -876,7 +1083,14 @@ def _cohesive(topic: int, top: list[str], class_counts: Any, vocabulary: Any, si
 
 
 def _catalogue(
-    labels: Any, sizes: Any, core_sizes: Any, class_counts: Any, vocabulary: Any, count: int
+    labels: Any,
+    sizes: Any,
+    core_sizes: Any,
+    class_counts: Any,
+    vocabulary: Any,
+    count: int,
+    *,
+    cohesion: bool = True,
 ) -> ThemeCatalogue:
     ranked = _ranked_terms(class_counts, vocabulary)
     index = {str(term): i for i, term in enumerate(vocabulary)}
@@ -885,7 +1099,9 @@ def _catalogue(
     for topic, size in enumerate(sizes.tolist()):
         if size < minimum or not ranked[topic]:
             continue
-        if not _cohesive(topic, ranked[topic], class_counts, vocabulary, int(core_sizes[topic])):
+        if cohesion and not _cohesive(
+            topic, ranked[topic], class_counts, vocabulary, int(core_sizes[topic])
+        ):
             continue
         held = {term: float(class_counts[topic, index[term]]) for term in ranked[topic]}
         name, keywords = _name(ranked[topic], held, set(named))

@@ -194,9 +194,12 @@ class CountingModelServer:
             return self._changed.wait_for(lambda: len(self._log) >= count, timeout)
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until no request is in flight; False on timeout."""
+        """Wait until no request is in flight and every answered one is recorded as ended
+        (its answer is written before `_end` stamps it); False on timeout."""
         with self._changed:
-            return self._changed.wait_for(lambda: self._in_flight == 0, timeout)
+            return self._changed.wait_for(
+                lambda: self._in_flight == 0 and not self._answered, timeout
+            )
 
     def reset(self) -> None:
         """Forget the log and the concurrency peak (requests in flight still count)."""
