@@ -37,6 +37,24 @@ The algorithm (scikit-learn, deterministic):
    not forced into 4), fitted on a deterministic sample of at most `FIT_ROWS` rows (evenly
    spaced).
    Inputs with fewer than 5 usable rows get no themes: everything is "other".
+3v. *Topics from sentence vectors* (the default when the encoder is installed: `embedding`,
+   the multilingual Universal Sentence Encoder; steps 3-4b above are the fallback, kept with
+   `vectors=False`). Of the fit sample's rows with terms, at most `VECTOR_ROWS` (evenly
+   spaced) are encoded. Each vector is joined by the row's concepts (step 1; not the
+   everyday ones: service, delivery, quality), L2-normalised and weighted `CONCEPT_WEIGHT`,
+   and k-means (`KMEANS_STARTS` starts, `random_state=0`) finds
+   `k = min(12, sqrt(n / VECTOR_ROWS_PER_TOPIC), n // 4)` topics (no more than the distinct
+   rows). Clusters in which one concept is the most held and held by at least
+   `CONCEPT_MERGE_SHARE` of the rows of each are one topic ("导出周报太慢" and "Export to
+   Excel fails"). A cluster whose rows fall into word groups that share no word (step 4b's
+   connected-components test) is cut, the parts that mean the most different things first
+   (lowest cosine between their mean vectors), while the themes number under `MAX_THEMES`:
+   the "server" of a waiter and of a web service. The `OUTLIER_SHARE` of encoded rows
+   farthest from their topic's mean vector are left for step 4c. An encoded row keeps its
+   topic; every other row is assigned by step 4 against each topic's mean TF-IDF vector
+   over its encoded rows. Steps 4c-6 follow as below, without the cohesion test of step 6
+   (a topic of meaning need not share three words). The settings were chosen on
+   development data only (`benchmarks/tune_vector_themes.py`, docs/quality.md).
 4. *Assignment.* Every row (in chunks of `CHUNK_ROWS`, so memory stays bounded) gets the
    topic whose L2-normalised term weights have the highest cosine with its TF-IDF vector,
    when that cosine is at least `MIN_SIMILARITY`; otherwise it is left for step 4c, and a
@@ -86,7 +104,8 @@ still reads the name from the key. A one-word name that is a key with a meaning 
 Cost: tokenising is linear in the rows (each sample row is tokenised once); fitting is
 bounded by the sample (so are the anchors); assignment is one sparse product per chunk and
 per split it passes, plus one for the chunk's rows left to step 4c.
-100,000 rows take about 4 s and about 250 MB of resident memory on one core.
+Encoding is bounded by `VECTOR_ROWS` (about 2 ms a short row, 10 ms a long review, on one
+core, plus about 1.5 s to load the encoder once per process).
 """
 
 from __future__ import annotations
@@ -134,6 +153,12 @@ OUTLIER_SHARE = 0.05
 CONCEPT_WEIGHT = 0.75
 #: Two clusters merge when one concept is in at least this share of the rows of each.
 CONCEPT_MERGE_SHARE = 0.8
+#: With sentence vectors a term may be in up to this share of the rows (step 2's 1/2 would
+#: leave a complaint pasted into most rows without a word to name or place it by).
+VECTOR_MAX_DF = 0.95
+#: With sentence vectors a topic holds what its rows mean, so every term that passes the
+#: anchor rule's row count and share may anchor it, not only its top `ANCHOR_TERMS`.
+VECTOR_ANCHOR_TERMS = 1_000_000
 #: k-means starts (the best of them is kept, `random_state=0`).
 KMEANS_STARTS = 10
 
@@ -530,7 +555,9 @@ def discover_themes(texts: Sequence[str], *, vectors: bool | None = None) -> The
         leaf_count, fit_labels, fit_matrix = _grow(root, fit_terms)
     vectorizer = root.model.vectorizer
     vocabulary = vectorizer.get_feature_names_out()
-    anchors = _anchors(fit_matrix, fit_labels, leaf_count)
+    anchors = _anchors(
+        fit_matrix, fit_labels, leaf_count, VECTOR_ANCHOR_TERMS if vectors else ANCHOR_TERMS
+    )
     del fit_matrix
     labels = np.full(count, -1, dtype=np.int32)
     # term counts per theme (binary per row) over the rows the topics placed (steps 4-4b, not
@@ -679,7 +706,7 @@ def _vector_topics(
 
     from runlens_feedback import embedding
 
-    vectorizer = _vectorizer(usable)
+    vectorizer = _vectorizer(usable, max_df=VECTOR_MAX_DF)
     try:
         fit_matrix = vectorizer.fit_transform(fit_terms)
     except ValueError:  # no term survives the document-frequency bounds
@@ -940,9 +967,9 @@ def _class_tfidf(class_counts: Any) -> Any:
     return tf * idf
 
 
-def _anchors(matrix: Any, labels: Any, leaf_count: int) -> Any:
-    """Step 4c's term weights (leaves x terms): each leaf's `ANCHOR_TERMS` most distinctive
-    terms by class-based TF-IDF over the sample rows the topics placed, 0 elsewhere."""
+def _anchors(matrix: Any, labels: Any, leaf_count: int, top: int = ANCHOR_TERMS) -> Any:
+    """Step 4c's term weights (leaves x terms): each leaf's `top` most distinctive terms by
+    class-based TF-IDF over the sample rows the topics placed, 0 elsewhere."""
     import numpy as np
 
     present = matrix.copy()
@@ -958,7 +985,7 @@ def _anchors(matrix: Any, labels: Any, leaf_count: int) -> Any:
     weights = np.zeros_like(scores, dtype=np.float32)
     vocabulary_order = np.arange(scores.shape[1])
     for leaf in range(leaf_count):
-        order = np.lexsort((vocabulary_order, -scores[leaf]))[:ANCHOR_TERMS]
+        order = np.lexsort((vocabulary_order, -scores[leaf]))[:top]
         order = order[(scores[leaf, order] > 0) & counts_ok[leaf, order]]
         weights[leaf, order] = scores[leaf, order]
     return weights

@@ -151,6 +151,7 @@ def test_a_short_row_with_one_rare_topical_word_joins_its_theme(
         assert found[probe] == OTHER, probe
 
     monkeypatch.setattr(discovery, "ANCHOR_TERMS", 0)  # the topics alone miss it
+    monkeypatch.setattr(discovery, "VECTOR_ANCHOR_TERMS", 0)
     without = discover_themes(rows)
     assert without.assignments[len(texts) + len(sommelier)] == OTHER
 
