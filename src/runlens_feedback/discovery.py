@@ -55,8 +55,9 @@ The algorithm (scikit-learn, deterministic):
    over its encoded rows (terms in up to `VECTOR_MAX_DF` of the rows count, so a complaint
    pasted into most rows still has words). Steps 4c-6 follow as below, except that every
    term passing 4c's row count and share anchors its topic (`VECTOR_ANCHOR_TERMS`), and
-   without the cohesion test of step 6 (a topic of meaning need not share three words). The settings were chosen on
-   development data only (`benchmarks/tune_vector_themes.py`, docs/quality.md).
+   without the cohesion test of step 6 (a topic of meaning need not share three words).
+   The settings were chosen on development data only (`benchmarks/tune_vector_themes.py`,
+   docs/quality.md).
 4. *Assignment.* Every row (in chunks of `CHUNK_ROWS`, so memory stays bounded) gets the
    topic whose L2-normalised term weights have the highest cosine with its TF-IDF vector,
    when that cosine is at least `MIN_SIMILARITY`; otherwise it is left for step 4c, and a
