@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import time
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import corpora
@@ -52,18 +52,12 @@ def development() -> dict[str, Topical]:
 
 
 def measured(rows: Topical, **options: Any) -> tuple[int, float, float, float]:
+    """(themes, coverage, purity, seconds) of `discover_themes(..., **options)` on `rows`."""
+    from bench_quality import _purity_of
+
     from runlens_feedback.discovery import discover_themes
 
-    started = time.perf_counter()
-    catalogue = discover_themes([text for text, _ in rows], **options)
-    seconds = time.perf_counter() - started
-    members: dict[str, Counter[str]] = {}
-    for (_, topic), key in zip(rows, catalogue.assignments, strict=True):
-        if key != "other":
-            members.setdefault(key, Counter())[topic] += 1
-    placed = sum(sum(c.values()) for c in members.values())
-    majority = sum(c.most_common(1)[0][1] for c in members.values())
-    return len(members), placed / len(rows), majority / max(1, placed), seconds
+    return _purity_of(partial(discover_themes, **options), rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
