@@ -55,7 +55,7 @@ def test_check_reports_a_stale_schema(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_every_record_carries_its_schema_version() -> None:
-    for name in ("run", "manifest", "trace"):
+    for name in ("run", "manifest", "trace", "citations"):
         schema = _read(PUBLISHED / f"{name}.schema.json")
         assert "schema_version" in schema["required"]
         assert schema["properties"]["schema_version"]["const"] == 1

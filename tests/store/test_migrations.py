@@ -107,7 +107,7 @@ def test_a_store_with_runs_at_0002_upgrades_to_durable_runs_keeping_them(store_u
 
     store = open_store(store_url)
     try:
-        assert _revision(store_url) == HEAD_REVISION == "0004_clashes"
+        assert _revision(store_url) == HEAD_REVISION == "0005_citation_spans"
         run = store.get_run("run_two")
         assert run is not None
         assert (run.status, run.origin, run.host, run.cancel_requested, run.warnings) == (

@@ -18,6 +18,7 @@ from runlens.validation import (
     ValidationReport,
     validate_workspace,
 )
+from runlens.validation.base import TextSpan
 from runlens.validation.id_shapes import IdShape, named_id
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, REPORT, REPORT_HEADINGS
 
@@ -85,9 +86,19 @@ def test_a_blockquote_citation_is_verified_and_located(
     assert report.passed, report.error_message
     line = line_of(markdown, "导出周报太慢了")
     # Located in the report too: the line and column of the opening quotation mark.
+    quotation, cited = markdown.index("“导出周报太慢了”"), markdown.index("fb_001")
     assert report_quotes(report) == [
         QuoteLocation(
-            REPORT, f"line {line}", "fb_001", 0, 7, quote="导出周报太慢了", line=line, column=3
+            REPORT,
+            f"line {line}",
+            "fb_001",
+            0,
+            7,
+            quote="导出周报太慢了",
+            line=line,
+            column=3,
+            span=TextSpan(quotation, quotation + 9, line),
+            id_span=TextSpan(cited, cited + 6, line),
         )
     ]
 

@@ -1,12 +1,13 @@
 """The JSON Schemas of a run's records, generated from their models.
 
-    python -m runlens.records.schemas docs/schemas          write the four files
+    python -m runlens.records.schemas docs/schemas          write the five files
     python -m runlens.records.schemas docs/schemas --check  exit 1 if one is out of date
 
 `run.schema.json` (`runtime/run.json`), `manifest.schema.json`, `trace.schema.json`
-(`runtime/trace.json`) and `events.schema.json` (one line of `runtime/events.jsonl`). The
-published files in `docs/schemas/` are exactly what this module generates (a test holds them
-to it), so a change to a record's model shows up as a change to its schema.
+(`runtime/trace.json`), `events.schema.json` (one line of `runtime/events.jsonl`) and
+`citations.schema.json` (`runtime/citations.json`). The published files in `docs/schemas/`
+are exactly what this module generates (a test holds them to it), so a change to a record's
+model shows up as a change to its schema.
 
 `record_problems(workspace)` checks a finished run's records against them, as any reader
 holding only the schemas could.
@@ -26,6 +27,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
 from runlens.records.catalogue import EVENT_DATA, EVENT_TYPES, EVENTS_SCHEMA_VERSION, data_adapter
+from runlens.records.citations import CitationsRecord
 from runlens.records.manifest import Manifest
 from runlens.records.run_record import RunRecord
 from runlens.records.trace import Trace
@@ -36,6 +38,7 @@ RUN_SCHEMA: Final = "run.schema.json"
 MANIFEST_SCHEMA: Final = "manifest.schema.json"
 TRACE_SCHEMA: Final = "trace.schema.json"
 EVENTS_SCHEMA: Final = "events.schema.json"
+CITATIONS_SCHEMA: Final = "citations.schema.json"
 _DEFS: Final = "#/$defs/{model}"
 
 
@@ -95,6 +98,11 @@ def generate() -> dict[str, dict[str, Any]]:
             Trace, "RunLens trace", f"{Workspace.TRACE}: the run's spans (OpenTelemetry-shaped)."
         ),
         EVENTS_SCHEMA: events_schema(),
+        CITATIONS_SCHEMA: _model_schema(
+            CitationsRecord,
+            "RunLens citations",
+            f"{Workspace.CITATIONS}: where the deliverables cite source rows.",
+        ),
     }
 
 

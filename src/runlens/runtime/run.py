@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from runlens import cancellation
 from runlens.atomic import write_atomic
@@ -43,6 +43,7 @@ from runlens.records.metrics import MetricsCollector
 from runlens.records.run_record import LoopLimitsRecord, RunRecord
 from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
+from runlens.runtime.citations import citations_record
 from runlens.runtime.journal import Journal
 from runlens.runtime.lock import WorkspaceLock
 from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimits
@@ -63,9 +64,6 @@ from runlens.validation import (
     stop_validators,
 )
 from runlens.validation.defects import defect_notice, refused_batches
-
-#: The version of `runtime/citations.json`'s shape.
-CITATIONS_SCHEMA_VERSION: Final = 1
 
 
 @dataclass(frozen=True)
@@ -644,7 +642,8 @@ class Run:
         )
         self._write_record(self.workspace.trace, dumps_compact(trace.encode()))
         if self.report is not None:
-            self._write_record(self.workspace.citations, encode_record(self._citations()))
+            citations = citations_record(self.report).encode()
+            self._write_record(self.workspace.citations, encode_record(citations))
         manifest = build_manifest(
             run=record.encode(),
             workspace=self.workspace.root,
@@ -658,44 +657,6 @@ class Run:
         self._write_run_record(record)
         self.events.close()
         self.lock.release()
-
-    def _citations(self) -> dict[str, Any]:
-        """`runtime/citations.json`: every citation the last validation round verified, where
-        it is cited and where its quote sits in the row (the run store and the UI read it):
-        the quotes, then the ids cited without a quote (`quote`, `start`, `end` null)."""
-        quotes = self.report.quotes if self.report is not None else []
-        ids = self.report.id_citations if self.report is not None else []
-        return {
-            "schema_version": CITATIONS_SCHEMA_VERSION,
-            "citations": [
-                *(
-                    {
-                        "artifact": quote.artifact,
-                        "location": quote.path,
-                        "row_id": quote.row_id,
-                        "quote": quote.quote,
-                        "start": quote.start,
-                        "end": quote.end,
-                        "line": quote.line,
-                        "column": quote.column,
-                    }
-                    for quote in quotes
-                ),
-                *(
-                    {
-                        "artifact": cited.artifact,
-                        "location": cited.path,
-                        "row_id": cited.row_id,
-                        "quote": None,
-                        "start": None,
-                        "end": None,
-                        "line": None,
-                        "column": None,
-                    }
-                    for cited in ids
-                ),
-            ],
-        }
 
     def _source_hash(self) -> str:
         """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""

@@ -53,7 +53,7 @@ from runlens.store.rows import (
 #: How long a SQLite connection waits for a lock another process holds, in milliseconds.
 BUSY_MS: Final = 30_000
 #: The newest migration (`migrations/versions/`); a test checks it against the folder.
-HEAD_REVISION: Final = "0004_clashes"
+HEAD_REVISION: Final = "0005_citation_spans"
 #: The SQLite file in the runs home.
 SQLITE_NAME: Final = "runlens.db"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled", "interrupted"})

@@ -117,6 +117,11 @@ class CitationRow(_Row):
     `start`/`end` are the quote's character offsets in the row's NFC text when it was
     verified; `code` and `reason` say why a failed one failed (its finding's code and message).
     An id cited without a quote (a field that lists evidence ids) has `quote` None.
+
+    In a Markdown file, `span_start`/`span_end` are where the validator found the quotation
+    (with its marks) in the file's text as written, from `span_line`, and `id_start`/`id_end`
+    where the id after it stands; None for a JSON citation and for a run recorded before
+    spans were (the page then searches the text for the quote).
     """
 
     ordinal: int
@@ -131,6 +136,11 @@ class CitationRow(_Row):
     status: CitationStatus
     code: str | None = None
     reason: str | None = None
+    span_start: int | None = None
+    span_end: int | None = None
+    span_line: int | None = None
+    id_start: int | None = None
+    id_end: int | None = None
 
 
 class WorkerRow(_Row):

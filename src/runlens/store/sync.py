@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 
 from runlens.errors import UserError
+from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
 from runlens.records.events import read_event_log
 from runlens.records.store import read_json_object, run_workspaces
 from runlens.runtime.recovery import RunView, load_run
@@ -484,28 +485,34 @@ def _finding(ordinal: int, finding: Mapping[str, Any]) -> FindingRow | None:
 
 
 def _citations(workspace: Workspace, findings: Sequence[FindingRow]) -> list[CitationRow]:
-    """Verified citations from `runtime/citations.json`, then a failed one per finding that
-    names the row it cites (its code and message say why it failed)."""
-    citations: list[CitationRow] = []
-    document, _ = read_json_object(workspace.root / Workspace.CITATIONS, Workspace.CITATIONS)
-    for entry in _list(document.get("citations")) if document is not None else []:
-        if not isinstance(entry, dict):
-            continue
-        with contextlib.suppress(ValidationError):
-            keys = ("artifact", "location", "row_id", "quote", "start", "end", "line", "column")
-            citations.append(
-                CitationRow.model_validate(
-                    {
-                        "ordinal": len(citations),
-                        **{key: entry.get(key) for key in keys},
-                        "status": "verified",
-                    }
-                )
-            )
+    """Verified citations from `runtime/citations.json` (read through its model: a damaged
+    entry is left out), then a failed one per finding that names the row it cites (its code
+    and message say why it failed), each with the spans the file records for it."""
+    recorded = read_citations(workspace.root / Workspace.CITATIONS)
+    citations = [
+        CitationRow(
+            ordinal=ordinal,
+            artifact=entry.artifact,
+            location=entry.location,
+            row_id=entry.row_id,
+            quote=entry.quote,
+            start=entry.start,
+            end=entry.end,
+            line=entry.line,
+            column=entry.column,
+            status="verified",
+            **_span_fields(entry.span, entry.id_span),
+        )
+        for ordinal, entry in enumerate(recorded.citations)
+    ]
+    failed_spans: dict[tuple[str, int | None, int | None, str], FailedCitationRecord] = {
+        (entry.artifact, entry.line, entry.column, entry.row_id): entry for entry in recorded.failed
+    }
     for finding in findings:
         if finding.row_id is None:
             continue
         quote = finding.details.get("quote")
+        spans = failed_spans.get((finding.artifact, finding.line, finding.column, finding.row_id))
         citations.append(
             CitationRow(
                 ordinal=len(citations),
@@ -518,9 +525,21 @@ def _citations(workspace: Workspace, findings: Sequence[FindingRow]) -> list[Cit
                 status="failed",
                 code=finding.code,
                 reason=finding.message,
+                **({} if spans is None else _span_fields(spans.span, spans.id_span)),
             )
         )
     return citations
+
+
+def _span_fields(span: TextSpanRecord | None, id_span: TextSpanRecord | None) -> dict[str, Any]:
+    """A citation row's span columns from the recorded spans (None where there is none)."""
+    return {
+        "span_start": None if span is None else span.start,
+        "span_end": None if span is None else span.end,
+        "span_line": None if span is None else span.line,
+        "id_start": None if id_span is None else id_span.start,
+        "id_end": None if id_span is None else id_span.end,
+    }
 
 
 def _text(value: Any) -> str | None:

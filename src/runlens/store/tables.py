@@ -150,6 +150,11 @@ citations: Final = sa.Table(
     sa.Column("status", Text(20), nullable=False),
     sa.Column("code", Text(100), nullable=True),
     sa.Column("reason", Text(), nullable=True),
+    sa.Column("span_start", Int(), nullable=True),
+    sa.Column("span_end", Int(), nullable=True),
+    sa.Column("span_line", Int(), nullable=True),
+    sa.Column("id_start", Int(), nullable=True),
+    sa.Column("id_end", Int(), nullable=True),
     sa.Index(None, "run_id", "row_id"),
     sa.Index(None, "run_id", "artifact"),
 )

@@ -9,9 +9,10 @@ it shows as its alt text and its address, as text.
 
 Citations come from the run store (`CitationRow`, location `line N`): the quotation each one
 names and the id after it become links to the row's evidence page, styled `verified` or
-`failed`, a failed one with its reason in `title` and in a visible note. Findings with a
-line are shown after the block that holds that line (markdown-it maps blocks to lines);
-findings without one head the document.
+`failed`, a failed one with its reason in `title` and in a visible note (`runlens.ui.citing`:
+the characters at the spans the validator recorded, or for a run recorded before spans
+were, where a search finds them). Findings with a line are shown after the block that holds
+that line (markdown-it maps blocks to lines); findings without one head the document.
 """
 
 from __future__ import annotations
@@ -27,13 +28,11 @@ from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup, escape
 
 from runlens.store.rows import CitationRow, FindingRow
-from runlens.validation import read_markdown
+from runlens.ui.citing import Cited, Linker, link_text
+from runlens.validation.rendered import InlineOffsets
 
 #: Schemes a link in a deliverable may use; anything else is shown as text.
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
-#: Quotation marks a citation's quote may stand between (the contracts' marks and kin).
-_OPENING_MARKS = frozenset("“\"「『‘'«„")
-_CLOSING_MARKS = frozenset("”\"」』’'»“")
 #: Characters browsers drop from a URL before reading its scheme (`java\tscript:`).
 _IGNORED_IN_URL = re.compile(r"[\x00-\x20\x7f]+")
 #: The blocks a finding is shown after: those that hold text and map to lines.
@@ -70,31 +69,13 @@ def is_relative(url: str) -> bool:
 
 
 @dataclass
-class _Cited:
-    """A citation being placed in its block: whether its quote and its id are linked yet."""
-
-    row: CitationRow
-    quote_linked: bool = False
-    id_linked: bool = False
-    #: A failed one's reason has been shown (after its id, or after its block).
-    noted: bool = False
-
-    @property
-    def placed(self) -> bool:
-        return self.quote_linked or self.id_linked
-
-
-@dataclass
 class _Env:
     """What the render rules need: the links to make and where the findings go."""
 
-    evidence_href: Callable[[str], str]
+    linker: Linker
     link_href: Callable[[str], str] | None
     #: The address to load an image from, None when it must not be loaded.
     image_href: Callable[[str], str | None] | None = None
-    #: Lines with a finding of their own (shown beside the block, so a failed citation there
-    #: needs no second note).
-    finding_lines: frozenset[int] = frozenset()
 
 
 def render_markdown(
@@ -115,8 +96,8 @@ def render_markdown(
     cited = _citations_by_line(citations)
     placed = _place_findings(tokens, findings)
     lines = frozenset(f.line for f in findings if f.line)
-    env = _Env(evidence_href, link_href, image_href, lines)
-    tokens = list(_annotate(tokens, cited, placed, env))
+    env = _Env(Linker(evidence_href, lines), link_href, image_href)
+    tokens = list(_annotate(tokens, cited, placed, env, InlineOffsets(text)))
     header = findings_note([f for f in findings if f.line is None])
     body = parser.renderer.render(tokens, parser.options, {"runlens": env})
     return Markup(header + body)
@@ -252,14 +233,16 @@ def _annotate(
     cited: dict[int, list[CitationRow]],
     placed: dict[int, list[FindingRow]],
     env: _Env,
+    written: InlineOffsets,
 ) -> Iterator[Token]:
     """The token stream with line anchors before leaf blocks, citations linked in their
     inline content (a citation found nowhere in its block gets a link of its own after it),
-    and the findings' notes after their blocks."""
+    and the findings' notes after their blocks. `written` says where each character of an
+    inline token is written, for the citations the validator located."""
     leaves = list(_leaves(tokens))
     starts = {opener: first for opener, _, first, _ in leaves}
     ends = {closer: (first, last) for _, closer, first, last in leaves}
-    states = {c.ordinal: _Cited(c) for rows in cited.values() for c in rows}
+    states = {c.ordinal: Cited(c) for rows in cited.values() for c in rows}
     block_lines: tuple[int, int] | None = None
     for index, token in enumerate(tokens):
         if index in starts:
@@ -268,8 +251,10 @@ def _annotate(
             block_lines = (token.map[0] + 1, token.map[1])
         if token.type == "inline" and token.children is not None and block_lines is not None:
             pending = _in_lines(cited, states, *block_lines)
+            located = any(c.located for c in pending)
+            offsets = written.text_offsets(token) if located else written.skip(token)
             if pending:
-                token.children = _link_citations(token.children, pending, env)
+                token.children = _link_citations(token.children, offsets, pending, env)
         yield token
         if index in ends:
             in_block = _in_lines(cited, states, *ends[index])
@@ -287,127 +272,45 @@ def _annotate(
 
 
 def _in_lines(
-    cited: dict[int, list[CitationRow]], states: dict[int, _Cited], first: int, last: int
-) -> list[_Cited]:
+    cited: dict[int, list[CitationRow]], states: dict[int, Cited], first: int, last: int
+) -> list[Cited]:
     rows = [c for line in range(first, last + 1) for c in cited.get(line, [])]
     return [states[row.ordinal] for row in sorted(rows, key=lambda r: (r.line or 0, r.column or 0))]
 
 
-def _orphans_html(orphans: list[_Cited], env: _Env) -> str:
+def _orphans_html(orphans: list[Cited], env: _Env) -> str:
     """Links for citations whose quotation and id could not be found in their block's text."""
     for cited in orphans:
         cited.id_linked = cited.noted = True
-    links = " ".join(_citation_link(c.row, None, env) + _note(c.row, env) for c in orphans)
+    linker = env.linker
+    links = " ".join(linker.quote(c.row, None) + linker.note(c.row) for c in orphans)
     return f'<p class="cite-orphans">{links}</p>'
 
 
-def _notes_html(failed: list[_Cited], env: _Env) -> str:
+def _notes_html(failed: list[Cited], env: _Env) -> str:
     """The reasons of failed citations whose id was not found after their quotation."""
     for cited in failed:
         cited.noted = True
-    notes = "".join(_note(c.row, env) for c in failed)
+    notes = "".join(env.linker.note(c.row) for c in failed)
     return f'<p class="cite-orphans">{notes}</p>' if notes else ""
 
 
-def _link_citations(children: list[Token], pending: list[_Cited], env: _Env) -> list[Token]:
+def _link_citations(
+    children: list[Token],
+    offsets: Sequence[tuple[int, ...] | None],
+    pending: list[Cited],
+    env: _Env,
+) -> list[Token]:
     """Replace the text tokens of one block's inline content so each citation's quotation and
-    the id after it are links."""
+    the id after it are links (`offsets`: where each text child's characters are written)."""
     return [
-        _html(_link_text(child.content, pending, env)) if child.type == "text" else child
-        for child in children
-    ]
-
-
-def _link_text(text: str, pending: list[_Cited], env: _Env) -> str:
-    out: list[str] = []
-    position = 0
-    while True:
-        found = _next_mention(text, position, pending)
-        if found is None:
-            break
-        start, end, cited, is_quote = found
-        out.append(str(escape(text[position:start])))
-        if is_quote:
-            cited.quote_linked = True
-            out.append(_citation_link(cited.row, text[start:end], env))
-        else:
-            cited.id_linked = cited.noted = True
-            out.append(_id_link(cited.row, text[start:end], env) + _note(cited.row, env))
-        position = end
-    out.append(str(escape(text[position:])))
-    return "".join(out)
-
-
-def _next_mention(
-    text: str, position: int, pending: list[_Cited]
-) -> tuple[int, int, _Cited, bool] | None:
-    """The earliest unlinked quotation (with its marks) or id, after a linked quotation, in
-    `text` from `position`: (start, end, citation, is_quote)."""
-    best: tuple[int, int, _Cited, bool] | None = None
-    for cited in pending:
-        # The quote as the parser read the block (NUL as U+FFFD, CR LF as LF): the same
-        # reading the validator judged it by (runlens.validation.read_markdown).
-        quote = read_markdown(cited.row.quote) if cited.row.quote else cited.row.quote
-        if not cited.quote_linked and quote:
-            start = text.find(quote, position)
-            if start >= 0:
-                end = start + len(quote)
-                if start > position and text[start - 1] in _OPENING_MARKS:
-                    start -= 1
-                if end < len(text) and text[end] in _CLOSING_MARKS:
-                    end += 1
-                if best is None or start < best[0]:
-                    best = (start, end, cited, True)
-                continue
-        if (cited.quote_linked or not quote) and not cited.id_linked:
-            start = _find_token(text, cited.row.row_id, position)
-            if start >= 0 and (best is None or start < best[0]):
-                best = (start, start + len(cited.row.row_id), cited, False)
-    return best
-
-
-def _find_token(text: str, token: str, position: int) -> int:
-    """Where `token` stands alone (not inside a longer word) in `text` from `position`."""
-    pattern = re.compile(rf"(?<![\w-]){re.escape(token)}(?![\w-])")
-    match = pattern.search(text, position)
-    return match.start() if match else -1
-
-
-def _citation_link(row: CitationRow, shown: str | None, env: _Env) -> str:
-    """A link to the cited row around the quotation `shown` (or around the id, when the
-    quotation is not in the text)."""
-    text = shown if shown is not None else row.row_id
-    link = Markup('<a class="cite cite-{}" id="cite-{}" href="{}" title="{}">{}</a>').format(
-        row.status, row.ordinal, env.evidence_href(row.row_id), _title(row), text
-    )
-    return str(link)
-
-
-def _note(row: CitationRow, env: _Env) -> str:
-    """The visible reason of a failed citation: nothing for a verified one, nor for one whose
-    line has a finding (shown beside the block, with the same reason)."""
-    if row.status != "failed" or row.line in env.finding_lines:
-        return ""
-    return str(Markup(' <span class="cite-note">✕ {}</span>').format(_reason(row)))
-
-
-def _id_link(row: CitationRow, shown: str, env: _Env) -> str:
-    return str(
-        Markup('<a class="cite-id cite-{}" href="{}" title="{}">{}</a>').format(
-            row.status, env.evidence_href(row.row_id), _title(row), shown
+        _html(
+            link_text(child.content, offsets[n] if n < len(offsets) else None, pending, env.linker)
         )
-    )
-
-
-def _title(row: CitationRow) -> str:
-    if row.status == "verified":
-        return f"verified quote of row {row.row_id}"
-    return f"failed: {_reason(row)}"
-
-
-def _reason(row: CitationRow) -> str:
-    reason = row.reason or "the quote could not be traced to its row"
-    return f"{row.code}: {reason}" if row.code else reason
+        if child.type == "text"
+        else child
+        for n, child in enumerate(children)
+    ]
 
 
 def findings_note(findings: Sequence[FindingRow], *, aside: bool = True) -> str:

@@ -133,11 +133,23 @@ class ValidationContext:
 
 
 @dataclass(frozen=True)
+class TextSpan:
+    """Where something is written in a Markdown deliverable: characters `start` to `end` of
+    the file's text as written (decoded as UTF-8, without a BOM; a CR LF counts two), the
+    first of them on `line` (1-based)."""
+
+    start: int
+    end: int
+    line: int
+
+
+@dataclass(frozen=True)
 class QuoteLocation:
     """Where an accepted evidence quote sits in its source row (character offsets, NFC text)
     and where it is cited: `path` in the artifact (`items[3].evidence_text`, `line 12`), with
     the quote as written and, in a Markdown file, the line and column (1-based) of its
-    opening quotation mark."""
+    opening quotation mark, the span of the quotation with its marks (`span`) and the span
+    of the id after it (`id_span`), as the citation grammar found them."""
 
     artifact: str
     path: str
@@ -147,6 +159,22 @@ class QuoteLocation:
     quote: str | None = None
     line: int | None = None
     column: int | None = None
+    span: TextSpan | None = None
+    id_span: TextSpan | None = None
+
+
+@dataclass(frozen=True)
+class CitedSpan:
+    """Where a Markdown citation that failed is written (its finding names the line and
+    column of the opening mark and the row it cites): the quotation's span with its marks
+    and the id's, so a page marks the very characters the grammar read as the citation."""
+
+    artifact: str
+    line: int
+    column: int
+    row_id: str
+    span: TextSpan
+    id_span: TextSpan | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +204,8 @@ class ValidatorResult:
     quotes: tuple[QuoteLocation, ...] = ()
     #: The ids it verified that no verified quote of theirs already accounts for.
     id_citations: tuple[IdCitation, ...] = ()
+    #: Where the Markdown citations it could not verify are written.
+    failed_spans: tuple[CitedSpan, ...] = ()
 
     @property
     def blocked(self) -> bool:
@@ -239,14 +269,15 @@ def summarize(problems: Iterable[Problem], limit: int = SUMMARY_ITEMS) -> str:
 
 @dataclass
 class Collector:
-    """Accumulates one validator's findings, summary problems, quote locations and the
-    evidence ids it verified without a quote."""
+    """Accumulates one validator's findings, summary problems, quote locations, the
+    evidence ids it verified without a quote and where its failed citations are written."""
 
     validator: str
     findings: list[Finding] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     quotes: list[QuoteLocation] = field(default_factory=list)
     id_citations: list[IdCitation] = field(default_factory=list)
+    failed_spans: list[CitedSpan] = field(default_factory=list)
 
     def add(
         self,
@@ -282,6 +313,7 @@ class Collector:
             summary,
             tuple(self.quotes),
             tuple(self.id_citations),
+            tuple(self.failed_spans),
         )
 
 

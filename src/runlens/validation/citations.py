@@ -34,6 +34,7 @@ line and column of the opening quotation mark or the token.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -42,17 +43,19 @@ from runlens.contracts import ArtifactContract, MarkdownCitations
 from runlens.errors import ContractError
 from runlens.evidence import EvidenceIndex
 from runlens.validation.base import (
+    CitedSpan,
     Collector,
     ContractValidator,
     Problem,
     QuoteLocation,
+    TextSpan,
     ValidationContext,
     ValidatorResult,
 )
 from runlens.validation.id_shapes import IdShape, named_id
 from runlens.validation.markdown import Heading, parse_required
 from runlens.validation.quotes import RejectedQuote, judge_quote, show
-from runlens.validation.rendered import TextBlock, text_blocks
+from runlens.validation.rendered import TextBlock, WrittenOffsets, text_blocks
 from runlens.validation.sources import source_rows
 from runlens.validation.trust import UntrustedIndex, report_untrusted
 
@@ -111,12 +114,14 @@ def _read(context: ValidationContext, artifact_name: str) -> str | None:
 
 @dataclass(frozen=True)
 class Quotation:
-    """A quotation in a block's text: `text[start:end]` with its marks, `quote` between them."""
+    """A quotation in a block's text: `text[start:end]` with its marks, `quote` between them;
+    `cited` is where the id of the row it cites stands in the text, when it cites one."""
 
     start: int
     end: int
     quote: str
     marks: tuple[str, str]
+    cited: tuple[int, int] | None = None
 
 
 class _Grammar:
@@ -180,15 +185,21 @@ class _Grammar:
                 (opening.group(), closing),
             )
             attribution = self.attribution.match(text, quotation.end)
-            token = None
+            token, token_at = None, -1
             if attribution is not None:
-                token = next(group for group in attribution.groups() if group is not None)
+                name, token = next((n, g) for n, g in attribution.groupdict().items() if g)
+                token_at = attribution.start(name)
             cited = None if token is None else row_id(token)
-            if attribution is None or cited is None:
+            if attribution is None or token is None or cited is None:
                 yield quotation, None, quotation.end
                 position = quotation.end
             else:
-                yield quotation, cited, attribution.end()
+                id_at = token_at + max(token.find(cited), 0)
+                yield (
+                    dataclasses.replace(quotation, cited=(id_at, id_at + len(cited))),
+                    cited,
+                    attribution.end(),
+                )
                 position = attribution.end()
 
     def quotes(self, markdown: str) -> bool:
@@ -297,8 +308,10 @@ class _Document:
         self.data = data
         self.own_words = frozenset(grammar.rules.own_words)
         self.longest = max(map(len, index.items), default=0)
+        self.written = WrittenOffsets("")
 
     def check(self, markdown: str) -> None:
+        self.written = WrittenOffsets(markdown)
         section: Heading | None = None
         for block in text_blocks(markdown):
             if block.heading_level:
@@ -334,11 +347,22 @@ class _Document:
             return self.shape.matches(token)
         return self.shape.fits(token)
 
+    def span(self, block: TextBlock, start: int, end: int) -> TextSpan:
+        """Characters `start` to `end` of the block's text, as a span of the file as written
+        (it ends right after the first written character of the last one)."""
+        first = block.position(start)
+        last = self.written.offset(block.position(end - 1)) + 1
+        return TextSpan(self.written.offset(first), last, first[0])
+
     def check_citation(self, block: TextBlock, quotation: Quotation, row_id: str) -> None:
         line, column = block.position(quotation.start)
         where = f"line {line}, column {column}: {show(quotation.quote)}"
         details = {"line": line, "column": column, "row_id": row_id}
+        span = self.span(block, quotation.start, quotation.end)
+        id_span = None if quotation.cited is None else self.span(block, *quotation.cited)
+        failed = CitedSpan(self.artifact, line, column, row_id, span, id_span)
         if row_id not in self.index:
+            self.collector.failed_spans.append(failed)
             source = self.index.source or "the source"
             self.collector.add(
                 self.artifact,
@@ -357,6 +381,7 @@ class _Document:
             as_markdown=True,
         )
         if isinstance(verdict, RejectedQuote):
+            self.collector.failed_spans.append(failed)
             self.collector.add(
                 self.artifact,
                 verdict.code,
@@ -379,6 +404,8 @@ class _Document:
                 quote=quotation.quote,
                 line=line,
                 column=column,
+                span=span,
+                id_span=id_span,
             )
         )
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from runlens.validation.reading import read_markdown
+from runlens.validation.reading import as_read, read_markdown
 
 _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]*);")
@@ -142,15 +142,73 @@ def _render(inline: Token, written: str) -> tuple[str, list[int], tuple[tuple[in
     aligner = _Aligner(written)
     code = []
     for child in _leaves(inline.children or ()):
-        if child.type == "text":
-            aligner.add(child.content, decoded=True)
-        elif child.type == "code_inline":
-            start = len(aligner.chars)
-            aligner.add(child.content, decoded=False)
+        start = len(aligner.chars)
+        _add_leaf(aligner, child)
+        if child.type == "code_inline":
             code.append((start, len(aligner.chars)))
-        elif child.type in _BREAKS:
-            aligner.add("\n", decoded=False)
     return "".join(aligner.chars), aligner.offsets, tuple(code)
+
+
+def _add_leaf(aligner: _Aligner, leaf: Token) -> None:
+    """Append what the reader sees of one inline leaf: text, code, or a line break."""
+    if leaf.type == "text":
+        aligner.add(leaf.content, decoded=True)
+    elif leaf.type == "code_inline":
+        aligner.add(leaf.content, decoded=False)
+    elif leaf.type in _BREAKS:
+        aligner.add("\n", decoded=False)
+
+
+class WrittenOffsets:
+    """Where a source position (`Position`, of the text as read) is in the text as written:
+    the offset a recorded span uses, whatever line ends or NULs the file holds."""
+
+    def __init__(self, markdown: str) -> None:
+        self.read = as_read(markdown)
+        self.line_starts = [0] + [match.end() for match in re.finditer("\n", self.read.text)]
+
+    def offset(self, position: Position) -> int:
+        line, column = position
+        read = self.line_starts[min(line, len(self.line_starts)) - 1] + column - 1
+        return self.read.written(min(max(read, 0), len(self.read.text)))
+
+
+class InlineOffsets:
+    """Where each character of a document's inline text is written, for a view that parses
+    the document again with markdown-it (text tokens are the validator's, whatever the view's
+    HTML option): call `text_offsets` for every inline token, in document order."""
+
+    def __init__(self, markdown: str) -> None:
+        self.written = WrittenOffsets(markdown)
+        self.lines = _SourceLines(self.written.read.text.split("\n"))
+
+    def skip(self, inline: Token) -> list[tuple[int, ...] | None]:
+        """Pass over an inline token whose offsets are not needed (blocks are found on their
+        lines in order): None for each child."""
+        if inline.map is not None:
+            self.lines.locate(inline.map[0], inline.content)
+        return [None] * len(inline.children or ())
+
+    def text_offsets(self, inline: Token) -> list[tuple[int, ...] | None]:
+        """Per child of `inline`: the written offset of each character of a `text` child,
+        None for the other children."""
+        if inline.map is None:
+            return [None] * len(inline.children or ())
+        written, starts = self.lines.locate(inline.map[0], inline.content)
+        aligner = _Aligner(written)
+        ranges: list[tuple[int, int] | None] = []
+        for child in inline.children or ():
+            begin = len(aligner.chars)
+            for leaf in _leaves([child]):
+                _add_leaf(aligner, leaf)
+            ranges.append((begin, len(aligner.chars)) if child.type == "text" else None)
+        positions = _positions(aligner.offsets, written, starts)
+        return [
+            None
+            if bounds is None
+            else tuple(self.written.offset(p) for p in positions[bounds[0] : bounds[1]])
+            for bounds in ranges
+        ]
 
 
 def _leaves(tokens: Iterable[Token]) -> Iterator[Token]:

@@ -42,6 +42,7 @@ from runlens.errors import ContractError, UserError
 from runlens.plugins.base import Plugin
 from runlens.secrets import redactor
 from runlens.validation.base import (
+    CitedSpan,
     IdCitation,
     QuoteLocation,
     ValidationContext,
@@ -83,6 +84,8 @@ class ValidationReport(BaseModel):
     #: Evidence ids cited without a quote and verified (apart from `quotes`, which count
     #: the quotes traced).
     id_citations: list[IdCitation] = Field(default_factory=list)
+    #: Where the Markdown citations that failed are written (their findings say why).
+    failed_spans: list[CitedSpan] = Field(default_factory=list)
     blocked_validators: list[str] = Field(default_factory=list)
 
 
@@ -203,6 +206,7 @@ def aggregate(
         summaries=summaries,
         quotes=[quote for result in results for quote in result.quotes],
         id_citations=[cited for result in results for cited in result.id_citations],
+        failed_spans=[cited for result in results for cited in result.failed_spans],
         blocked_validators=[result.validator for result in blocked],
     )
     return _redacted(report, context.secrets)
