@@ -163,3 +163,48 @@ def test_two_processes_opening_a_new_store_at_once_both_succeed(sqlite_url: str)
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr
     assert _revision(sqlite_url) == HEAD_REVISION
+
+
+def test_a_store_with_citations_at_0004_upgrades_keeping_them_without_spans(
+    store_url: str,
+) -> None:
+    _upgrade_to(store_url, "0004_clashes")
+    engine = _engine(store_url)
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO runs (run_id, plugin, model, status, workspace, created_at,"
+                " updated_at, finding_count, last_seq, warnings)"
+                " VALUES ('run_four', 'feedback-analysis', 'offline', 'completed', '/w',"
+                " '2026-11-30T10:00:00Z', '2026-11-30T10:01:00Z', 0, 1, :warnings)"
+            ),
+            {"warnings": json.dumps([])},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO citations (run_id, ordinal, artifact, location, row_id, quote,"
+                " start_offset, end_offset, line, col, status)"
+                " VALUES ('run_four', 0, 'artifacts/insight_report.md', 'line 5', 'fb_001',"
+                " 'slow export', 0, 11, 5, 3, 'verified')"
+            )
+        )
+    engine.dispose()
+
+    store = open_store(store_url)
+    try:
+        assert _revision(store_url) == HEAD_REVISION == "0005_citation_spans"
+        [row] = store.citations("run_four")
+        assert (row.row_id, row.quote, row.start, row.end, row.line, row.column) == (
+            "fb_001", "slow export", 0, 11, 5, 3,
+        )  # fmt: skip
+        # No span recorded before the upgrade: the page searches for this one.
+        assert (row.span_start, row.span_end, row.span_line, row.id_start, row.id_end) == (
+            None, None, None, None, None,
+        )  # fmt: skip
+        located = row.model_copy(
+            update={"span_start": 40, "span_end": 53, "span_line": 5, "id_start": 56, "id_end": 62}
+        )
+        store.replace_results("run_four", [], [], [located])  # the new columns are usable
+        assert store.citations("run_four") == [located]
+    finally:
+        store.close()
