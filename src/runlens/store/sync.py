@@ -29,7 +29,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, TypedDict, TypeGuard
 
 from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
@@ -513,6 +513,7 @@ def _citations(workspace: Workspace, findings: Sequence[FindingRow]) -> list[Cit
             continue
         quote = finding.details.get("quote")
         spans = failed_spans.get((finding.artifact, finding.line, finding.column, finding.row_id))
+        span, id_span = (spans.span, spans.id_span) if spans is not None else (None, None)
         citations.append(
             CitationRow(
                 ordinal=len(citations),
@@ -525,13 +526,23 @@ def _citations(workspace: Workspace, findings: Sequence[FindingRow]) -> list[Cit
                 status="failed",
                 code=finding.code,
                 reason=finding.message,
-                **({} if spans is None else _span_fields(spans.span, spans.id_span)),
+                **_span_fields(span, id_span),
             )
         )
     return citations
 
 
-def _span_fields(span: TextSpanRecord | None, id_span: TextSpanRecord | None) -> dict[str, Any]:
+class _SpanFields(TypedDict):
+    """A citation row's span columns."""
+
+    span_start: int | None
+    span_end: int | None
+    span_line: int | None
+    id_start: int | None
+    id_end: int | None
+
+
+def _span_fields(span: TextSpanRecord | None, id_span: TextSpanRecord | None) -> _SpanFields:
     """A citation row's span columns from the recorded spans (None where there is none)."""
     return {
         "span_start": None if span is None else span.start,
