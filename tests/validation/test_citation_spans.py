@@ -207,3 +207,44 @@ def test_a_damaged_citations_file_is_named_not_raised(tmp_path: Path) -> None:
         "runtime/citations.json: damaged, failed is not a list",
     ]
     assert read_citations(tmp_path / "absent.json").problems == []
+
+
+def _located(markdown: str, quotation: str, row_id: str, ordinal: int = 1) -> CitationRow:
+    """A verified row whose spans are `quotation`'s and the next `row_id`'s place in the file."""
+    start = markdown.index(quotation)
+    cited = markdown.index(row_id, start + len(quotation))
+    return CitationRow(
+        ordinal=ordinal,
+        artifact=REPORT,
+        location="line 5",
+        row_id=row_id,
+        quote=quotation[1:-1],
+        line=5,
+        column=3,
+        status="verified",
+        span_start=start,
+        span_end=start + len(quotation),
+        span_line=5,
+        id_start=cited,
+        id_end=cited + len(row_id),
+    )
+
+
+def test_a_span_holding_nul_and_cr_lf_maps_to_what_the_parser_reads() -> None:
+    markdown = "# Report\r\n\r\n## Evidence\r\n\r\n> “slow\0 export again” — fb_001\r\n"
+    row = _located(markdown, "“slow\0 export again”", "fb_001")
+    html = str(render_markdown(markdown, citations=[row], evidence_href=lambda r: "/e/" + r))
+    page = _Links(html)
+    assert [(a.get("id"), shown) for a, shown in page.links] == [
+        ("cite-1", "“slow\ufffd export again”"),
+        (None, "fb_001"),
+    ]
+
+
+def test_a_span_that_markup_splits_is_linked_piece_by_piece_anchored_once() -> None:
+    markdown = "# Report\n\n## Evidence\n\n> “slow **export** again” — fb_001\n"
+    row = _located(markdown, "“slow **export** again”", "fb_001")
+    page = _Links(str(render_markdown(markdown, citations=[row], evidence_href=lambda r: r)))
+    quoted = [(a.get("id"), shown) for a, shown in page.links if "cite" in a["class"].split()]
+    assert quoted == [("cite-1", "“slow "), (None, "export"), (None, " again”")]
+    assert [shown for a, shown in page.links if "cite-id" in a["class"].split()] == ["fb_001"]
