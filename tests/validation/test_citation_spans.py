@@ -10,6 +10,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jsonschema import Draft202012Validator
+
 from runlens.contracts import ArtifactContract, MarkdownCitations
 from runlens.records.citations import CITATIONS_SCHEMA_VERSION, read_citations
 from runlens.runtime.citations import citations_record
@@ -22,6 +24,8 @@ from runlens_feedback.contracts import REPORT
 
 if TYPE_CHECKING:
     from tests.conftest import FeedbackWorkspace
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Marks the page's old search did not know: only the contract's grammar reads them.
 CONTRACT = ArtifactContract(
@@ -117,6 +121,9 @@ def test_the_record_reads_back_typed_and_the_store_keeps_the_spans(
 ) -> None:
     report, text = _validated(feedback_workspace, validate, DOCUMENT)
     rows = _stored(feedback_workspace, report)
+    written = json.loads((feedback_workspace.root / Workspace.CITATIONS).read_bytes())
+    published = json.loads((ROOT / "docs" / "schemas" / "citations.schema.json").read_bytes())
+    assert list(Draft202012Validator(published).iter_errors(written)) == []
     read = read_citations(feedback_workspace.root / Workspace.CITATIONS)
     assert read.problems == [] and read.version == CITATIONS_SCHEMA_VERSION
     assert [(c.row_id, c.span is not None) for c in read.citations] == [
