@@ -133,7 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for setting in args.set:
         constant, value = setting.split("=", 1)
-        setattr(discovery, constant, type(getattr(discovery, constant))(value))
+        number = type(getattr(discovery, constant))(value)
+        # set where it is read: the package and each of its modules that holds it
+        for module in (discovery, discovery.catalogue, discovery.topics, discovery.vectors):
+            if hasattr(module, constant):
+                setattr(module, constant, number)
     for name, texts in training_corpora().items():
         if args.only in name:
             print(measure(name, texts, args.examples), flush=True)

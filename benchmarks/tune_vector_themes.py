@@ -3,9 +3,9 @@ were chosen on.
 
 Run: `python benchmarks/tune_vector_themes.py` (fetches the corpora into benchmarks/.data/
 like the quality benchmark). Deterministic. Prints, per setting of
-`discovery.VECTOR_ROWS_PER_TOPIC`, `discovery.OUTLIER_SHARE` and `embedding.TEXT_CHARS`,
-each development corpus's themes, coverage and purity against its true topic, and the
-word-based topics (`vectors=False`) beside them.
+`discovery.vectors.VECTOR_ROWS_PER_TOPIC`, `discovery.vectors.OUTLIER_SHARE` and
+`embedding.TEXT_CHARS`, each development corpus's themes, coverage and purity against its true
+topic, and the word-based topics (`vectors=False`) beside them.
 
 Development corpora (see benchmarks/corpora.py and docs/quality.md):
 
@@ -69,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, nargs="*", default=[4, 10])
     args = parser.parse_args(argv)
 
-    from runlens_feedback import discovery, embedding
+    from runlens_feedback import embedding
+    from runlens_feedback.discovery import vectors as discovery
 
     data = development()
     encode = embedding.sentence_vectors

@@ -22,22 +22,8 @@ the theme table's label, or for groups without a theme the most common wording. 
 never a listed pain point: it is counted in `other_groups`, so the biggest listed theme is
 never a catch-all and there are at most `MAX_THEMES` themes besides praise and other.
 
-Priority of a pain point is a sum of points, where `n` is its problem rows, `share` is `n`
-over all analysed rows, and `critical`/`high` count its problem rows of that severity. No
-single row sets a priority: a severity term counts only from `MIN_SEVERE` (2) rows up.
-
-- severity: 2 when at least half of the `n` rows are high or critical, 1 when a quarter are
-  (with at least 2 such rows), else 0;
-- critical: 1 for at least 2 critical rows, else 0;
-- reach: 2 for share >= 10%, 1 for share >= 3%, else 0;
-- trend (only with `row_metadata` holding a date column, `runlens_feedback.trend`): +1 when
-  the theme is rising (its share of the latest month or week is at least 1.5 times its share
-  before, from 3 recent rows up), -1 when it is falling, else 0;
-- P0 for 5 points or more, P1 for 4, P2 for 2-3, P3 for 0-1.
-
-`priority_reason` says each term and why ("severity +2 (5 of 9 high/critical), critical +0
-(1), reach +1 (7.5% of rows), trend +1 (rising: 12.0% in 2024-06 vs 4.0%
-before) = 4 points").
+Priority of a pain point: `runlens_feedback.priority` (severity, critical rows, reach and
+trend points; P0 from 5 points down to P3). Quotes: `runlens_feedback.quotes`.
 Which pain points are listed does not depend on the metadata (the top `TOP_GROUPS` by
 priority without the trend, then problem rows, then key, so recomputing the summary from
 the items alone, as the figure check does, lists the same groups); the listed ones are then
@@ -69,57 +55,73 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
-from runlens import (
-    MarkdownCitations,
-    as_percent,
-    cut_quote,
-    one_line_quote,
-    percent,
-)
+from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.breakdowns import breakdowns
-from runlens_feedback.contracts import REPORT_CONTRACT, SENTIMENTS, SEVERITIES
-from runlens_feedback.trend import Periods, Trend, periods, theme_trend
+from runlens_feedback.contracts import SENTIMENTS, SEVERITIES
+from runlens_feedback.genre import feedback_warnings
+from runlens_feedback.priority import (
+    MIN_SEVERE,
+    Priority,
+    priority_for,
+    priority_parts,
+    priority_points,
+    severity_rank,
+    trend_phrase,
+)
+from runlens_feedback.quotes import (
+    EXAMPLES,
+    QUOTE_CHARS,
+    RowTexts,
+    _examples,
+    cut_from_row,
+    example_quote,
+    short_quote,
+)
+from runlens_feedback.theme_keys import EMPTY_THEME, FEATURE_REQUEST, OTHER_THEME, PRAISE_THEME
+from runlens_feedback.trend import Periods, periods, theme_trend
 
 if TYPE_CHECKING:
     from runlens_feedback.discovery import ThemeCatalogue
-from runlens_feedback.genre import feedback_warnings
 
-Priority = Literal["P0", "P1", "P2", "P3"]
-#: The shares of the analysed rows that earn a pain point its reach points (exact).
-_WIDE_REACH = Fraction(10, 100)
-_SOME_REACH = Fraction(3, 100)
-#: The shares of its problem rows, high or critical, that earn it severity points.
-_MOST_SEVERE = Fraction(1, 2)
-_SOME_SEVERE = Fraction(1, 4)
-#: The fewest rows a severity term counts from: no single row sets a priority.
-MIN_SEVERE = 2
+__all__ = [
+    "EMPTY_THEME",
+    "EXAMPLES",
+    "FEATURE_REQUEST",
+    "MIN_SEVERE",
+    "OTHER_THEME",
+    "PRAISE_THEME",
+    "QUOTE_CHARS",
+    "Item",
+    "Priority",
+    "RowTexts",
+    "cut_from_row",
+    "example_quote",
+    "group_items",
+    "group_key",
+    "is_actionable",
+    "priority_for",
+    "priority_parts",
+    "priority_points",
+    "representative_order",
+    "severity_rank",
+    "short_quote",
+    "summarize_analysis",
+    "trend_phrase",
+]
+
 Item = Mapping[str, Any]
-#: How the report quotes rows: its contract's citation rules and closing quotation marks.
-_REPORT_QUOTES = REPORT_CONTRACT.citations or MarkdownCitations()
-_CLOSING = tuple(closing for _, closing in _REPORT_QUOTES.quote_marks)
 
 TOP_GROUPS = 8
 #: Quotes per pain point: EXAMPLES (of distinct rows) for the first LEADING_GROUPS, one for
 #: the others.
-EXAMPLES = 3
 LEADING_GROUPS = 3
 EVIDENCE_IDS = 6
-QUOTE_CHARS = 80
 LABEL_CHARS = 60
 ACTION_CHARS = 100
 FAILURE_LINES = 3
 REASON_CHARS = 200
-#: Theme of positive rows that name no product area (never a pain point).
-PRAISE_THEME = "praise"
-#: Theme of rows without text (never a pain point).
-EMPTY_THEME = "empty"
-#: Theme of suggestions and requests (a pain point even when neutral).
-FEATURE_REQUEST = "feature_request"
-#: Theme of rows no discovered theme fits (never a listed pain point).
-OTHER_THEME = "other"
 #: Groups that stand on their own (praise, empty and other not counted), as in discovery.
 MAX_THEMES = 15
 _OTHER = (OTHER_THEME, "theme")
@@ -154,12 +156,6 @@ def _strip_punctuation(text: str) -> str:
     return text[start:end]
 
 
-def severity_rank(item: Item) -> int:
-    """0 (low) .. 3 (critical); unknown values rank as low."""
-    severity = item.get("severity")
-    return SEVERITIES.index(severity) if severity in SEVERITIES else 0
-
-
 def is_actionable(item: Item) -> bool:
     """Whether an item reports a problem or a request worth a backlog entry.
 
@@ -186,174 +182,6 @@ def representative_order(items: Sequence[Item]) -> list[Item]:
         enumerate(items), key=lambda pair: (-severity_rank(pair[1]), -abs(_score(pair[1])), pair[0])
     )
     return [item for _, item in ranked]
-
-
-def priority_parts(
-    severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
-) -> dict[str, int]:
-    """The points of a pain point by term (module docstring): `severity`, `critical`, `reach`
-    and, with a trend, `trend`. `priority_points` words them; the backlog words them in its
-    language."""
-    critical, high = severity.get("critical", 0), severity.get("high", 0)
-    severe = critical + high
-    severe_share = Fraction(severe, mentions) if mentions else Fraction(0)
-    points = 0
-    if severe >= MIN_SEVERE:
-        points = 2 if severe_share >= _MOST_SEVERE else 1 if severe_share >= _SOME_SEVERE else 0
-    share = Fraction(mentions, total) if total else Fraction(0)
-    parts = {
-        "severity": points,
-        "critical": 1 if critical >= MIN_SEVERE else 0,
-        "reach": 2 if share >= _WIDE_REACH else 1 if share >= _SOME_REACH else 0,
-    }
-    if trend is not None:
-        parts["trend"] = {"rising": 1, "falling": -1}.get(trend.direction, 0)
-    return parts
-
-
-def priority_points(
-    severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
-) -> tuple[int, list[str]]:
-    """The points of a pain point (module docstring) and a phrase for each term."""
-    parts = priority_parts(severity, mentions, total, trend)
-    critical, high = severity.get("critical", 0), severity.get("high", 0)
-    reasons = [
-        f"severity {parts['severity']:+d} ({critical + high} of {mentions} high/critical)",
-        f"critical {parts['critical']:+d} ({critical})",
-        f"reach {parts['reach']:+d} ({percent(mentions, total)} of rows)",
-    ]
-    if trend is not None:
-        reasons.append(f"trend {parts['trend']:+d} ({trend_phrase(trend)})")
-    return sum(parts.values()), reasons
-
-
-def trend_phrase(trend: Trend) -> str:
-    """A trend as the priority reason words it: "rising: 20.0% in 2024-06 vs 5.0% before";
-    for a change too few rows show, "too few rows to tell: 2 in 2024-06, 13.3% vs 2.7%
-    before"."""
-    recent, before = as_percent(trend.recent_share), as_percent(trend.before_share)
-    if trend.direction == "too_few":
-        return (
-            f"too few rows to tell: {trend.recent_rows} in {trend.period}, "
-            f"{recent} vs {before} before"
-        )
-    return f"{trend.direction}: {recent} in {trend.period} vs {before} before"
-
-
-def priority_for(
-    severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None = None
-) -> tuple[Priority, str]:
-    """The priority of a pain point and the reason (module docstring), from the severity
-    counts of its problem rows, their number, the number of analysed rows and its trend."""
-    points, reasons = priority_points(severity, mentions, total, trend)
-    priority: Priority = "P3"
-    if points >= 5:
-        priority = "P0"
-    elif points >= 4:
-        priority = "P1"
-    elif points >= 2:
-        priority = "P2"
-    return priority, ", ".join(reasons) + f" = {points} points"
-
-
-# -- quotes ---------------------------------------------------------------------------------
-
-
-def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
-    """A verbatim prefix of `text` of at most `limit` characters, cut at a clause or word
-    boundary where the quote check allows (`runlens.cut_quote`)."""
-    return cut_quote(text, limit)
-
-
-def example_quote(evidence: str) -> tuple[str, bool, bool] | None:
-    """How a report quotes an evidence text: `(quote, cut_start, cut_end)`, or None when no
-    part of it can be quoted on one line as evidence.
-
-    The quote is the evidence's longest line that the report contract's quote rules accept
-    (a Markdown citation quotes one line); when that line holds every closing quotation mark
-    of the contract, its longest part between them (no mark could close the quotation); then
-    `short_quote`. Each cut falls where the quote check allows one: at a line break, at a
-    quotation mark, or where `short_quote` cuts. `cut_start` / `cut_end`: whether something
-    of the evidence was left out before / after the quote (the report writes an ellipsis
-    there)."""
-    stripped = evidence.strip()
-    span = one_line_quote(stripped, _REPORT_QUOTES)
-    if span is not None and all(mark in stripped[span[0] : span[1]] for mark in _CLOSING):
-        inner = one_line_quote(stripped[span[0] : span[1]], _REPORT_QUOTES, avoid=_CLOSING)
-        span = None if inner is None else (span[0] + inner[0], span[0] + inner[1])
-    if span is None:
-        return None
-    start, end = span
-    quote = cut_quote(stripped[start:end], QUOTE_CHARS, _REPORT_QUOTES)
-    return quote, bool(stripped[:start].strip()), start + len(quote) < len(stripped)
-
-
-class RowTexts(Protocol):
-    """Where a row's whole text is read (the Evidence Index): KeyError for an unknown id."""
-
-    def text(self, row_id: str) -> str: ...
-
-
-def cut_from_row(evidence: str, row: str) -> tuple[bool, bool]:
-    """Whether the row says something before / after the evidence quote (a letter or a digit,
-    not only punctuation): where the report's quote of it needs an ellipsis. `(False,
-    False)` when the quote is not verbatim in the row."""
-    at = row.find(evidence.strip())
-    if at < 0 or not evidence.strip():
-        return False, False
-    after = row[at + len(evidence.strip()) :]
-    return _says_something(row[:at]), _says_something(after)
-
-
-def _says_something(text: str) -> bool:
-    return any(char.isalnum() for char in text)
-
-
-def _example(
-    item: Item, quote: tuple[str, bool, bool], row_texts: RowTexts | None = None
-) -> dict[str, Any]:
-    text, cut_start, cut_end = quote
-    if row_texts is not None:
-        try:
-            row = row_texts.text(str(item.get("feedback_id")))
-        except KeyError:
-            row = ""
-        before, after = cut_from_row(str(item.get("evidence_text") or ""), row)
-        cut_start, cut_end = cut_start or before, cut_end or after
-    example = {
-        "feedback_id": str(item.get("feedback_id")),
-        "evidence_text": text,
-        "shortened": cut_end,
-        "sentiment": item.get("sentiment"),
-        "severity": item.get("severity"),
-    }
-    if cut_start:  # rare (a quote of a later line): the summary stays small
-        example["cut_start"] = True
-    return example
-
-
-def _examples(
-    items: Iterable[Item], limit: int = EXAMPLES, row_texts: RowTexts | None = None
-) -> list[dict[str, Any]]:
-    """Up to `limit` quotes, in the items' order, each of another row and other words; with
-    `row_texts`, each says where it was cut from its row, not only from its evidence."""
-    examples: list[dict[str, Any]] = []
-    rows: set[str] = set()
-    quotes: set[str] = set()
-    for item in items:
-        if len(examples) >= limit:
-            break
-        quote = example_quote(str(item.get("evidence_text") or ""))
-        if quote is None:
-            continue
-        example = _example(item, quote, row_texts)
-        said = " ".join(example["evidence_text"].casefold().split())
-        if example["feedback_id"] in rows or said in quotes:
-            continue
-        rows.add(example["feedback_id"])
-        quotes.add(said)
-        examples.append(example)
-    return examples
 
 
 # -- groups ---------------------------------------------------------------------------------
@@ -423,8 +251,6 @@ def _name(
             if group_key({"theme": theme.key})[0] == key:
                 return theme.name, list(theme.keywords[:KEYWORDS])
     if grouped_by == "theme":
-        from runlens_feedback.analyst.groups import group_label
-
         return group_label({"key": key, "grouped_by": grouped_by}), []
     return _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS), []
 

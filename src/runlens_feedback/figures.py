@@ -44,11 +44,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Label, Place
+from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Place
 from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
 from runlens_feedback.analyst.labels import Lang
-from runlens_feedback.analyst.report import report_language
+from runlens_feedback.analyst.report_format import report_language
 from runlens_feedback.breakdowns import SPECIAL_LABELS, RowMetadata, breakdowns
 from runlens_feedback.contracts import (
     ANALYSIS,
@@ -58,95 +58,27 @@ from runlens_feedback.contracts import (
     SENTIMENTS,
     SEVERITIES,
 )
+from runlens_feedback.figure_labels import (
+    ANALYSED_LABELS,
+    BACKLOG_LABELS,
+    FAILED_LABELS,
+    FILE_LABELS,
+    GENERIC_TERMS,
+    HIGH_OR_CRITICAL_LABELS,
+    LANGUAGES_LABELS,
+    NOT_ANALYSED_LABELS,
+    OTHER_GROUPS_LABELS,
+    PROBLEM_LABELS,
+    ROWS_LABELS,
+    SENTIMENT_LABELS,
+    SEVERITY_LABELS,
+    SHARE_LABELS,
+    THEMES_LABELS,
+    Labels,
+)
 from runlens_feedback.trend import Trend
 
 SECTIONS = ("## Product Context", "## Executive Summary", "## Top Pain Points")
-
-Labels = tuple[Label, ...]
-
-
-_FILE: Labels = (
-    ("file",),
-    ("文件",),
-    ("input",),
-    ("total row",),
-    ("总数",),
-    ("总条数",),
-)
-_ANALYSED: Labels = (("analysed",), ("analyzed",), ("分析",))
-_NOT_ANALYSED: Labels = (
-    ("not analysed",),
-    ("not analyzed",),
-    ("unanalysed",),
-    ("unanalyzed",),
-    ("未分析",),
-    ("未能分析",),
-    ("未被分析",),
-)
-_PROBLEM: Labels = (
-    ("reporting a problem",),
-    ("反映问题",),
-    ("report a problem",),
-    ("problem or request",),
-    ("problems or requests",),
-    ("problem row",),
-    ("actionable",),
-    ("问题或需求",),
-    ("问题或建议",),
-    ("提出问题",),
-)
-_ROWS: Labels = (("row",), ("条",), ("mention",), ("行",))
-#: A group's share: its name alone, or with "share" or the rows words it is a share of.
-_SHARE: Labels = ((), ("share",), ("占比",), *_ROWS)
-_SENTIMENT: dict[str, Labels] = {
-    "positive": (("positive",), ("正面",), ("积极",), ("好评",)),
-    "neutral": (("neutral",), ("中性",)),
-    "negative": (("negative",), ("负面",), ("消极",), ("差评",)),
-    "mixed": (("mixed",), ("混合",), ("褒贬不一",)),
-}
-_SEVERITY: dict[str, Labels] = {
-    "low": (("low",), ("低",), ("轻微",)),
-    "medium": (("medium",), ("中等",), ("中度",)),
-    "high": (("high",), ("高",)),
-    "critical": (("critical",), ("严重",), ("致命",)),
-}
-_HIGH_OR_CRITICAL: Labels = (
-    ("high or critical",),
-    ("high and critical",),
-    ("高或严重",),
-    ("严重或高",),
-)
-_THEMES: Labels = (("theme",), ("group",), ("主题",))
-_OTHER_GROUPS = ("other group", "other theme", "其他主题", "其他分组")
-_BACKLOG: Labels = (("backlog",), ("backlog item",), ("待办",), ("待办事项",))
-_FAILED = ("failed batch", "batches failed", "失败批次", "批次失败")
-_LANGUAGES: dict[str, Labels] = {
-    "zh": (("chinese",), ("中文",)),
-    "en": (("english",), ("英文",), ("英语",)),
-}
-
-
-#: Every word of the labels of figures that are not a theme's: no theme may be named by one.
-_GENERIC_TERMS = frozenset(
-    term.casefold()
-    for labels in (
-        _FILE,
-        _ANALYSED,
-        _NOT_ANALYSED,
-        _PROBLEM,
-        _ROWS,
-        _SHARE,
-        *_SENTIMENT.values(),
-        *_SEVERITY.values(),
-        _HIGH_OR_CRITICAL,
-        _THEMES,
-        _BACKLOG,
-        *_LANGUAGES.values(),
-        tuple((name,) for name in (*_OTHER_GROUPS, *_FAILED, *PRIORITIES)),
-    )
-    for label in labels
-    for term in label
-)
 
 
 def _named(names: Iterable[str], measures: Labels) -> Labels:
@@ -203,20 +135,22 @@ def analysis_figures(
     )
     analysed = summary["analysed_rows"]
     figures = [
-        _count("rows.file", rows_in_file, _FILE),
-        _count("rows.analysed", analysed, _ANALYSED),
-        *_counted("rows.not_analysed", summary["unanalysed_rows"], rows_in_file, _NOT_ANALYSED),
-        *_counted("problem_rows", summary["problem_rows"], analysed, _PROBLEM),
-        _count("themes", summary["groups"], _THEMES),
+        _count("rows.file", rows_in_file, FILE_LABELS),
+        _count("rows.analysed", analysed, ANALYSED_LABELS),
+        *_counted(
+            "rows.not_analysed", summary["unanalysed_rows"], rows_in_file, NOT_ANALYSED_LABELS
+        ),
+        *_counted("problem_rows", summary["problem_rows"], analysed, PROBLEM_LABELS),
+        _count("themes", summary["groups"], THEMES_LABELS),
     ]
     for sentiment in SENTIMENTS:
         count = summary["sentiment"][sentiment]
-        figures += _counted(f"sentiment.{sentiment}", count, analysed, _SENTIMENT[sentiment])
+        figures += _counted(f"sentiment.{sentiment}", count, analysed, SENTIMENT_LABELS[sentiment])
     for severity in SEVERITIES:
         count = summary["severity"][severity]
-        figures += _counted(f"severity.{severity}", count, analysed, _SEVERITY[severity])
+        figures += _counted(f"severity.{severity}", count, analysed, SEVERITY_LABELS[severity])
     severe = summary["severity"]["high"] + summary["severity"]["critical"]
-    figures += _counted("severity.high_or_critical", severe, analysed, _HIGH_OR_CRITICAL)
+    figures += _counted("severity.high_or_critical", severe, analysed, HIGH_OR_CRITICAL_LABELS)
     listed = {(p["key"], p["grouped_by"]) for p in summary["pain_points"]}
     language = report_language(summary)
     for (key, grouped_by), members in group_items(items).items():
@@ -300,9 +234,11 @@ def _entry_figures(
     figures = [placed("rows", rows, _ROW_WORDS)]
     if analysed:
         figures.append(placed("share", Fraction(rows, analysed), _SHARE_WORDS))
-    figures += [placed(s, sentiment[s], _SENTIMENT[s]) for s in SENTIMENTS]
+    figures += [placed(s, sentiment[s], SENTIMENT_LABELS[s]) for s in SENTIMENTS]
     if rows:
-        shares = tuple((*word, *share) for word in _SENTIMENT["negative"] for share in _SHARE_WORDS)
+        shares = tuple(
+            (*word, *share) for word in SENTIMENT_LABELS["negative"] for share in _SHARE_WORDS
+        )
         figures.append(placed("negative.share", Fraction(sentiment["negative"], rows), shares))
     return figures
 
@@ -318,18 +254,26 @@ def _theme_figures(
     severity = Counter(str(m.get("severity")) for m in problems)
     prefix = f"theme.{key}"
     figures = [
-        _count(f"{prefix}.rows", len(members), _named(names, _ROWS)),
-        Figure(f"{prefix}.share", Fraction(len(members), analysed), "share", _named(names, _SHARE)),
-        *_counted(f"{prefix}.problem_rows", len(problems), analysed, _named(names, _PROBLEM)),
+        _count(f"{prefix}.rows", len(members), _named(names, ROWS_LABELS)),
+        Figure(
+            f"{prefix}.share",
+            Fraction(len(members), analysed),
+            "share",
+            _named(names, SHARE_LABELS),
+        ),
+        *_counted(f"{prefix}.problem_rows", len(problems), analysed, _named(names, PROBLEM_LABELS)),
     ]
     figures += [
-        _count(f"{prefix}.{s}", sentiment[s], _named(names, _SENTIMENT[s])) for s in SENTIMENTS
+        _count(f"{prefix}.{s}", sentiment[s], _named(names, SENTIMENT_LABELS[s]))
+        for s in SENTIMENTS
     ]
     figures += [
-        _count(f"{prefix}.{s}", severity[s], _named(names, _SEVERITY[s])) for s in SEVERITIES
+        _count(f"{prefix}.{s}", severity[s], _named(names, SEVERITY_LABELS[s])) for s in SEVERITIES
     ]
     severe = severity["high"] + severity["critical"]
-    figures.append(_count(f"{prefix}.high_or_critical", severe, _named(names, _HIGH_OR_CRITICAL)))
+    figures.append(
+        _count(f"{prefix}.high_or_critical", severe, _named(names, HIGH_OR_CRITICAL_LABELS))
+    )
     return figures
 
 
@@ -349,28 +293,32 @@ def theme_names(key: str, grouped_by: str, language: Lang = "en") -> tuple[str, 
     names += spec.label_zh.split("/") if spec else ()
     names += [group_keyword(group), key.replace("_", " "), key]
     kept = (name.strip() for name in names if name.strip())
-    return tuple(dict.fromkeys(name for name in kept if name.casefold() not in _GENERIC_TERMS))
+    return tuple(dict.fromkeys(name for name in kept if name.casefold() not in GENERIC_TERMS))
 
 
 def _other_groups(other: Mapping[str, int]) -> list[Figure]:
     if not other["groups"]:
         return []
     return [
-        _count("other_groups", other["groups"], _named(_OTHER_GROUPS, ((),))),
-        _count("other_groups.rows", other["rows"], _named(_OTHER_GROUPS, _ROWS)),
-        _count("other_groups.problem_rows", other["problem_rows"], _named(_OTHER_GROUPS, _PROBLEM)),
+        _count("other_groups", other["groups"], _named(OTHER_GROUPS_LABELS, ((),))),
+        _count("other_groups.rows", other["rows"], _named(OTHER_GROUPS_LABELS, ROWS_LABELS)),
+        _count(
+            "other_groups.problem_rows",
+            other["problem_rows"],
+            _named(OTHER_GROUPS_LABELS, PROBLEM_LABELS),
+        ),
     ]
 
 
 def _failures(failures: Mapping[str, Any]) -> list[Figure]:
     return [
-        _count("failed_batches", failures["batches"], _named(_FAILED, ((),))),
-        _count("failed_batches.rows", failures["rows"], _named(_FAILED, _ROWS)),
+        _count("failed_batches", failures["batches"], _named(FAILED_LABELS, ((),))),
+        _count("failed_batches.rows", failures["rows"], _named(FAILED_LABELS, ROWS_LABELS)),
     ]
 
 
 def _language_labels(language: str) -> Labels:
-    return _LANGUAGES.get(language, ((language,),))
+    return LANGUAGES_LABELS.get(language, ((language,),))
 
 
 def backlog_figures(backlog: Any) -> list[Figure]:
@@ -380,7 +328,7 @@ def backlog_figures(backlog: Any) -> list[Figure]:
         return []
     priorities = Counter(entry.get("priority") for entry in entries)
     return [
-        _count("backlog.items", len(entries), _BACKLOG),
+        _count("backlog.items", len(entries), BACKLOG_LABELS),
         *(_count(f"backlog.{p}", priorities[p], ((p,),)) for p in PRIORITIES),
     ]
 

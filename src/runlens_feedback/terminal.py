@@ -15,8 +15,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from runlens_feedback.aggregate import short_quote
 from runlens_feedback.contracts import ANALYSIS, BACKLOG
+from runlens_feedback.quotes import short_quote
 
 TOP_ITEMS = 5
 QUOTE_CHARS = 70

@@ -16,7 +16,7 @@ from runlens import (
     write_atomic,
 )
 from runlens_feedback.aggregate import summarize_analysis
-from runlens_feedback.analyst.report import report_language
+from runlens_feedback.analyst.report_format import report_language
 from runlens_feedback.batches import analyze_in_batches
 from runlens_feedback.breakdowns import table_metadata
 from runlens_feedback.chart import CHART_FILE, chart_svg

@@ -75,368 +75,42 @@ that computes no figures checks nothing.
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any
 
 from runlens.contracts.model import DEFAULT_QUOTE_MARKS
 from runlens.evidence import EvidenceIndex
 from runlens.validation import rounding
 from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
-from runlens.validation.claims import is_claim, word_numbers
-from runlens.validation.figure_names import FigureNames, Label, assigned, names_in, row_key
-from runlens.validation.numbers import (
-    Passage,
-    Span,
-    SpanSet,
-    StatedNumber,
-    quoted_spans,
-    section_passages,
-    stated_numbers,
+from runlens.validation.figure_model import (
+    Compute,
+    Figure,
+    FigureKind,
+    FigureRule,
+    Label,
+    Place,
 )
+from runlens.validation.figure_ties import Statement, Verdict, check_figures
 from runlens.validation.reading import read_markdown
-from runlens.validation.rounding import Number
 from runlens.validation.sources import SOURCE_ROWS, source_rows
 from runlens.validation.trust import UntrustedIndex
 
-FigureKind = Literal["count", "share", "value"]
-Verdict = Literal["agrees", "mismatch", "unsupported"]
-
-_BRACKETED_BREAK = re.compile(r"[,;、，；()（）\[\]【】]")
-_CLAUSE_BREAK = re.compile(r"[,;、，；]")
-_PART_BREAK = re.compile(r"[;；]")
-#: Scopes up to this one are clauses: the one that names a figure may be extended (`_tie`).
-_CLAUSES = 2
-_SENTENCE_BREAK = re.compile(r"[.!?](?=\s|$)|[。！？]")
-
-
-@dataclass(frozen=True)
-class Place:
-    """The table cell a figure is written in (module docstring): the table, named by one of
-    `table`'s labels in its lead or first column's header; the row, whose first cell reads
-    one of `rows`; the column, whose header names one of `columns`'s labels."""
-
-    table: tuple[Label, ...]
-    rows: tuple[str, ...]
-    columns: tuple[Label, ...]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A figure computed from the data: `value` is a count, a share (a fraction,
-    `Fraction(10, 89)` for 10 of 89 rows, written as 11.2%) or a plain value; `decimals` is how
-    `text` writes a share or a value. Values are exact (`runlens.validation.rounding`): give
-    integers and fractions; a float is taken as the decimal it prints as."""
-
-    key: str
-    value: Number
-    kind: FigureKind
-    labels: tuple[Label, ...]
-    decimals: int = 1
-    place: Place | None = None
-
-    @property
-    def names(self) -> frozenset[str]:
-        """Every word that names the figure, case-folded: its labels' terms and its place's
-        row keys (a chart labels a bar with one of them)."""
-        terms = {term.casefold() for label in self.labels for term in label}
-        if self.place is not None:
-            terms.update(row_key(row) for row in self.place.rows)
-        return frozenset(terms)
-
-    @property
-    def exact(self) -> Fraction:
-        """The value as an exact fraction (a share as a fraction, not a percentage)."""
-        return rounding.exact(self.value)
-
-    @property
-    def text(self) -> str:
-        """The figure as a report should write it: `89`, `11.2%`."""
-        return self.written(0 if self.kind == "count" else self.decimals)
-
-    def written(self, decimals: int) -> str:
-        """The figure at `decimals` places, by the rounding rule, `%` after a share."""
-        return rounding.written(
-            self._scaled(), decimals, percent=self.kind == "share", grouped=True
-        )
-
-    def fits(self, number: StatedNumber) -> bool:
-        """Whether the number is of this figure's kind: a percentage for a share."""
-        return number.percent == (self.kind == "share")
-
-    def agrees(self, number: StatedNumber) -> bool:
-        """Whether the number states this figure, at the precision it is written."""
-        return self.fits(number) and rounding.agrees(self._scaled(), number.value, number.decimals)
-
-    def exact_text(self) -> str:
-        """The exact value as messages show it: `3/2000 = 0.15%` for a fraction, `21.6667`
-        for a value given as a decimal, `89` for a whole number."""
-        unit = "%" if self.kind == "share" else ""
-        shown = _decimal(self._scaled()) + unit
-        if isinstance(self.value, Fraction) and self.value.denominator != 1:
-            return f"{self.value} = {shown}"
-        return shown
-
-    def _scaled(self) -> Fraction:
-        return self.exact * 100 if self.kind == "share" else self.exact
-
-
-def _decimal(value: Fraction) -> str:
-    """A fraction as a decimal: exact when it ends within 6 places, else to 6 places and `…`."""
-    for places in range(7):
-        if (value * 10**places).denominator == 1:
-            return rounding.written(value, places)
-    return rounding.written(value, 6) + "…"
-
-
-#: `compute(documents, index)`: the figures, from the rule's sources (by name) and the index.
-Compute = Callable[[Mapping[str, Any], EvidenceIndex], Iterable[Figure]]
-
-
-@dataclass(frozen=True)
-class FigureRule:
-    """Which sections of which Markdown artifact state figures, and how to compute them
-    from the JSON artifacts named in `sources` (module docstring)."""
-
-    artifact: str
-    sections: tuple[str, ...]
-    sources: tuple[str, ...]
-    compute: Compute
-    #: Whether the claims about the data outside `sections` are checked too (module
-    #: docstring): each must equal some figure of its kind.
-    everywhere: bool = True
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One number a document states, where, the figures it is tied to, and the verdict."""
-
-    number: StatedNumber
-    line: int
-    column: int
-    tied: tuple[Figure, ...]
-    verdict: Verdict
-
-
-def check_figures(
-    markdown: str,
-    sections: Sequence[str],
-    figures: Sequence[Figure],
-    quote_marks: Iterable[tuple[str, str]] = DEFAULT_QUOTE_MARKS,
-    *,
-    elsewhere: bool = False,
-    copied: Callable[[str], bool] = lambda words: False,
-) -> list[Statement]:
-    """Every number stated in `sections` of `markdown`, tied and judged (module docstring).
-    With `elsewhere`, also every claim about the data (`runlens.validation.claims`) stated
-    outside them, which must equal some figure of its kind unless `copied` says the words
-    around it are copied from a source row (a row's words, as in a backlog title that
-    repeats a complaint, are the customer's, not the report's)."""
-    names = FigureNames(figures)
-    marks = tuple(quote_marks)
-    statements = []
-    for passage in section_passages(markdown, sections):
-        if passage.cell is None or passage.cell.counted:
-            statements += _PassageCheck(passage, names, marks).statements()
-    if elsewhere:
-        for passage in section_passages(markdown, sections, outside=True):
-            if passage.cell is None or passage.cell.counted:
-                statements += _claims(passage, names, marks, copied)
-    return statements
-
-
-def _claims(
-    passage: Passage,
-    names: FigureNames,
-    marks: tuple[tuple[str, str], ...],
-    copied: Callable[[str], bool],
-) -> list[Statement]:
-    """The claims about the data in a passage outside the figure sections, each judged
-    against every figure of its kind: there a number is not tied to one."""
-    text = passage.block.text
-    skip = [*quoted_spans(text, marks), *names.hiding(text)]
-    numbers = [*stated_numbers(text, skip), *word_numbers(text, skip)]
-    statements = []
-    for number in sorted(numbers, key=lambda n: n.start):
-        if not is_claim(text, number, names.words):
-            continue
-        line, column = passage.block.position(number.start)
-        agrees = any(figure.agrees(number) for figure in names.figures)
-        if not agrees and any(
-            copied(words)
-            for words in _words_around(text, number)
-            if sum(char.isalpha() for char in words) >= _COPIED_LETTERS
-        ):
-            continue
-        statements.append(
-            Statement(number, line, column, (), "agrees" if agrees else "unsupported")
-        )
-    return statements
-
-
-class _PassageCheck:
-    """The numbers of one passage, tied to figures through the text around them."""
-
-    def __init__(self, passage: Passage, names: FigureNames, marks: tuple[tuple[str, str], ...]):
-        self.passage = passage
-        self.names = names
-        self.own = passage.block.text
-        # The block first, so a number's offsets in it are its offsets in `text`; then, for
-        # a table cell, its column header and the row's keys (its text cells); then the lead.
-        parts = [self.own]
-        keys: list[Span] = []
-        if passage.cell is not None:
-            parts.append(passage.cell.header)
-            for key in (t for t in passage.cell.row if self._is_text(t)):
-                start = sum(len(part) + 1 for part in parts)
-                keys.append((start, start + len(key)))
-                parts.append(key)
-        self.text = "\n".join([*parts, *passage.lead])
-        quoted = quoted_spans(self.own, marks)
-        # Words inside a quotation are the customer's, not the report's: they name nothing.
-        self.found = names.keyed(self.text, keys, SpanSet(quoted))
-        self.candidates = names.named(self.found)
-        self.skip = [*quoted, *names.hiding(self.own)]
-
-    def _is_text(self, cell: str) -> bool:
-        """A row's text cell: one that states no number (digits inside a name are no number)."""
-        return not stated_numbers(cell, self.names.hiding(cell))
-
-    def statements(self) -> list[Statement]:
-        statements = []
-        words = [
-            number
-            for number in word_numbers(self.own, self.skip)
-            if is_claim(self.own, number, self.names.words)
-        ]
-        numbers = sorted([*stated_numbers(self.own, self.skip), *words], key=lambda n: n.start)
-        for number in numbers:
-            line, column = self.passage.block.position(number.start)
-            tied = self._tie(number)
-            if tied:
-                verdict: Verdict = "agrees" if any(f.agrees(number) for f in tied) else "mismatch"
-            else:
-                agrees = any(f.agrees(number) for f in self.names.figures)
-                verdict = "agrees" if agrees else "unsupported"
-            statements.append(Statement(number, line, column, tied, verdict))
-        return statements
-
-    def _scopes(self, number: StatedNumber) -> list[Span]:
-        whole = (0, len(self.text))
-        if self.passage.cell is not None:
-            return [whole]
-        return [
-            _around(self.own, number, _BRACKETED_BREAK, within=_SENTENCE_BREAK),
-            _around(self.own, number, _CLAUSE_BREAK, within=_SENTENCE_BREAK),
-            _around(self.own, number, _PART_BREAK, within=_SENTENCE_BREAK),
-            _around(self.own, number, _SENTENCE_BREAK),
-            (0, len(self.own)),
-            whole,
-        ]
-
-    def _placed(self, number: StatedNumber) -> tuple[Figure, ...]:
-        """The figures whose place is this cell (module docstring), best column first."""
-        cell = self.passage.cell
-        if cell is None or cell.key is None:
-            return ()
-        figures = self.names.placed.get(row_key(cell.key), ())
-        tables = [*self.passage.lead, cell.corner]
-        scored: list[tuple[tuple[int, int, int, int], Figure]] = []
-        for figure in figures:
-            place = figure.place
-            if place is None or not figure.fits(number):
-                continue
-            table, column = names_in(place.table, tables), names_in(place.columns, [cell.header])
-            if table[0] and column[0]:  # the most specific table, then column, wins
-                scored.append(((*table, *column), figure))
-        top = max((score for score, _ in scored), default=None)
-        return tuple(figure for score, figure in scored if score == top)
-
-    def _tie(self, number: StatedNumber) -> tuple[Figure, ...]:
-        placed = self._placed(number)
-        if placed:
-            return placed
-        fitting = [(f, label) for f, label in self.candidates if f.fits(number)]
-        scopes = self._scopes(number)
-        for level, scope in enumerate(scopes):
-            named = [(f, label) for f, label in fitting if self._inside(label, scope)]
-            if not named:
-                continue
-            if level < _CLAUSES and len(scopes) > _CLAUSES:
-                named += self._extensions(named, fitting, clause=scope, part=scopes[_CLAUSES])
-            return self._best(named, number)
-        return ()
-
-    def _extensions(
-        self,
-        named: list[tuple[Figure, Label]],
-        fitting: list[tuple[Figure, Label]],
-        *,
-        clause: Span,
-        part: Span,
-    ) -> list[tuple[Figure, Label]]:
-        """Labels that extend a label named in the clause with terms said before it: earlier
-        in the same part of the sentence ("Billing: 13 rows, 9 negative") or in the block's
-        lead ("Billing:" above "- 9 negative")."""
-        before = ((part[0], clause[0]), (len(self.own), len(self.text)))
-        extended = []
-        for figure, label in fitting:
-            for _, narrower in named:
-                extra = set(label) - set(narrower)
-                if set(narrower) < set(label) and all(
-                    any(self._inside((term,), region) for region in before) for term in extra
-                ):
-                    extended.append((figure, label))
-                    break
-        return extended
-
-    def _inside(self, label: Label, scope: Span) -> bool:
-        return assigned(label, self.found, scope)
-
-    def _best(self, named: list[tuple[Figure, Label]], number: StatedNumber) -> tuple[Figure, ...]:
-        """The figures of the most specific, then nearest, then longest label."""
-        scored: dict[str, tuple[tuple[int, int, int], Figure]] = {}
-        for figure, label in named:
-            score = (len(label), -self._distance(label, number), sum(map(len, label)))
-            if figure.key not in scored or score > scored[figure.key][0]:
-                scored[figure.key] = (score, figure)
-        top = max(score for score, _ in scored.values())
-        return tuple(figure for score, figure in scored.values() if score == top)
-
-    def _distance(self, label: Label, number: StatedNumber) -> int:
-        if self.passage.cell is not None:
-            return 0
-        return sum(min(_gap(span, number) for span in self.found[term]) for term in label)
-
-
-_TOKEN = re.compile(r"\S+")
-
-
-def _words_around(text: str, number: StatedNumber) -> tuple[str, str]:
-    """The number with the words around it, as written, in two readings: with the two words
-    before it and the one after it (scripts with spaces), and with up to six characters
-    before it and four after it inside its clause (scripts without): enough to tell a row's
-    own words from the report's."""
-    tokens = list(_TOKEN.finditer(text[: number.start]))
-    first = tokens[-2].start() if len(tokens) >= 2 else 0
-    following = _NEXT_WORD.match(text, number.end)
-    end = following.end() if following else number.end
-    spaced = text[first:end].strip(_EDGE_PUNCTUATION)
-    start, end = max(number.start - 6, 0), min(number.end + 4, len(text))
-    before = _CLAUSE_EDGE.split(text[start : number.start])[-1]
-    after = _CLAUSE_EDGE.split(text[number.end : end])[0]
-    return spaced, before + number.text + after
-
-
-_NEXT_WORD = re.compile(r"\s*[\w'’-]+")
-_CLAUSE_EDGE = re.compile(r"[\s,;:!?，。；：！？、()（）]")
-#: Punctuation at the edges of words around a number that belongs to the report's sentence.
-_EDGE_PUNCTUATION = " \t\n.,;:!?…()[]（）【】，。；：！？*"
-#: Fewer letters than this around a number say too little to be a row's own words.
-_COPIED_LETTERS = 4
+__all__ = [
+    "Compute",
+    "Figure",
+    "FigureKind",
+    "FigureRule",
+    "FigureValidator",
+    "Label",
+    "Place",
+    "RowWords",
+    "Statement",
+    "Verdict",
+    "check_figures",
+    "computed_figures",
+    "mismatch_reason",
+]
 
 
 class RowWords:
@@ -453,27 +127,6 @@ class RowWords:
             texts = (self.index.text(row_id) for row_id in self.index.items)
             self._joined = unicodedata.normalize("NFC", read_markdown("\0".join(texts)))
         return words in self._joined
-
-
-def _around(
-    text: str,
-    number: StatedNumber,
-    breaks: re.Pattern[str],
-    within: re.Pattern[str] | None = None,
-) -> Span:
-    """The span between the last break before the number and the first break after it
-    (inside the span `within` breaks make, when given)."""
-    start, end = _around(text, number, within) if within else (0, len(text))
-    start = max((m.end() for m in breaks.finditer(text, start, number.start)), default=start)
-    after = breaks.search(text, number.end, end)
-    return start, after.start() if after else end
-
-
-def _gap(span: Span, number: StatedNumber) -> int:
-    start, end = span
-    if end <= number.start:
-        return number.start - end
-    return max(start - number.end, 0)
 
 
 # -- the validator --------------------------------------------------------------------------

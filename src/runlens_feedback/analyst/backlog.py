@@ -11,11 +11,11 @@ evidence: points, problem rows, high-or-critical rows), and cut to `max_items`. 
 the pain point's ids (at most `EVIDENCE_IDS`, 6, most representative first: highest
 severity, then strongest sentiment, then input order).
 
-The backlog is written in the report's language (`report.report_language`: the summary's main
-language, Chinese or English), from the templates of `backlog_words`; a table theme is named
-by its label in that language (`lexicon/themes.json`), the priority points are worded in it
-(`aggregate.priority_parts`). Everything an item says comes from its theme's own evidence,
-never from a fixed template:
+The backlog is written in the report's language (`report_format.report_language`: the
+summary's main language, Chinese or English), from the templates of `backlog_words`; a table
+theme is named by its label in that language (`lexicon/themes.json`), the priority points are
+worded in it (`priority.priority_parts`). Everything an item says comes from its theme's own
+evidence, never from a fixed template:
 
 - the title names the theme (its discovered name, or the theme table's title in the language
   for a table theme) and the action its rows call for (fix the complaints, the weak points,
@@ -36,17 +36,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runlens import as_percent, percent
-from runlens_feedback.aggregate import (
-    EVIDENCE_IDS,
-    priority_for,
-    priority_parts,
-    short_quote,
-    summarize_analysis,
-)
+from runlens_feedback.aggregate import EVIDENCE_IDS, summarize_analysis
 from runlens_feedback.analyst.backlog_words import DIRECTIONS_ZH, REASON_ZH, WORDS
 from runlens_feedback.analyst.groups import group_keyword, theme_spec
 from runlens_feedback.analyst.labels import FEATURE_REQUEST, PRIORITIES
-from runlens_feedback.analyst.report import report_language
+from runlens_feedback.analyst.report_format import report_language
 from runlens_feedback.analyst.report_words import (
     SENTIMENT_NAMES,
     SEVERITY_NAMES,
@@ -55,6 +49,8 @@ from runlens_feedback.analyst.report_words import (
 )
 from runlens_feedback.analyst.resources import ThemeSpec
 from runlens_feedback.discovery import terms
+from runlens_feedback.priority import priority_for, priority_parts
+from runlens_feedback.quotes import short_quote
 from runlens_feedback.trend import Trend
 
 MAX_EVIDENCE_IDS = EVIDENCE_IDS
@@ -175,7 +171,7 @@ def _trend(trend: object) -> Trend | None:
 
 
 def _reason_zh(severity: Mapping[str, int], mentions: int, total: int, trend: Trend | None) -> str:
-    """The priority points (`aggregate.priority_parts`) in Chinese, as `priority_points`
+    """The priority points (`priority.priority_parts`) in Chinese, as `priority_points`
     words them in English."""
     parts = priority_parts(severity, mentions, total, trend)
     critical = severity.get("critical", 0)

@@ -86,7 +86,7 @@ ZH: dict[str, str] = {
 
 WORDS: dict[ReportLanguage, dict[str, str]] = {"en": EN, "zh": ZH}
 
-#: The priority points (`runlens_feedback.aggregate.priority_points`) in Chinese.
+#: The priority points (`runlens_feedback.priority.priority_points`) in Chinese.
 REASON_ZH: dict[str, str] = {
     "severity": "严重程度 {points:+d}（{mentions} 条中有 {severe} 条为高或严重）",
     "critical": "严重反馈 {points:+d}（严重 {critical} 条）",

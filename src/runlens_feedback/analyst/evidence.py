@@ -21,12 +21,12 @@ would be rejected as `empty_evidence_text`.
 from __future__ import annotations
 
 from runlens import fit_quote
-from runlens_feedback.aggregate import QUOTE_CHARS
 from runlens_feedback.analyst.document import Document
 from runlens_feedback.analyst.severity import clause_impact
 from runlens_feedback.analyst.text import strip_span
 from runlens_feedback.analyst.themes import theme_hits
 from runlens_feedback.contracts import ANALYSIS_CONTRACT
+from runlens_feedback.quotes import QUOTE_CHARS
 
 #: The analysis contract's rules for its quotes (the one the evidence check applies).
 _RULES = ANALYSIS_CONTRACT.evidence_quotes[0]

@@ -12,8 +12,7 @@ from typing import Any
 
 from runlens_feedback.analyst.labels import EMPTY_THEME, TOPIC_PREFIX, Lang
 from runlens_feedback.analyst.resources import ThemeSpec, theme_by_key
-from runlens_feedback.discovery import OTHER as OTHER_THEME
-from runlens_feedback.discovery import theme_name
+from runlens_feedback.theme_keys import OTHER_THEME, theme_name
 
 Group = Mapping[str, Any]
 
@@ -28,7 +27,7 @@ def theme_spec(group: Group) -> ThemeSpec | None:
 def group_label(group: Group, language: Lang = "en") -> str:
     """A one-line display label in `language`: the theme table's label (`label_en`,
     `label_zh`), the pain point's own wording for groups without a theme, else the name read
-    from the key (a discovered theme's name, `discovery.theme_name`)."""
+    from the key (a discovered theme's name, `theme_keys.theme_name`)."""
     key = str(group.get("key"))
     spec = theme_spec(group)
     if spec is not None:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-# The theme keys that the aggregate's rules rely on are declared with those rules.
-from runlens_feedback.aggregate import EMPTY_THEME, FEATURE_REQUEST, PRAISE_THEME
-
 # The closed value sets of the deliverables are declared with their contracts.
 from runlens_feedback.contracts import (
     PRIORITIES,
@@ -17,10 +14,11 @@ from runlens_feedback.contracts import (
     Severity,
 )
 
-Lang = Literal["zh", "en"]
+# The theme keys that the aggregate's rules rely on are declared below discovery, the
+# aggregate and the analyst.
+from runlens_feedback.theme_keys import EMPTY_THEME, FEATURE_REQUEST, PRAISE_THEME, TOPIC_PREFIX
 
-#: Prefix of themes derived from a row's own salient keyword.
-TOPIC_PREFIX = "topic:"
+Lang = Literal["zh", "en"]
 
 __all__ = [
     "EMPTY_THEME",

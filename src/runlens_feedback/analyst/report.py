@@ -22,36 +22,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runlens import CITATION_BRACKETS as BRACKETS
-from runlens import MarkdownCitations, percent
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.analyst.labels import PRIORITIES, SENTIMENTS, SEVERITIES, TOPIC_PREFIX
-from runlens_feedback.analyst.report_words import (
-    LANGUAGE_NAMES,
-    SENTIMENT_NAMES,
-    SEVERITY_NAMES,
-    SKIP_REASONS_ZH,
-    WORDS,
-    Phrasebook,
-    ReportLanguage,
+from runlens_feedback.analyst.report_format import (
+    ReportWords,
+    Summary,
+    _cell,
+    _escaped,
+    _label,
+    _noun,
+    _pct,
+    _plain,
+    _quote_line,
+    _unquoted,
+    report_language,
 )
-from runlens_feedback.breakdowns import SPECIAL_LABELS
-from runlens_feedback.contracts import REPORT_CONTRACT
 from runlens_feedback.contracts import REPORT_HEADINGS as HEADINGS  # one list, the contract's
+
+__all__ = ["render_report", "report_from_summary", "report_language"]
 
 _LEADING = 3
 _EVIDENCE_GROUPS = 5
 _SMALL_SAMPLE = 30
 _HIGH_UNCERTAIN_SHARE = 0.3
-_QUOTE_MARKS = (REPORT_CONTRACT.citations or MarkdownCitations()).quote_marks
-#: ASCII punctuation that could start Markdown markup inside a quoted line.
-_MARKUP = frozenset("\\`*_[]<>&~|")
-_ID_MARKUP = _MARKUP - {"_"}
-_OPENING_MARKS = frozenset(opening for opening, _ in _QUOTE_MARKS)
-_SINGLE_MARKS = str.maketrans({"“": "‘", "”": "’", '"': "'", "「": "『", "」": "』"})
-
-Summary = Mapping[str, Any]
 
 
 def report_from_summary(
@@ -61,7 +55,7 @@ def report_from_summary(
     `backlog_from_summary`), its body in `report_language(summary)`; quotes stay in their
     original language. `chart`: the chart's path relative to the report (e.g.
     `insight_chart.svg`), linked from Executive Summary; None when no chart was written."""
-    words = _Words(report_language(summary))
+    words = ReportWords(report_language(summary))
     bodies = (
         _title(summary, words),
         _context(summary, words),
@@ -75,14 +69,6 @@ def report_from_summary(
         f"{heading}\n\n" + "\n".join(body) for heading, body in zip(HEADINGS, bodies, strict=True)
     ]
     return "\n\n".join(blocks) + "\n"
-
-
-def report_language(summary: Summary) -> ReportLanguage:
-    """The language most analysed items declare (`summary["languages"]`, most first; a tie
-    goes to the code first in alphabetical order), when it is Chinese; else English."""
-    languages = summary.get("languages") or {}
-    ranked = sorted(languages.items(), key=lambda pair: (-pair[1], pair[0]))
-    return "zh" if ranked and ranked[0][0] == "zh" else "en"
 
 
 def render_report(
@@ -108,128 +94,14 @@ def render_report(
     return report_from_summary(summary, backlog, chart=chart)
 
 
-# -- formatting -----------------------------------------------------------------------------
-
-
-class _Words(Phrasebook):
-    """The report's sentences in one language, and its ways of writing counts."""
-
-    def __init__(self, language: ReportLanguage) -> None:
-        super().__init__(language, WORDS)
-
-    def rows(self, count: int) -> str:
-        if self.language == "zh":
-            return f"{count} 条"
-        return f"{count} {_noun(count)}"
-
-    def sentiment(self, label: object) -> str:
-        return SENTIMENT_NAMES[self.language].get(str(label), _plain(label))
-
-    def severity(self, level: object) -> str:
-        return SEVERITY_NAMES[self.language].get(str(level), _plain(level))
-
-    def language_name(self, code: str) -> str:
-        return LANGUAGE_NAMES[self.language].get(code, _plain(code))
-
-    def level(self, name: str) -> str:
-        """A sentiment or severity as a list item starts: `Positive`, `正面`."""
-        return name.capitalize() if self.language == "en" else name
-
-    def skip_reason(self, reason: str) -> str:
-        return SKIP_REASONS_ZH.get(reason, reason) if self.language == "zh" else reason
-
-    def special(self, special: str) -> str:
-        english, chinese = SPECIAL_LABELS[special]
-        return chinese if self.language == "zh" else english
-
-
-def _pct(count: int, total: int) -> str:
-    """`count` of `total` as the figure check reads it back (`runlens.percent`)."""
-    return percent(count, total)
-
-
-def _noun(count: int) -> str:
-    return "row" if count == 1 else "rows"
-
-
-def _plain(text: object) -> str:
-    """Text safe inside inline code and on one line: no line breaks, no backticks."""
-    return " ".join(str(text).split()).replace("`", "'")
-
-
-def _cell(text: object) -> str:
-    return _plain(text).replace("|", "\\|")
-
-
-def _label(group: Mapping[str, Any], words: _Words) -> str:
-    return _plain(group_label(group, words.language))
-
-
-def _quote_line(example: Mapping[str, Any], words: _Words) -> str:
-    """The example as a citation of the contract's form, `> “quote” — id (sentiment,
-    severity)`: verbatim, with Markdown characters escaped so the reader sees the row's
-    words, in quotation marks the quote does not close early (the summary's quote is one
-    line and leaves one closing mark out, `aggregate.example_quote`). Where the quote was
-    cut an ellipsis outside the marks says so: before the opening mark for a cut at the
-    start, after the closing mark for one at the end.
-    """
-    quote = str(example.get("evidence_text") or "")
-    cut_start, cut_end = bool(example.get("cut_start")), bool(example.get("shortened"))
-    opening, closing = _quote_marks(quote)
-    tail = words(
-        "quote_tail",
-        sentiment=words.sentiment(example.get("sentiment")),
-        severity=words.severity(example.get("severity")),
-    )
-    return (
-        f"> {'… ' if cut_start else ''}{opening}{_escaped(quote)}{closing}"
-        f"{' …' if cut_end else ''} {_attribution(str(example.get('feedback_id')))} {tail}"
-    )
-
-
-def _attribution(row_id: str) -> str:
-    """How a citation names its row: `— id`, or `[id]` for an id the dash form cannot carry
-    (one with spaces or quotation marks), with Markdown characters escaped so the reader
-    sees the id as it is."""
-    shown = "".join(f"\\{char}" if char in _ID_MARKUP else char for char in row_id)
-    # An underscore inside a word is no emphasis; one at either edge may be.
-    if shown.startswith("_"):
-        shown = "\\" + shown
-    if shown.endswith("_"):
-        shown = shown[:-1] + "\\_"
-    if not any(char.isspace() or char in _OPENING_MARKS for char in row_id):
-        return f"— {shown}"
-    left, right = next(
-        ((left, right) for left, right in BRACKETS if right not in row_id), BRACKETS[0]
-    )
-    return f"{left}{shown}{right}"
-
-
-def _quote_marks(quote: str) -> tuple[str, str]:
-    """The first of the contract's quotation-mark pairs whose closing mark is not in `quote`
-    (else the first pair)."""
-    return next((pair for pair in _QUOTE_MARKS if pair[1] not in quote), _QUOTE_MARKS[0])
-
-
-def _escaped(quote: str) -> str:
-    """`quote` with every character Markdown could read as markup backslash-escaped."""
-    return "".join(f"\\{char}" if char in _MARKUP else char for char in quote)
-
-
-def _unquoted(text: str) -> str:
-    """`text` with quotation marks made single (“x” -> ‘x’): in an evidence section a
-    quotation must cite a row, and a label quotes none."""
-    return text.translate(_SINGLE_MARKS)
-
-
 # -- sections -------------------------------------------------------------------------------
 
 
-def _title(summary: Summary, words: _Words) -> list[str]:
+def _title(summary: Summary, words: ReportWords) -> list[str]:
     return [words("title", source=_plain(summary.get("source", "")))]
 
 
-def _context(summary: Summary, words: _Words) -> list[str]:
+def _context(summary: Summary, words: ReportWords) -> list[str]:
     analysed = summary["analysed_rows"]
     pains = summary["pain_points"]
     top = words("list_sep").join(
@@ -258,7 +130,7 @@ def _context(summary: Summary, words: _Words) -> list[str]:
     return lines
 
 
-def _breakdown_table(column: Mapping[str, Any], analysed: int, words: _Words) -> list[str]:
+def _breakdown_table(column: Mapping[str, Any], analysed: int, words: ReportWords) -> list[str]:
     """One metadata column as a table: rows, share of the analysed rows, positive and
     negative rows, and the negative share of the value's rows. Its lead names the column, so
     the figure check ties each cell to its column and value (`runlens_feedback.figures`)."""
@@ -286,7 +158,7 @@ def _breakdown_table(column: Mapping[str, Any], analysed: int, words: _Words) ->
 
 
 def _executive_summary(
-    summary: Summary, backlog: Mapping[str, Any], words: _Words, chart: str | None
+    summary: Summary, backlog: Mapping[str, Any], words: ReportWords, chart: str | None
 ) -> list[str]:
     total = summary["analysed_rows"]
     lines = [words("warning"), ""] if summary.get("warnings") else []
@@ -337,7 +209,7 @@ def _executive_summary(
     return lines
 
 
-def _pain_points(summary: Summary, words: _Words) -> list[str]:
+def _pain_points(summary: Summary, words: ReportWords) -> list[str]:
     total = summary["analysed_rows"]
     pains = summary["pain_points"]
     if not pains:
@@ -363,7 +235,7 @@ def _pain_points(summary: Summary, words: _Words) -> list[str]:
     return lines
 
 
-def _not_listed(other: Mapping[str, Any], words: _Words) -> str:
+def _not_listed(other: Mapping[str, Any], words: ReportWords) -> str:
     if words.language == "zh":
         return (
             f"未列出：其他主题 {other['groups']} 个（{words.rows(other['rows'])}，"
@@ -376,7 +248,7 @@ def _not_listed(other: Mapping[str, Any], words: _Words) -> str:
     )
 
 
-def _evidence(summary: Summary, words: _Words) -> list[str]:
+def _evidence(summary: Summary, words: ReportWords) -> list[str]:
     lines: list[str] = []
     for group in summary["pain_points"][:_EVIDENCE_GROUPS]:
         if not group["examples"]:
@@ -399,7 +271,7 @@ def _evidence(summary: Summary, words: _Words) -> list[str]:
     return lines[:-1] if lines else [words("no_quotes")]
 
 
-def _actions(backlog: Mapping[str, Any], words: _Words) -> list[str]:
+def _actions(backlog: Mapping[str, Any], words: ReportWords) -> list[str]:
     """The backlog, its text with quotation marks made single: a backlog's words (“Billing”
     (fb_005)) are no citation of a row."""
     entries = list(backlog.get("items", []))
@@ -427,7 +299,7 @@ def _actions(backlog: Mapping[str, Any], words: _Words) -> list[str]:
     return [_unquoted(line) for line in lines]
 
 
-def _risks(summary: Summary, words: _Words) -> list[str]:
+def _risks(summary: Summary, words: ReportWords) -> list[str]:
     total = summary["analysed_rows"]
     lines = _warning_lines(summary, words)
     lines += _failure_lines(summary["failed_batches"], words)
@@ -455,7 +327,7 @@ def _risks(summary: Summary, words: _Words) -> list[str]:
     return lines
 
 
-def _warning_lines(summary: Summary, words: _Words) -> list[str]:
+def _warning_lines(summary: Summary, words: ReportWords) -> list[str]:
     lines = []
     for warning in summary.get("warnings") or []:
         details = warning.get("details") or {}
@@ -474,7 +346,7 @@ def _warning_lines(summary: Summary, words: _Words) -> list[str]:
     return lines
 
 
-def _failure_lines(failures: Mapping[str, Any], words: _Words) -> list[str]:
+def _failure_lines(failures: Mapping[str, Any], words: ReportWords) -> list[str]:
     if not failures["batches"]:
         return [words("failed_none")]
     lines = [words("failed", batches=failures["batches"], rows=words.rows(failures["rows"]))]
@@ -495,7 +367,7 @@ def _failure_lines(failures: Mapping[str, Any], words: _Words) -> list[str]:
     return lines
 
 
-def _grouping_lines(summary: Summary, words: _Words) -> list[str]:
+def _grouping_lines(summary: Summary, words: ReportWords) -> list[str]:
     lines = []
     by_wording = summary["grouped_by"].get("pain_point", 0)
     if by_wording:

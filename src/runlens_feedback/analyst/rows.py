@@ -12,7 +12,8 @@ from runlens_feedback.analyst.resources import theme_by_key
 from runlens_feedback.analyst.severity import assess_severity
 from runlens_feedback.analyst.text import detect_language
 from runlens_feedback.analyst.themes import ThemeChoice, choose_theme
-from runlens_feedback.discovery import OTHER, theme_name
+from runlens_feedback.theme_keys import OTHER_THEME as OTHER
+from runlens_feedback.theme_keys import theme_name
 
 _SNIPPET = {"zh": 30, "en": 80}
 EMPTY_TEXT_FLAG = "empty_text"
