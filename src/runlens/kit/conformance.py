@@ -32,6 +32,7 @@ from runlens.kit.declaration import (
     tool_problems,
 )
 from runlens.kit.record_checks import RunOutcome, read_json, record_problems
+from runlens.models.scripted import ScriptedModel
 from runlens.plugins.base import Conformance, Plugin
 from runlens.plugins.loader import available_plugins, load_plugin
 from runlens.tools.workspace import Workspace
@@ -237,7 +238,6 @@ class _Suite:
 
     def _run(self, label: str, samples: Conformance, script: Path) -> RunOutcome:
         from runlens.runtime.run import run_plugin
-        from runlens.testing import ScriptedModel
 
         model = ScriptedModel.from_file(Path(script))
         model.spec = f"scripted:{Path(script).name}"
