@@ -77,10 +77,10 @@ _HOMES: dict[str, tuple[str, str]] = {
     "ValidatorResult": ("runlens.validation.base", "ValidatorResult"),
     "load_document": ("runlens.validation.base", "load_document"),
     "SOURCE_ROWS": ("runlens.validation.sources", "SOURCE_ROWS"),
-    "Figure": ("runlens.validation.figures", "Figure"),
-    "FigureRule": ("runlens.validation.figures", "FigureRule"),
-    "Label": ("runlens.validation.figure_names", "Label"),
-    "Place": ("runlens.validation.figures", "Place"),
+    "Figure": ("runlens.validation.figure_rules", "Figure"),
+    "FigureRule": ("runlens.validation.figure_rules", "FigureRule"),
+    "Label": ("runlens.validation.figure_rules", "Label"),
+    "Place": ("runlens.validation.figure_rules", "Place"),
     "computed_figures": ("runlens.validation.figures", "computed_figures"),
     "stated_numbers": ("runlens.validation.numbers", "stated_numbers"),
     "splits_word": ("runlens.validation.quotes", "splits_word"),
@@ -245,8 +245,8 @@ if TYPE_CHECKING:
     )
     from runlens.validation.citations import BRACKETS as CITATION_BRACKETS
     from runlens.validation.cuts import cut_quote, cut_text, fit_quote, one_line_quote
-    from runlens.validation.figure_names import Label
-    from runlens.validation.figures import Figure, FigureRule, Place, computed_figures
+    from runlens.validation.figure_rules import Figure, FigureRule, Label, Place
+    from runlens.validation.figures import computed_figures
     from runlens.validation.items import item_problems, submit_tool_spec
     from runlens.validation.numbers import stated_numbers
     from runlens.validation.quotes import is_strong as is_strong_quote

@@ -38,7 +38,8 @@ from runlens.validation.base import (
 )
 from runlens.validation.citations import MarkdownCitationValidator
 from runlens.validation.evidence import EvidenceCitationValidator
-from runlens.validation.figures import Figure, FigureRule, FigureValidator
+from runlens.validation.figure_rules import Figure, FigureRule
+from runlens.validation.figures import FigureValidator
 from runlens.validation.findings import BUILTIN_CODES, ArtifactStatus, Finding, FindingCode
 from runlens.validation.json_rules import JsonOutputValidator
 from runlens.validation.markdown import MarkdownSectionValidator

@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import accumulate
-from typing import TYPE_CHECKING
 
+from runlens.validation.figure_rules import Figure, Label, row_key
 from runlens.validation.numbers import SPACED_LETTERS, Span, SpanSet
-from runlens.validation.reading import read_markdown
 
-if TYPE_CHECKING:
-    from runlens.validation.figures import Figure
-
-#: Terms that must all appear for a label to name its figure.
-Label = tuple[str, ...]
 NOWHERE = SpanSet(())
 _LETTER = f"[0-9_{SPACED_LETTERS}]"
 
@@ -136,13 +129,6 @@ def _distinct(options: list[list[Span]], at: int, used: set[Span]) -> bool:
                 return True
             used.discard(span)
     return False
-
-
-def row_key(text: str) -> str:
-    """A table row's key as places compare it: NFC, case-folded, on one line with single
-    spaces, NUL as the replacement character (as Markdown reads it)."""
-    folded = unicodedata.normalize("NFC", read_markdown(text)).casefold()
-    return " ".join(folded.split())
 
 
 def names_in(labels: Iterable[Label], texts: Sequence[str]) -> tuple[int, int]:
