@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from runlens.errors import UserError
+from runlens.errors import UserError, one_line
 from runlens.ui import api, pages
 from runlens.ui.context import UIConfig, UIContext
 from runlens.ui.launcher import Launcher, LaunchError
@@ -114,7 +114,7 @@ async def _internal_error(_request: Request, _error: Exception) -> JSONResponse:
 
 
 async def _user_error(_request: Request, error: Exception) -> JSONResponse:
-    return JSONResponse({"detail": " ".join(str(error).split())}, status_code=422)
+    return JSONResponse({"detail": one_line(error)}, status_code=422)
 
 
 async def _validation_error(_request: Request, error: Exception) -> JSONResponse:
