@@ -350,6 +350,5 @@ def test_public_api_is_pinned() -> None:
         "is_workbook",
         "read_input_format",
         "require_regular_file",
-        "row_number_id",
     ]
     assert all(hasattr(evidence, name) for name in evidence.__all__)

@@ -31,7 +31,7 @@ from runlens.evidence._encoding import (
     file_sha256,
     require_regular_file,
 )
-from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, IdRule, row_number_id
+from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, IdRule
 from runlens.evidence._records import MissingColumnError
 from runlens.evidence._stores import EvidenceItem
 from runlens.evidence._xlsx import cell_text, is_workbook
@@ -59,5 +59,4 @@ __all__ = [
     "is_workbook",
     "read_input_format",
     "require_regular_file",
-    "row_number_id",
 ]
