@@ -215,7 +215,7 @@ def _prepare(
     from runlens.hooks.command import load_hooks_file
     from runlens.models.registry import ModelContext, resolve_model
     from runlens.plugins import load_plugin
-    from runlens.records.store import new_run_id, runs_home
+    from runlens.records.io import new_run_id, runs_home
     from runlens.runtime.run import Run, RunSettings
     from runlens.secrets import redactor
     from runlens.store.db import open_store, store_url

@@ -78,7 +78,7 @@ def ui_command(
     loopback too. Runs started from the pages keep going when the server stops.
     """
     from runlens.cli.common import usage_errors
-    from runlens.records.store import runs_home
+    from runlens.records.io import runs_home
     from runlens.store.db import store_url
     from runlens.ui.app import create_app
     from runlens.ui.context import UIConfig

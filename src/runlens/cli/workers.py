@@ -156,7 +156,7 @@ def worker_command(
     last completed step: model calls already answered are not sent again.
     """
     from runlens.cli.common import exit_on_user_error
-    from runlens.records.store import runs_home
+    from runlens.records.io import runs_home
     from runlens.store.db import open_store, store_url
     from runlens.workers.worker import Worker, WorkerOptions
 
