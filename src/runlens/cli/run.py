@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from runlens.runtime.run import Run, RunResult
     from runlens.store.mirror import StoreMirror
 
-EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_COMPLETED, EXIT_FAILED = 0, 1
 
 
 def _check_encoding(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

@@ -16,8 +16,6 @@ from runlens.cli.run import (
     text_column_option,
 )
 
-EXIT_USAGE = 2
-
 
 def _provider_limit(
     _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
