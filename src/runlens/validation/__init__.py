@@ -17,6 +17,8 @@
                                                                  weak_evidence_quote,
                                                                  unsourced_quote,
                                                                  unknown_reference
+    CoverageValidator          (CoverageValidationHook)          rows_not_covered
+    SecretValidator            (SecretValidationHook)            secret_in_artifact
     FigureValidator            (FigureValidationHook)            figure_mismatch,
                                                                  unsupported_figure
 
