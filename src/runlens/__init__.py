@@ -45,10 +45,9 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Usage": ("runlens.models.messages", "Usage"),
     "UserMessage": ("runlens.models.messages", "UserMessage"),
     # evidence
-    "CsvTable": ("runlens.evidence", "CsvTable"),
+    "SourceTable": ("runlens.evidence", "SourceTable"),
     "EvidenceIndex": ("runlens.evidence", "EvidenceIndex"),
     "QuoteSpan": ("runlens.evidence", "QuoteSpan"),
-    "Table": ("runlens.evidence", "CsvTable"),
     # errors
     "ContractError": ("runlens.errors", "ContractError"),
     "InputError": ("runlens.errors", "InputError"),
@@ -111,7 +110,6 @@ __all__ = [
     "Conformance",
     "ContractError",
     "Coverage",
-    "CsvTable",
     "EvidenceIndex",
     "EvidenceQuote",
     "Figure",
@@ -134,9 +132,9 @@ __all__ = [
     "QuoteRules",
     "QuoteSpan",
     "RunLensError",
+    "SourceTable",
     "SuccessCriterion",
     "SystemMessage",
-    "Table",
     "TableInput",
     "TaskError",
     "Tool",
@@ -219,8 +217,7 @@ if TYPE_CHECKING:
         ToolError,
         UserError,
     )
-    from runlens.evidence import CsvTable, EvidenceIndex, QuoteSpan
-    from runlens.evidence import CsvTable as Table
+    from runlens.evidence import EvidenceIndex, QuoteSpan, SourceTable
     from runlens.inputs import TableInput
     from runlens.models.base import Model
     from runlens.models.messages import (

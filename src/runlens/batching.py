@@ -36,7 +36,7 @@ from typing import Any
 
 from runlens.atomic import write_atomic
 from runlens.errors import ProviderError, TaskError
-from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.evidence import EvidenceIndex, SourceTable
 from runlens.models.messages import (
     Message,
     ModelResponse,
@@ -108,7 +108,7 @@ def has_text(text: str) -> bool:
 
 async def run_batches(
     context: ToolContext,
-    table: CsvTable,
+    table: SourceTable,
     index: EvidenceIndex,
     *,
     submit: ToolSpec,

@@ -331,7 +331,6 @@ def test_public_api_is_pinned() -> None:
     import runlens.evidence as evidence
 
     assert sorted(evidence.__all__) == [
-        "CsvTable",
         "EvidenceIndex",
         "EvidenceItem",
         "FROM_COLUMN",
@@ -339,6 +338,7 @@ def test_public_api_is_pinned() -> None:
         "IdRule",
         "MissingColumnError",
         "QuoteSpan",
+        "SourceTable",
         "TextFormat",
         "WorkbookLimits",
         "WorkbookTooLarge",
