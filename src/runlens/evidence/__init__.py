@@ -3,7 +3,7 @@
 The source is a CSV file or one sheet of an Excel workbook (.xlsx), told apart by content.
 
     build_evidence_index(path)      one streaming pass over the file -> EvidenceIndex
-    SourceTable.open(path, ...)        the file decoded and checked once, paged for the model;
+    SourceTable.open(path, ...)     the file decoded and checked once, paged for the model;
                                     `table.evidence_index(...)` builds the index from it;
                                     `table.with_row_number_ids(name)` for a file without ids
     cell_text(value)                the text of a worksheet cell (the rule row hashes use)
