@@ -3,7 +3,8 @@
 Terms are case-folded and found in case-folded text (`Folded`), Latin words whole with an
 optional plural (`pattern`); an occurrence inside a longer term's occurrence is part of that
 term; a label is named when each of its terms has an occurrence of its own (`assigned`); a
-table row's text cells are its keys, each a term as a whole (`FigureNames.keyed`, `row_key`).
+table row's text cells are its keys, each a term as a whole (`FigureNames.keyed`; keys are
+compared as `figure_rules.row_key` writes them).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """FigureValidationHook: every number a report states is recomputed from the data (SPEC 13.2).
 
-A plugin declares *figure rules* (`Plugin.figure_rules`). A rule names the Markdown artifact
+A plugin declares *figure rules* (`Plugin.figure_rules`; `Figure`, `Place` and `FigureRule`
+are defined in `runlens.validation.figure_rules`). A rule names the Markdown artifact
 it checks, the sections whose numbers it checks, and the JSON artifacts it computes figures
 from; its `compute` turns those documents and the Evidence Index into named figures:
 
