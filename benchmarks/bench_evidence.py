@@ -12,7 +12,7 @@ fresh subprocess so that every peak memory figure is its own:
 - `bare`: a bare `csv.reader` pass over the file (the yardstick);
 - `naive`: the naive build (DictReader, `json.dumps` and `hashlib.sha256` per row);
 - `build`: `build_evidence_index` alone;
-- `table`: `CsvTable.open` + `table.evidence_index` (the input path without the write);
+- `table`: `SourceTable.open` + `table.evidence_index` (the input path without the write);
 - `run`: the input path `runlens run` takes: `TableInput.load` with a minimal `ToolContext`
   (open, check, index, and write `runtime/evidence_index.json` durably);
 - `write`: `EvidenceIndex.write` alone (timed after a build in the same process);
@@ -34,7 +34,7 @@ evidence package as it was before (commit c1efc78) was run interleaved with this
 by round, 5 rounds (medians; ratios are medians of the per-round ratios):
 
                                        before           after            after / before
-    CsvTable.open + evidence_index     9.4 s, 705 MB    5.7 s, 340 MB    0.63
+    SourceTable.open + evidence_index     9.4 s, 705 MB    5.7 s, 340 MB    0.63
     + the durable write (run path)     14.3 s, 705 MB   7.6 s, 340 MB    0.53
     build_evidence_index alone         6.9 s, 364 MB    6.8 s, 301 MB
     bare csv.reader pass               2.6 s
@@ -195,9 +195,9 @@ def fast_build(csv_path: Path) -> dict[str, Any]:
 
 
 def table_index(csv_path: Path) -> dict[str, Any]:
-    from runlens.evidence import CsvTable
+    from runlens.evidence import SourceTable
 
-    table = CsvTable.open(csv_path, required_columns=(ID_COLUMN, TEXT_COLUMN))
+    table = SourceTable.open(csv_path, required_columns=(ID_COLUMN, TEXT_COLUMN))
     index = table.evidence_index(ID_COLUMN, TEXT_COLUMN)
     return {"rows": len(index)}
 
@@ -227,7 +227,7 @@ LABELS = {
     "bare": "bare csv.reader pass",
     "naive": "naive build (json.dumps/row)",
     "build": "build_evidence_index alone",
-    "table": "CsvTable.open + evidence_index",
+    "table": "SourceTable.open + evidence_index",
     "run": "run path: TableInput.load",
     "write": "EvidenceIndex.write alone",
     "validate": "validate citations",

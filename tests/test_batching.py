@@ -19,13 +19,13 @@ from runlens import (
     ArtifactContract,
     Batch,
     BatchResult,
-    CsvTable,
     EvidenceIndex,
     EvidenceQuote,
     JsonRules,
     Message,
     ModelResponse,
     ProviderError,
+    SourceTable,
     TaskError,
     ToolCall,
     ToolContext,
@@ -105,7 +105,7 @@ class Run:
         source = tmp_path / "tickets.csv"
         lines = [f'{key},"{text}"' for key, text in TICKETS.items()]
         source.write_text("ticket_id,body\n" + "\n".join(lines) + "\n", encoding="utf-8")
-        self.table = CsvTable.open(source, required_columns=("ticket_id", "body"))
+        self.table = SourceTable.open(source, required_columns=("ticket_id", "body"))
         self.index = self.table.evidence_index("ticket_id", "body")
         self.workspace = Workspace(tmp_path / "ws")
         self.workspace.create()

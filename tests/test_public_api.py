@@ -42,10 +42,9 @@ PUBLIC = {
     "Usage",
     "UserMessage",
     # evidence
-    "CsvTable",
     "EvidenceIndex",
     "QuoteSpan",
-    "Table",
+    "SourceTable",
     # errors
     "ContractError",
     "InputError",
@@ -113,12 +112,12 @@ def test_every_public_name_resolves(name: str) -> None:
 
 
 def test_the_names_are_the_home_modules_objects() -> None:
-    from runlens.evidence import CsvTable
+    from runlens.evidence import SourceTable
     from runlens.plugins import Plugin
     from runlens.validation.citations import BRACKETS
 
     assert runlens.Plugin is Plugin
-    assert runlens.Table is runlens.CsvTable is CsvTable
+    assert runlens.SourceTable is SourceTable
     assert runlens.CITATION_BRACKETS is BRACKETS
     assert set(dir(runlens)) >= PUBLIC
 

@@ -45,10 +45,9 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Usage": ("runlens.models.messages", "Usage"),
     "UserMessage": ("runlens.models.messages", "UserMessage"),
     # evidence
-    "CsvTable": ("runlens.evidence", "CsvTable"),
+    "SourceTable": ("runlens.evidence", "SourceTable"),
     "EvidenceIndex": ("runlens.evidence", "EvidenceIndex"),
     "QuoteSpan": ("runlens.evidence", "QuoteSpan"),
-    "Table": ("runlens.evidence", "CsvTable"),
     # errors
     "ContractError": ("runlens.errors", "ContractError"),
     "InputError": ("runlens.errors", "InputError"),
@@ -77,10 +76,10 @@ _HOMES: dict[str, tuple[str, str]] = {
     "ValidatorResult": ("runlens.validation.base", "ValidatorResult"),
     "load_document": ("runlens.validation.base", "load_document"),
     "SOURCE_ROWS": ("runlens.validation.sources", "SOURCE_ROWS"),
-    "Figure": ("runlens.validation.figures", "Figure"),
-    "FigureRule": ("runlens.validation.figures", "FigureRule"),
-    "Label": ("runlens.validation.figure_names", "Label"),
-    "Place": ("runlens.validation.figures", "Place"),
+    "Figure": ("runlens.validation.figure_rules", "Figure"),
+    "FigureRule": ("runlens.validation.figure_rules", "FigureRule"),
+    "Label": ("runlens.validation.figure_rules", "Label"),
+    "Place": ("runlens.validation.figure_rules", "Place"),
     "computed_figures": ("runlens.validation.figures", "computed_figures"),
     "stated_numbers": ("runlens.validation.numbers", "stated_numbers"),
     "splits_word": ("runlens.validation.quotes", "splits_word"),
@@ -111,7 +110,6 @@ __all__ = [
     "Conformance",
     "ContractError",
     "Coverage",
-    "CsvTable",
     "EvidenceIndex",
     "EvidenceQuote",
     "Figure",
@@ -134,9 +132,9 @@ __all__ = [
     "QuoteRules",
     "QuoteSpan",
     "RunLensError",
+    "SourceTable",
     "SuccessCriterion",
     "SystemMessage",
-    "Table",
     "TableInput",
     "TaskError",
     "Tool",
@@ -219,8 +217,7 @@ if TYPE_CHECKING:
         ToolError,
         UserError,
     )
-    from runlens.evidence import CsvTable, EvidenceIndex, QuoteSpan
-    from runlens.evidence import CsvTable as Table
+    from runlens.evidence import EvidenceIndex, QuoteSpan, SourceTable
     from runlens.inputs import TableInput
     from runlens.models.base import Model
     from runlens.models.messages import (
@@ -245,8 +242,8 @@ if TYPE_CHECKING:
     )
     from runlens.validation.citations import BRACKETS as CITATION_BRACKETS
     from runlens.validation.cuts import cut_quote, cut_text, fit_quote, one_line_quote
-    from runlens.validation.figure_names import Label
-    from runlens.validation.figures import Figure, FigureRule, Place, computed_figures
+    from runlens.validation.figure_rules import Figure, FigureRule, Label, Place
+    from runlens.validation.figures import computed_figures
     from runlens.validation.items import item_problems, submit_tool_spec
     from runlens.validation.numbers import stated_numbers
     from runlens.validation.quotes import is_strong as is_strong_quote

@@ -43,7 +43,7 @@ from runlens.batch_protocol import (
     parse_batch_message,
 )
 from runlens.errors import ProviderError, TaskError
-from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.evidence import EvidenceIndex, SourceTable
 from runlens.models.messages import (
     Message,
     ModelResponse,
@@ -125,7 +125,7 @@ def has_text(text: str) -> bool:
 
 async def run_batches(
     context: ToolContext,
-    table: CsvTable,
+    table: SourceTable,
     index: EvidenceIndex,
     *,
     submit: ToolSpec,

@@ -147,3 +147,18 @@ class TaskError(RunLensError):
 
 class ToolError(Exception):
     """Raised by a tool to tell the model its call was wrong; becomes an error tool result."""
+
+
+def one_line(error: BaseException, limit: int | None = None) -> str:
+    """The error's message on one line (its type's name when it has none), with an input
+    error's file, row and field when the message lacks them; cut to `limit` characters."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    if isinstance(error, InputError):
+        places = [
+            f"{label} {value}"
+            for label, value in (("file", error.file), ("row", error.row), ("field", error.field))
+            if value is not None and str(value) not in message
+        ]
+        if places:
+            message += f" ({', '.join(places)})"
+    return message[:limit]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runlens.errors import InputError, ToolError, UserError
-from runlens.evidence import CsvTable, EvidenceIndex, MissingColumnError, check_encoding_name
+from runlens.evidence import EvidenceIndex, MissingColumnError, SourceTable, check_encoding_name
 from runlens.tools.base import Tool, ToolContext
 
 #: Where the loaded input is kept in `ToolContext.state`: one input per run.
@@ -76,7 +76,7 @@ class TableInput:
         wanted = self.default_page if limit is None else limit
         return table.page(offset, min(wanted, self.max_page))
 
-    def load(self, context: ToolContext) -> tuple[CsvTable, EvidenceIndex]:
+    def load(self, context: ToolContext) -> tuple[SourceTable, EvidenceIndex]:
         """Open the input once per run: check its columns, build and record the Evidence Index.
 
         The input is `context.input_path`: a CSV file or a sheet of an .xlsx workbook
@@ -90,7 +90,7 @@ class TableInput:
         `evidence_index` and reported through `context.on_evidence_index`. An unusable input
         raises `InputError`, which ends the run `failed` at the input step.
         """
-        loaded: tuple[CsvTable, EvidenceIndex] | None = context.state.get(_LOADED)
+        loaded: tuple[SourceTable, EvidenceIndex] | None = context.state.get(_LOADED)
         if loaded is None:
             table = self._open(context)
             index = table.evidence_index(
@@ -109,7 +109,7 @@ class TableInput:
     def _text_column(self, context: ToolContext) -> str:
         return context.input_text_column or self.text_column
 
-    def _open(self, context: ToolContext) -> CsvTable:
+    def _open(self, context: ToolContext) -> SourceTable:
         source = context.input_path.name
         if context.input_encoding is not None:
             try:
@@ -119,7 +119,7 @@ class TableInput:
         id_column, text_column = self._id_column(context), self._text_column(context)
         named_id = context.input_id_column is not None
         try:
-            table = CsvTable.open(
+            table = SourceTable.open(
                 context.input_path,
                 required_columns=(id_column, text_column) if named_id else (text_column,),
                 encoding=context.input_encoding,

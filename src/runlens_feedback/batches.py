@@ -23,8 +23,8 @@ from typing import Any
 from runlens import (
     NO_TEXT_REASON,
     Batch,
-    CsvTable,
     EvidenceIndex,
+    SourceTable,
     ToolContext,
     checkpoint,
     item_problems,
@@ -74,7 +74,7 @@ def check_items(items: Sequence[Any], index: EvidenceIndex) -> list[list[str]]:
 
 async def analyze_in_batches(
     context: ToolContext,
-    table: CsvTable,
+    table: SourceTable,
     index: EvidenceIndex,
     *,
     batch_size: int,
@@ -124,7 +124,7 @@ async def analyze_in_batches(
     return {"analysis_path": ANALYSIS, **summary}
 
 
-def _discover(table: CsvTable, text_column: str) -> ThemeCatalogue:
+def _discover(table: SourceTable, text_column: str) -> ThemeCatalogue:
     """The input's themes, discovered once over every row's text (`discover_themes`)."""
     position = table.columns.index(text_column)
     texts = [table.row_values(at)[position] for at in range(table.total_rows)]

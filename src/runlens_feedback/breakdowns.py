@@ -40,7 +40,7 @@ from runlens_feedback.contracts import SENTIMENTS
 from runlens_feedback.trend import month_name, week_name
 
 if TYPE_CHECKING:
-    from runlens import CsvTable, EvidenceIndex
+    from runlens import EvidenceIndex, SourceTable
 
 Item = Mapping[str, Any]
 RowMetadata = Mapping[str, Mapping[str, Any]]
@@ -219,7 +219,7 @@ def _trend(column: str, values: list[tuple[str, str]]) -> dict[str, Any] | str:
     }
 
 
-def table_metadata(table: CsvTable, index: EvidenceIndex) -> dict[str, dict[str, str]]:
+def table_metadata(table: SourceTable, index: EvidenceIndex) -> dict[str, dict[str, str]]:
     """Each row's other columns by its id (`{feedback_id: {column: value}}`, the index's id
     and text columns left out): the `row_metadata` to break down, read as the figure check
     reads the source (`runlens.SOURCE_ROWS`: the index's ids in source

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from runlens import (
-    CsvTable,
     EvidenceIndex,
     Figure,
+    SourceTable,
     Tool,
     ToolContext,
     ToolError,
@@ -35,7 +35,7 @@ FIGURE_RULE = (
 )
 
 
-def load_input(context: ToolContext) -> tuple[CsvTable, EvidenceIndex]:
+def load_input(context: ToolContext) -> tuple[SourceTable, EvidenceIndex]:
     """The run's input, opened once per run and indexed (`TableInput.load`)."""
     return INPUT.load(context)
 

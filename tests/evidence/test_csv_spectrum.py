@@ -1,6 +1,6 @@
 """The csv-spectrum corpus (npm csv-spectrum 2.0.0, BSD-2-Clause; see tests/data/csv_spectrum).
 
-Every case's CSV is read through `CsvTable` and compared with the corpus's expected JSON, then
+Every case's CSV is read through `SourceTable` and compared with the corpus's expected JSON, then
 indexed with its first column as the id and its second as the text; each row hash is recomputed
 from the expected JSON (not from a CSV parser), so the index is checked against a parse made by
 someone else.
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from runlens.errors import InputError
-from runlens.evidence import CsvTable, build_evidence_index
+from runlens.evidence import SourceTable, build_evidence_index
 
 CORPUS = Path(__file__).parent.parent / "data" / "csv_spectrum"
 CASES = sorted(path.stem for path in (CORPUS / "csvs").glob("*.csv"))
@@ -47,7 +47,7 @@ def test_the_corpus_is_present() -> None:
 def test_table_reads_what_the_corpus_expects(name: str) -> None:
     expected = expected_rows(name)
     columns = list(expected[0])
-    table = CsvTable.open(CORPUS / "csvs" / f"{name}.csv", required_columns=columns)
+    table = SourceTable.open(CORPUS / "csvs" / f"{name}.csv", required_columns=columns)
     assert table.columns == tuple(columns)
     page = table.page(0, 100)
     assert page["rows"] == expected

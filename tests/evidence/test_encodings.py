@@ -1,5 +1,5 @@
 """Encodings and delimiters chosen by evidence, refusals of what is not text, ids that must be
-printable. Each case runs through both readers (`build_evidence_index` and `CsvTable.open(...)
+printable. Each case runs through both readers (`build_evidence_index` and `SourceTable.open(...)
 .evidence_index()`): they choose the same format and report the same errors.
 
 The texts are real customer feedback as people write it (French, German, Spanish, Chinese,
@@ -22,8 +22,8 @@ import pytest
 
 from runlens.errors import EvidenceIndexError, InputError, UserError
 from runlens.evidence import (
-    CsvTable,
     EvidenceIndex,
+    SourceTable,
     build_evidence_index,
     check_encoding_name,
     file_sha256,
@@ -39,7 +39,7 @@ Reader = Callable[..., EvidenceIndex]
 
 
 def via_table(path: Path, **options: str) -> EvidenceIndex:
-    table = CsvTable.open(path, required_columns=("feedback_id", "text"), **options)
+    table = SourceTable.open(path, required_columns=("feedback_id", "text"), **options)
     index = table.evidence_index(id_column="feedback_id", text_column="text")
     assert table.text_format is not None
     assert table.text_format.encoding == index.encoding == table.encoding
@@ -440,7 +440,7 @@ ONE_COLUMN = "text\nslow, really slow, and buggy\n"
 
 def one_column_indexes(path: Path) -> list[EvidenceIndex]:
     """The file read by both readers, its one column as ids and text."""
-    table = CsvTable.open(path, required_columns=("text",))
+    table = SourceTable.open(path, required_columns=("text",))
     return [
         build_index(path, id_column="text", text_column="text"),
         table.evidence_index(id_column="text", text_column="text"),

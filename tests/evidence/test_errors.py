@@ -1,6 +1,6 @@
 """Every input problem is an InputError whose message names the file and the place.
 
-Each case runs through both readers (`build_evidence_index` and `CsvTable.open(...)
+Each case runs through both readers (`build_evidence_index` and `SourceTable.open(...)
 .evidence_index()`), which must report the same message.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from runlens.errors import InputError
-from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.evidence import EvidenceIndex, SourceTable
 
 from .conftest import CsvWriter
 from .helpers import build_index, csv_text
@@ -21,7 +21,7 @@ Reader = Callable[[Path], EvidenceIndex]
 
 
 def via_table(path: Path) -> EvidenceIndex:
-    return CsvTable.open(path, required_columns=("feedback_id", "text")).evidence_index(
+    return SourceTable.open(path, required_columns=("feedback_id", "text")).evidence_index(
         id_column="feedback_id", text_column="text"
     )
 
@@ -212,14 +212,14 @@ def test_problems_far_into_the_file_are_placed_exactly(write_csv: CsvWriter, rea
 
 def test_table_checks_only_its_required_columns(write_csv: CsvWriter) -> None:
     path = write_csv("feedback_id,text\nfb_1,a\nfb_1,b\n")
-    table = CsvTable.open(path, required_columns=("feedback_id",))  # ids are not checked here
+    table = SourceTable.open(path, required_columns=("feedback_id",))  # ids are not checked here
     assert table.total_rows == 2
     with pytest.raises(InputError, match=r"row 2 \(line 3\): duplicate feedback_id 'fb_1'"):
         table.evidence_index(id_column="feedback_id", text_column="text")
     with pytest.raises(InputError, match="missing column 'body'"):
         table.evidence_index(text_column="body", id_column="feedback_id")
     with pytest.raises(InputError, match="missing column 'rating'"):
-        CsvTable.open(path, required_columns=("feedback_id", "rating"))
+        SourceTable.open(path, required_columns=("feedback_id", "rating"))
 
 
 @READERS

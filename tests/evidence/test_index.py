@@ -331,7 +331,6 @@ def test_public_api_is_pinned() -> None:
     import runlens.evidence as evidence
 
     assert sorted(evidence.__all__) == [
-        "CsvTable",
         "EvidenceIndex",
         "EvidenceItem",
         "FROM_COLUMN",
@@ -339,6 +338,7 @@ def test_public_api_is_pinned() -> None:
         "IdRule",
         "MissingColumnError",
         "QuoteSpan",
+        "SourceTable",
         "TextFormat",
         "WorkbookLimits",
         "WorkbookTooLarge",
@@ -350,6 +350,5 @@ def test_public_api_is_pinned() -> None:
         "is_workbook",
         "read_input_format",
         "require_regular_file",
-        "row_number_id",
     ]
     assert all(hasattr(evidence, name) for name in evidence.__all__)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runlens.errors import EvidenceIndexError
-from runlens.evidence import FROM_ROW_NUMBER, CsvTable, EvidenceIndex, build_evidence_index
+from runlens.evidence import FROM_ROW_NUMBER, EvidenceIndex, SourceTable, build_evidence_index
 from runlens.evidence._storage import LineStore
 
 from .conftest import CsvWriter
@@ -38,7 +38,7 @@ def test_metadata_is_every_other_column_as_parsed(hostile: Path, build: str) -> 
     if build == "stream":
         index = build_evidence_index(hostile, id_column="feedback_id", text_column="text")
     else:
-        table = CsvTable.open(hostile, required_columns=("feedback_id", "text"))
+        table = SourceTable.open(hostile, required_columns=("feedback_id", "text"))
         index = table.evidence_index("feedback_id", "text")
     expected = _expected(hostile)
     assert index.metadata_columns == ('ch"an<b>nel', "评分", "note\\")

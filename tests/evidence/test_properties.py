@@ -14,7 +14,7 @@ from typing import Literal
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from runlens.evidence import CsvTable, EvidenceIndex, EvidenceItem, build_evidence_index
+from runlens.evidence import EvidenceIndex, EvidenceItem, SourceTable, build_evidence_index
 from runlens.evidence._columns import ColumnsBuilder, encode_column
 from runlens.evidence._rowhash import DIGEST_SIZE, RowHasher
 from runlens.evidence._storage import LineStore
@@ -167,7 +167,7 @@ def test_the_table_path_writes_the_builders_index_byte_for_byte(
         path = Path(directory) / "feedback.csv"
         path.write_text(csv_text([columns, *rows], newline, quoting), encoding="utf-8", newline="")
         built = build_evidence_index(path, id_column="feedback_id", text_column="text")
-        table = CsvTable.open(path, required_columns=("feedback_id", "text"))
+        table = SourceTable.open(path, required_columns=("feedback_id", "text"))
         from_table = table.evidence_index("feedback_id", "text")
         built_hash = built.write(Path(directory) / "built.json")
         table_hash = from_table.write(Path(directory) / "table.json")

@@ -1,10 +1,10 @@
-"""CsvTable: decoded and checked once, paged for the model, indexed without a second read."""
+"""SourceTable: decoded and checked once, paged for the model, indexed without a second read."""
 
 from __future__ import annotations
 
 import pytest
 
-from runlens.evidence import CsvTable, build_evidence_index
+from runlens.evidence import SourceTable, build_evidence_index
 from runlens.evidence.table import BATCH_ROWS
 
 from .conftest import CsvWriter
@@ -16,18 +16,18 @@ ROWS = [["feedback_id", "text", "rating"]] + [
 
 
 @pytest.fixture
-def table(write_csv: CsvWriter) -> CsvTable:
-    return CsvTable.open(write_csv(csv_text(ROWS)), required_columns=("feedback_id", "text"))
+def table(write_csv: CsvWriter) -> SourceTable:
+    return SourceTable.open(write_csv(csv_text(ROWS)), required_columns=("feedback_id", "text"))
 
 
-def test_table_describes_the_file(table: CsvTable) -> None:
+def test_table_describes_the_file(table: SourceTable) -> None:
     assert table.source == "sample.csv"
     assert table.columns == ("feedback_id", "text", "rating")
     assert table.total_rows == 250
     assert table.encoding == "utf-8"
 
 
-def test_pages_walk_every_row_once(table: CsvTable) -> None:
+def test_pages_walk_every_row_once(table: SourceTable) -> None:
     seen, offset = [], 0
     while offset is not None:
         page = table.page(offset, 100)
@@ -39,7 +39,7 @@ def test_pages_walk_every_row_once(table: CsvTable) -> None:
     assert seen == [dict(zip(ROWS[0], row, strict=True)) for row in ROWS[1:]]
 
 
-def test_page_edges(table: CsvTable) -> None:
+def test_page_edges(table: SourceTable) -> None:
     assert table.page(249, 100)["rows"] == [
         {"feedback_id": "fb_250", "text": "第250条，反馈", "rating": "0"}
     ]
@@ -56,7 +56,7 @@ def test_page_edges(table: CsvTable) -> None:
 
 def test_blank_lines_are_not_rows_and_header_names_are_clean(write_csv: CsvWriter) -> None:
     path = write_csv('\ufeff feedback_id ,text\r\n\r\nfb_1,"a\r\nb"\r\n,\r\nfb_2,c\r\n')
-    table = CsvTable.open(path, required_columns=("feedback_id",))
+    table = SourceTable.open(path, required_columns=("feedback_id",))
     assert table.columns == ("feedback_id", "text")
     assert table.page(0, 10)["rows"] == [
         {"feedback_id": "fb_1", "text": "a\r\nb"},
@@ -70,7 +70,7 @@ def test_evidence_index_from_the_table_equals_the_streaming_build(
 ) -> None:
     rows = [*ROWS[:40], ["fb_x", 'nul \x00 and "quotes", \x01', "1"]] if codec != "gbk" else ROWS
     path = write_csv(csv_text(rows), encoding=codec)
-    table = CsvTable.open(path, required_columns=("feedback_id", "text"))
+    table = SourceTable.open(path, required_columns=("feedback_id", "text"))
     from_table = table.evidence_index(id_column="feedback_id", text_column="text")
     streamed = build_evidence_index(path, id_column="feedback_id", text_column="text")
     assert dict(from_table.items) == dict(streamed.items)
@@ -80,7 +80,7 @@ def test_evidence_index_from_the_table_equals_the_streaming_build(
     assert table.source_hash == streamed.source_hash
 
 
-def test_row_values(table: CsvTable) -> None:
+def test_row_values(table: SourceTable) -> None:
     assert table.row_values(0) == ("fb_001", "第1条，反馈", "1")
 
 
@@ -94,7 +94,7 @@ def test_rows_across_batches_read_back_in_any_order(write_csv: CsvWriter) -> Non
         if n % 300 == 0:
             rows.append(["", "", ""])
     path = write_csv(csv_text(rows))
-    table = CsvTable.open(path, required_columns=("feedback_id", "text"))
+    table = SourceTable.open(path, required_columns=("feedback_id", "text"))
     data = [tuple(row) for row in rows[1:] if any(row)]
     assert table.total_rows == len(data)
     assert [table.row_values(n) for n in reversed(range(len(data)))] == data[::-1]
@@ -112,7 +112,7 @@ def test_rows_across_batches_read_back_in_any_order(write_csv: CsvWriter) -> Non
 
 def test_row_number_ids_of_a_table(write_csv: CsvWriter) -> None:
     rows = [["text"], *([f"t{n}"] for n in range(1, BATCH_ROWS + 3))]
-    table = CsvTable.open(write_csv(csv_text(rows)), required_columns=("text",))
+    table = SourceTable.open(write_csv(csv_text(rows)), required_columns=("text",))
     index = table.with_row_number_ids("row_id").evidence_index("row_id", "text")
     assert len(index) == BATCH_ROWS + 2
     assert index.text(f"row-{BATCH_ROWS + 1}") == f"t{BATCH_ROWS + 1}"

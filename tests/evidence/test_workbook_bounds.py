@@ -27,7 +27,7 @@ from tests.hardening.workbooks import (
 from runlens.errors import InputError
 from runlens.evidence import (
     FROM_COLUMN,
-    CsvTable,
+    SourceTable,
     WorkbookLimits,
     WorkbookTooLarge,
     build_evidence_index,
@@ -46,7 +46,7 @@ def _index(path: Path) -> None:
 def test_a_legitimate_workbook_is_read_whole(tmp_path: Path) -> None:
     path = rows_workbook(tmp_path / "rows.xlsx", 2000)
     check_workbook(path, "rows.xlsx")
-    table = CsvTable.open(path, required_columns=("feedback_id", "text"))
+    table = SourceTable.open(path, required_columns=("feedback_id", "text"))
     assert table.total_rows == 2000
     index = table.evidence_index("feedback_id", "text")
     assert index.id_rule == FROM_COLUMN and len(index) == 2000

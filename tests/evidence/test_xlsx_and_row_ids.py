@@ -3,7 +3,7 @@
 A worksheet is read by the documented rules (header = first non-empty row, the table spans its
 non-empty header cells, blank rows skipped, `cell_text` for every value) and hashed as SPEC
 section 5 says, so the hashes here are recomputed from those rules alone. Both readers
-(`build_evidence_index` and `CsvTable.open(...).evidence_index(...)`) must agree, and a problem
+(`build_evidence_index` and `SourceTable.open(...).evidence_index(...)`) must agree, and a problem
 names the file, sheet, row and cell.
 """
 
@@ -23,9 +23,9 @@ import pytest
 from runlens.errors import EvidenceIndexError, InputError
 from runlens.evidence import (
     FROM_ROW_NUMBER,
-    CsvTable,
     EvidenceIndex,
     MissingColumnError,
+    SourceTable,
     build_evidence_index,
     cell_text,
     read_input_format,
@@ -76,7 +76,7 @@ Reader = Callable[..., EvidenceIndex]
 
 def via_table(path: Path, **options: str) -> EvidenceIndex:
     sheet = options.pop("sheet", None)
-    table = CsvTable.open(path, required_columns=("feedback_id", "text"), sheet=sheet)
+    table = SourceTable.open(path, required_columns=("feedback_id", "text"), sheet=sheet)
     options.setdefault("id_column", "feedback_id")
     options.setdefault("text_column", "text")
     return table.evidence_index(**options)
@@ -150,7 +150,7 @@ def test_a_sheet_is_read_by_the_documented_rules(workbook: Path, read: Reader) -
 
 
 def test_both_readers_agree_and_the_table_pages_text(workbook: Path) -> None:
-    table = CsvTable.open(workbook, required_columns=("text",))
+    table = SourceTable.open(workbook, required_columns=("text",))
     assert (table.format, table.sheet, table.encoding, table.total_rows) == (
         "xlsx",
         "Reviews",
@@ -175,7 +175,7 @@ def test_sheet_is_chosen_by_name(workbook: Path) -> None:
         text_column="text",
     )
     assert (other.sheet, list(other.items), other.text("row-1")) == ("Other", ["row-1"], "x")
-    table = CsvTable.open(workbook, required_columns=("text",), sheet="Other")
+    table = SourceTable.open(workbook, required_columns=("text",), sheet="Other")
     assert (table.sheet, table.columns, table.label) == (
         "Other",
         ("text",),
@@ -249,7 +249,7 @@ def test_csv_options_do_not_apply_to_workbooks_and_back(
             workbook, encoding="utf-8", id_column="feedback_id", text_column="text"
         )
     with pytest.raises(InputError, match=r"^in\.xlsx: an encoding .* Excel workbook"):
-        CsvTable.open(workbook, required_columns=(), encoding="utf-8")
+        SourceTable.open(workbook, required_columns=(), encoding="utf-8")
     path = write_csv("feedback_id,text\nr1,a\n")
     for read in (build_index, via_table):
         with pytest.raises(InputError, match=r"^sample\.csv: a sheet was named \('S'\)"):
@@ -263,7 +263,7 @@ NO_IDS = 'text,channel\r\nfirst,app\r\n\r\n,\r\n"multi\r\nline",web\r\nthird,app
 
 def test_row_number_ids_count_data_rows(write_csv: CsvWriter) -> None:
     path = write_csv(NO_IDS)
-    table = CsvTable.open(path, required_columns=("text",)).with_row_number_ids("feedback_id")
+    table = SourceTable.open(path, required_columns=("text",)).with_row_number_ids("feedback_id")
     index = table.evidence_index("feedback_id", "text")
     built = build_evidence_index(
         path, id_rule=FROM_ROW_NUMBER, id_column="feedback_id", text_column="text"
@@ -287,7 +287,7 @@ def test_row_number_ids_count_data_rows(write_csv: CsvWriter) -> None:
 
 def test_row_number_ids_in_a_workbook(write_csv: CsvWriter) -> None:
     path = write_csv(workbook_bytes({"S": [["text"], ["a"], [], ["b"]]}), "in.xlsx")
-    table = CsvTable.open(path, required_columns=("text",)).with_row_number_ids("feedback_id")
+    table = SourceTable.open(path, required_columns=("text",)).with_row_number_ids("feedback_id")
     index = table.evidence_index("feedback_id", "text")
     assert dict(index.items) == dict(
         build_evidence_index(
@@ -298,7 +298,7 @@ def test_row_number_ids_in_a_workbook(write_csv: CsvWriter) -> None:
 
 
 def test_a_derived_id_name_must_not_be_a_column(write_csv: CsvWriter) -> None:
-    table = CsvTable.open(write_csv("feedback_id,text\nr1,a\n"), required_columns=("text",))
+    table = SourceTable.open(write_csv("feedback_id,text\nr1,a\n"), required_columns=("text",))
     with pytest.raises(ValueError, match="is a column"):
         table.with_row_number_ids("feedback_id")
 
@@ -354,7 +354,7 @@ def test_a_missing_column_names_the_columns_and_the_closest(
 ) -> None:
     path = write_csv(csv_text([["review_id", "review_body"], ["r1", "a"]]))
     with pytest.raises(MissingColumnError) as caught:
-        CsvTable.open(path, required_columns=(wanted,))
+        SourceTable.open(path, required_columns=(wanted,))
     assert str(caught.value) == (
         f"sample.csv: missing column {wanted!r} (found: review_id, review_body{hint})"
     )
@@ -379,4 +379,4 @@ def test_rows_past_a_wrong_recorded_dimension_are_read(write_csv: CsvWriter) -> 
         "b",
         "c",
     ]
-    assert CsvTable.open(path, required_columns=("text",)).total_rows == 3
+    assert SourceTable.open(path, required_columns=("text",)).total_rows == 3

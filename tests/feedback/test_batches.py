@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runlens.evidence import CsvTable
+from runlens.evidence import SourceTable
 from runlens.models.messages import Message, ModelResponse, ToolSpec, UserMessage
 from runlens.tools.base import ToolContext
 from runlens.tools.workspace import Workspace
@@ -32,7 +32,7 @@ def run_batches(
     tmp_path: Path, rows: list[dict[str, str]], batch_size: int
 ) -> tuple[Any, list[Any]]:
     csv_path = write_csv(tmp_path / "in.csv", rows)
-    table = CsvTable.open(csv_path, required_columns=("feedback_id", "text"))
+    table = SourceTable.open(csv_path, required_columns=("feedback_id", "text"))
     index = table.evidence_index(id_column="feedback_id", text_column="text")
     workspace = Workspace(tmp_path / "ws")
     workspace.create()
@@ -111,7 +111,7 @@ def test_the_submit_tool_is_derived_from_the_analysis_contract() -> None:
 
 def test_items_are_checked_by_the_contracts_rules(tmp_path: Path) -> None:
     csv_path = write_csv(tmp_path / "in.csv", ROWS)
-    table = CsvTable.open(csv_path, required_columns=("feedback_id", "text"))
+    table = SourceTable.open(csv_path, required_columns=("feedback_id", "text"))
     index = table.evidence_index(id_column="feedback_id", text_column="text")
     good = {
         "feedback_id": "a",

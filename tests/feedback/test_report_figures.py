@@ -21,7 +21,7 @@ from tests.hostile import MEASURE_WORDS, column_names
 from runlens import SOURCE_ROWS
 from runlens.cli import cli
 from runlens.errors import ToolError
-from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.evidence import EvidenceIndex, SourceTable
 from runlens.plugins import load_plugin
 from runlens.runtime.prompt import build_system_prompt
 from runlens.runtime.repair import repair_message
@@ -62,7 +62,7 @@ def statements(workspace: Path) -> list[Statement]:
     index = EvidenceIndex.load(workspace / "runtime" / "evidence_index.json")
     # The input's own columns, as the figure check reads them, for the breakdown figures.
     documents[SOURCE_ROWS] = table_metadata(
-        CsvTable.open(workspace / "input" / index.source, required_columns=()), index
+        SourceTable.open(workspace / "input" / index.source, required_columns=()), index
     )
     report = (workspace / REPORT).read_text(encoding="utf-8")
     return check_figures(report, SECTIONS, report_figures(documents, index))

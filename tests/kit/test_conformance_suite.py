@@ -12,7 +12,7 @@ import pytest
 from runlens import ArtifactContract, Conformance, PlanStep, Plugin, SuccessCriterion, Tool
 from runlens.kit.conformance import CHECKS, ConformanceReport, check_installed_plugin
 from runlens.kit.declaration import schema_has_path
-from runlens.kit.record_checks import RunOutcome, record_problems
+from runlens.kit.record_checks import RunOutcome, outcome_problems
 from runlens.testing import check_plugin
 
 RUNS = ("passing_run", "fabricating_run", "records")
@@ -161,18 +161,18 @@ def test_the_records_check_finds_missing_and_inconsistent_records(
     assert check_plugin(triage_plugin, workspace=tmp_path).passed
     passing = tmp_path / "passing"
     outcome = outcome_of(passing)
-    assert list(record_problems(triage_plugin, outcome)) == []
+    assert list(outcome_problems(triage_plugin, outcome)) == []
 
     (passing / "artifacts/summary.md").write_text("# changed after the run\n", encoding="utf-8")
     events = (passing / "runtime/events.jsonl").read_text(encoding="utf-8").splitlines()
     (passing / "runtime/events.jsonl").write_text("\n".join(events[:-1]) + "\n", "utf-8")
-    assert list(record_problems(triage_plugin, outcome)) == [
+    assert list(outcome_problems(triage_plugin, outcome)) == [
         f"the last event is {json.loads(events[-2])['type']!r}, but the run ended completed",
         "manifest.json's sha256 of artifacts/summary.md is not the file's",
     ]
 
     (passing / "runtime/trace.json").unlink()
-    assert list(record_problems(triage_plugin, outcome)) == ["missing trace.json"]
+    assert list(outcome_problems(triage_plugin, outcome)) == ["missing trace.json"]
 
 
 @pytest.mark.parametrize(

@@ -140,7 +140,9 @@ def test_a_plugin_with_a_broken_validator_fails_the_run_cleanly(
     from runlens.runtime.run import run_plugin
     from runlens.testing import ScriptedModel
 
-    plugin = dataclasses.replace(load_plugin("feedback-analysis"), extra_validators=("oops",))
+    # A plugin whose author ignored the types still gets a clear error, not a crash.
+    not_a_validator: tuple[Any, ...] = ("oops",)
+    plugin = dataclasses.replace(load_plugin("feedback-analysis"), extra_validators=not_a_validator)
     result = asyncio.run(
         run_plugin(
             plugin, feedback_csv, ScriptedModel([{"content": "Done."}]), workspace=tmp_path / "ws"

@@ -16,9 +16,9 @@ from runlens.cli import cli
 from runlens.contracts import ArtifactContract, JsonRules
 from runlens.inputs import TableInput
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
+from runlens.records.io import read_json_object
 from runlens.records.run_record import live_record
 from runlens.records.schemas import record_problems
-from runlens.records.store import read_json_object
 from runlens.runtime.recovery import load_run
 from runlens.runtime.run import RunResult, run_plugin
 from runlens.testing import ScriptedModel

@@ -17,7 +17,8 @@ from tests.validation.test_markdown_citations import line_of, report_with
 
 from runlens.validation import FigureValidator, ValidationReport
 from runlens.validation.claims import is_claim, word_numbers
-from runlens.validation.figures import Figure, check_figures
+from runlens.validation.figure_rules import Figure
+from runlens.validation.figures import check_figures
 from runlens.validation.numbers import stated_numbers
 from runlens_feedback.contracts import CONTRACTS, REPORT
 from runlens_feedback.figures import FIGURE_RULES

@@ -15,7 +15,8 @@ from runlens.evidence import EvidenceIndex, build_evidence_index
 from runlens.inputs import TableInput
 from runlens.plugins import Plugin
 from runlens.validation import stop_validators, validate_workspace
-from runlens.validation.figures import Figure, FigureRule, Statement, check_figures
+from runlens.validation.figure_rules import Figure, FigureRule
+from runlens.validation.figures import Statement, check_figures
 from runlens.validation.numbers import quoted_spans, stated_numbers
 
 # -- reading numbers ------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from runlens.errors import InputError, UserError
+from runlens.errors import UserError, one_line
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -28,20 +28,6 @@ class UsageFailure(click.ClickException):
     """A click error that exits 2, the code SPEC section 10 gives usage errors."""
 
     exit_code = USAGE_EXIT_CODE
-
-
-def one_line(error: BaseException) -> str:
-    """The error's message on one line, with an input error's file/row/field if it lacks them."""
-    message = " ".join(str(error).split()) or type(error).__name__
-    if isinstance(error, InputError):
-        places = [
-            f"{label} {value}"
-            for label, value in (("file", error.file), ("row", error.row), ("field", error.field))
-            if value is not None and str(value) not in message
-        ]
-        if places:
-            message += f" ({', '.join(places)})"
-    return message
 
 
 @contextmanager

@@ -20,8 +20,8 @@ from runlens.cli.common import exit_on_user_error
 def export_trace_command(run: str, endpoint: str | None, home: Path | None) -> None:
     """Send RUN's trace (a run id or a workspace path) over OTLP/HTTP."""
     from runlens.errors import UserError
+    from runlens.records.io import find_workspace
     from runlens.records.otlp import export_trace, traces_url
-    from runlens.records.store import find_workspace
     from runlens.tools.workspace import Workspace
 
     workspace = find_workspace(run, home)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from runlens.runtime.run import Run, RunResult
     from runlens.store.mirror import StoreMirror
 
-EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_COMPLETED, EXIT_FAILED = 0, 1
 
 
 def _check_encoding(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -215,7 +215,7 @@ def _prepare(
     from runlens.hooks.command import load_hooks_file
     from runlens.models.registry import ModelContext, resolve_model
     from runlens.plugins import load_plugin
-    from runlens.records.store import new_run_id, runs_home
+    from runlens.records.io import new_run_id, runs_home
     from runlens.runtime.run import Run, RunSettings
     from runlens.secrets import redactor
     from runlens.store.db import open_store, store_url

@@ -73,7 +73,7 @@ def runs_command(
     from rich.console import Console
     from rich.table import Table
 
-    from runlens.records.store import runs_home
+    from runlens.records.io import runs_home
     from runlens.ui.views import duration
 
     with _store(database_url, home) as store:
@@ -155,7 +155,7 @@ def _store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
 def _catch_up(store: RunStore, home: Path | None) -> IndexReport:
     """Index the home's workspaces the store does not hold in their current state, and
     re-read the live runs of this machine (one whose process died is settled)."""
-    from runlens.records.store import runs_home
+    from runlens.records.io import runs_home
     from runlens.store.sync import index_home, refresh_live
 
     report = index_home(store, runs_home(home))
@@ -229,7 +229,7 @@ def show_command(
     from runlens.cli.common import usage_errors
     from runlens.cli.render import render_defect
     from runlens.records.events import read_event_log
-    from runlens.records.store import read_json_object
+    from runlens.records.io import read_json_object
     from runlens.runtime.recovery import load_run, workspace_changes
     from runlens.store.sync import missing_events
     from runlens.tools.workspace import Workspace
@@ -351,7 +351,7 @@ def _workspace_named(run: str, home: Path | None) -> Path | None:
     the runs home), as `runlens show` always found them; None when none does. Two folders
     that match are ambiguous, even when one is a copy of the other (same run id)."""
     from runlens.errors import UserError
-    from runlens.records.store import find_workspace
+    from runlens.records.io import find_workspace
 
     try:
         return find_workspace(run, home)
@@ -431,7 +431,7 @@ def reindex_command(
     from rich.console import Console
 
     from runlens.errors import UserError
-    from runlens.records.store import runs_home
+    from runlens.records.io import runs_home
     from runlens.store.sync import (
         IndexReport,
         WorkspaceClash,

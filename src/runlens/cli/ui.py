@@ -14,7 +14,7 @@ import click
 from runlens.cli.common import UsageFailure
 
 if TYPE_CHECKING:
-    from runlens.ui.app import UIConfig
+    from runlens.ui.context import UIConfig
 
 TOKEN_VARIABLE = "RUNLENS_UI_TOKEN"
 
@@ -78,9 +78,10 @@ def ui_command(
     loopback too. Runs started from the pages keep going when the server stops.
     """
     from runlens.cli.common import usage_errors
-    from runlens.records.store import runs_home
+    from runlens.records.io import runs_home
     from runlens.store.db import store_url
-    from runlens.ui.app import UIConfig, create_app
+    from runlens.ui.app import create_app
+    from runlens.ui.context import UIConfig
     from runlens.ui.security import is_loopback
 
     token = os.environ.get(TOKEN_VARIABLE) or None

@@ -219,7 +219,7 @@ def validate_command(
 def _defect(workspace: Path, record: dict[str, Any], report: ValidationReport) -> str | None:
     """The defect notice, when the findings are on deliverables RunLens's offline analyst
     wrote and nobody changed since (`runlens.validation.defects`)."""
-    from runlens.records.store import read_json_object
+    from runlens.records.io import read_json_object
     from runlens.runtime.recovery import workspace_changes
 
     if not written_by_runlens(record.get("model")):

@@ -16,8 +16,6 @@ from runlens.cli.run import (
     text_column_option,
 )
 
-EXIT_USAGE = 2
-
 
 def _provider_limit(
     _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
@@ -156,7 +154,7 @@ def worker_command(
     last completed step: model calls already answered are not sent again.
     """
     from runlens.cli.common import exit_on_user_error
-    from runlens.records.store import runs_home
+    from runlens.records.io import runs_home
     from runlens.store.db import open_store, store_url
     from runlens.workers.worker import Worker, WorkerOptions
 

@@ -3,7 +3,7 @@
 The source is a CSV file or one sheet of an Excel workbook (.xlsx), told apart by content.
 
     build_evidence_index(path)      one streaming pass over the file -> EvidenceIndex
-    CsvTable.open(path, ...)        the file decoded and checked once, paged for the model;
+    SourceTable.open(path, ...)     the file decoded and checked once, paged for the model;
                                     `table.evidence_index(...)` builds the index from it;
                                     `table.with_row_number_ids(name)` for a file without ids
     cell_text(value)                the text of a worksheet cell (the rule row hashes use)
@@ -31,23 +31,23 @@ from runlens.evidence._encoding import (
     file_sha256,
     require_regular_file,
 )
-from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, IdRule, row_number_id
+from runlens.evidence._ids import FROM_COLUMN, FROM_ROW_NUMBER, IdRule
 from runlens.evidence._records import MissingColumnError
 from runlens.evidence._stores import EvidenceItem
 from runlens.evidence._xlsx import cell_text, is_workbook
 from runlens.evidence.build import build_evidence_index
 from runlens.evidence.index import EvidenceIndex, QuoteSpan, read_input_format
-from runlens.evidence.table import CsvTable
+from runlens.evidence.table import SourceTable
 
 __all__ = [
     "FROM_COLUMN",
     "FROM_ROW_NUMBER",
-    "CsvTable",
     "EvidenceIndex",
     "EvidenceItem",
     "IdRule",
     "MissingColumnError",
     "QuoteSpan",
+    "SourceTable",
     "TextFormat",
     "WorkbookLimits",
     "WorkbookTooLarge",
@@ -59,5 +59,4 @@ __all__ = [
     "is_workbook",
     "read_input_format",
     "require_regular_file",
-    "row_number_id",
 ]

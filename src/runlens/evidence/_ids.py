@@ -24,11 +24,6 @@ ID_RULES: Final[tuple[IdRule, ...]] = (FROM_COLUMN, FROM_ROW_NUMBER)
 ROW_NUMBER_ID: Final = "row-{}"
 
 
-def row_number_id(row: int) -> str:
-    """The id of the `row`-th data row (1-based) under the `row-number` rule."""
-    return ROW_NUMBER_ID.format(row)
-
-
 def row_number_ids(first: int, count: int) -> list[str]:
     """Ids of `count` consecutive data rows, the first of them row `first` (1-based)."""
     return list(map(ROW_NUMBER_ID.format, range(first, first + count)))

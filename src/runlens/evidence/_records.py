@@ -1,4 +1,4 @@
-"""The CSV reading rules shared by the index builder and `CsvTable`, and their error messages.
+"""The CSV reading rules shared by the index builder and `SourceTable`, and their error messages.
 
 Rules: the csv module's default (excel) dialect with `strict=True`, so a stray quote or an
 unterminated quoted field is an error instead of silently merging rows. Blank lines, and rows

@@ -1,10 +1,9 @@
 """Row hashes (SPEC section 5), computed a batch of rows at a time.
 
 `row_hash` is SHA-256 of the UTF-8 bytes of
-`json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`. `canonical_json`
-below is that definition, word for word; `RowHasher` produces the very same bytes without a
-dict or a `json.dumps` call per row, because per-row Python work is what makes a naive build
-several times slower than reading the CSV.
+`json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`. `RowHasher`
+produces the very same bytes without a dict or a `json.dumps` call per row, because per-row
+Python work is what makes a naive build several times slower than reading the CSV.
 
 How a batch is done: the hasher is given each column's values as JSON pieces (`_columns`
 makes them while storing the rows): either JSON string literals, escaped by the json module's
@@ -18,7 +17,6 @@ value needs a fallback.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 from typing import Final
@@ -28,12 +26,6 @@ _SHA256: Final = hashlib.sha256
 DIGEST_SIZE: Final = 32
 #: Row layouts (a batch size and which columns are quoted) kept for reuse.
 _LAYOUTS_KEPT: Final = 8
-
-
-def canonical_json(columns: Sequence[str], values: Sequence[str]) -> str:
-    """The row's canonical JSON text, exactly as SPEC section 5 defines it."""
-    row = dict(zip(columns, values, strict=True))
-    return json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 class RowHasher:

@@ -456,7 +456,7 @@ def build_index(
     id_rule: IdRule,
 ) -> EvidenceIndex:
     """The Evidence Index of a worksheet in one streaming pass (memory: the index and one
-    batch of rows), as `CsvTable.open(...).evidence_index(...)` would make it."""
+    batch of rows), as `SourceTable.open(...).evidence_index(...)` would make it."""
     derived = id_rule == FROM_ROW_NUMBER
     source_hash = file_sha256(path)
     with open_sheet(path, source, sheet) as opened:

@@ -1,6 +1,6 @@
 """Building the Evidence Index from a CSV file in one streaming pass.
 
-The pass is the one `CsvTable.open` makes (`table.read_csv`), storing every column (the id and
+The pass is the one `SourceTable.open` makes (`table.read_csv`), storing every column (the id and
 text columns, and the rest as each row's metadata): raw bytes are hashed as they are read
 (`source_hash`), decoded, parsed by the csv module and handled a batch of rows at a time, with
 only C-level bulk operations per batch (row hashes via `RowHasher`, values stored column by

@@ -63,7 +63,7 @@ class _Items(Mapping[str, EvidenceItem]):
 class EvidenceIndex:
     """Every row of one source table: id -> (row hash, original text, metadata). Read-only.
 
-    Made by `build_evidence_index`, `CsvTable.evidence_index`, `EvidenceIndex.load` or
+    Made by `build_evidence_index`, `SourceTable.evidence_index`, `EvidenceIndex.load` or
     `EvidenceIndex.from_items` (the constructor, taking a `RowStore`, is for those). Besides
     the SPEC fields it records the source's `columns`, its `format` (`csv` or `xlsx`), how
     the ids were made (`id_rule`: `column`, or `row-number` when the source has no id column

@@ -1,4 +1,4 @@
-"""`CsvTable`: the input table decoded and checked once, then served page by page.
+"""`SourceTable`: the input table decoded and checked once, then served page by page.
 
 The input is a CSV file or one sheet of an Excel workbook (.xlsx, read by the rules of
 `_xlsx`); which one is decided by the file's content, not its name. This is what the
@@ -38,7 +38,7 @@ from runlens.evidence.index import EvidenceIndex
 BATCH_ROWS = 512
 
 
-class CsvTable:
+class SourceTable:
     """A CSV file's (or a worksheet's) rows, checked for the shape the reading rules require.
 
     `source` is the file name, `columns` the header's column names (BOM and surrounding
@@ -104,7 +104,7 @@ class CsvTable:
         encoding: str | None = None,
         delimiter: str | None = None,
         sheet: str | None = None,
-    ) -> CsvTable:
+    ) -> SourceTable:
         """Decode and check `csv_path` once; InputError (naming file, row, line) if unusable.
 
         An Excel workbook (by content) is read by `open_workbook`, from `sheet` or its first
@@ -127,7 +127,7 @@ class CsvTable:
                 csv_path, required_columns=required_columns, source_name=source, sheet=sheet
             )
 
-        def read(text_format: TextFormat) -> CsvTable:
+        def read(text_format: TextFormat) -> SourceTable:
             try:
                 columns, data, source_hash = read_csv(
                     csv_path, source, text_format, required_columns
@@ -162,7 +162,7 @@ class CsvTable:
         required_columns: Sequence[str],
         source_name: str | None = None,
         sheet: str | None = None,
-    ) -> CsvTable:
+    ) -> SourceTable:
         """Read one sheet of an Excel workbook (`sheet`, else the first worksheet) by the
         rules of `_xlsx`; InputError naming the file, sheet, row and cell if unusable."""
         source = source_name or xlsx_path.name
@@ -190,7 +190,7 @@ class CsvTable:
             first_column=opened.first_column,
         )
 
-    def with_row_number_ids(self, id_column: str) -> CsvTable:
+    def with_row_number_ids(self, id_column: str) -> SourceTable:
         """This table, its rows given the ids `row-<n>` (n: the 1-based data row), shown as
         `id_column` in each page's rows; `evidence_index` then records `id_rule:
         row-number`. `id_column` must not be a column of the table (that column's values

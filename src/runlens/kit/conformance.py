@@ -31,7 +31,8 @@ from runlens.kit.declaration import (
     sample_problems,
     tool_problems,
 )
-from runlens.kit.record_checks import RunOutcome, read_json, record_problems
+from runlens.kit.record_checks import RunOutcome, outcome_problems, read_json
+from runlens.models.scripted import ScriptedModel
 from runlens.plugins.base import Conformance, Plugin
 from runlens.plugins.loader import available_plugins, load_plugin
 from runlens.tools.workspace import Workspace
@@ -232,12 +233,11 @@ class _Suite:
         return [
             f"{label} run: {problem}"
             for label, outcome in self.runs.items()
-            for problem in record_problems(self.plugin, outcome)
+            for problem in outcome_problems(self.plugin, outcome)
         ]
 
     def _run(self, label: str, samples: Conformance, script: Path) -> RunOutcome:
         from runlens.runtime.run import run_plugin
-        from runlens.testing import ScriptedModel
 
         model = ScriptedModel.from_file(Path(script))
         model.spec = f"scripted:{Path(script).name}"

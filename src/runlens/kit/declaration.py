@@ -15,6 +15,7 @@ from jsonschema.exceptions import SchemaError
 
 from runlens.contracts import ArtifactContract
 from runlens.contracts.paths import split
+from runlens.models.scripted import ScriptedModel
 from runlens.plugins.base import Plugin
 from runlens.tools.workspace import ARTIFACTS
 
@@ -234,8 +235,6 @@ def tool_problems(plugin: Plugin) -> list[str]:
 def sample_problems(plugin: Plugin) -> list[str]:
     """`Plugin.conformance` is declared, its files exist, both scripts parse, and it says
     which findings the fabrication must cause."""
-    from runlens.testing import ScriptedModel
-
     samples = plugin.conformance
     if samples is None:
         return [

@@ -40,7 +40,9 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def record_problems(plugin: Plugin, outcome: RunOutcome) -> Iterator[str]:
+def outcome_problems(plugin: Plugin, outcome: RunOutcome) -> Iterator[str]:
+    """What is wrong with the records of `outcome`'s run: files missing, not meeting their
+    schemas (`runlens.records.schemas.record_problems`) or not telling the run's story."""
     workspace = Workspace(outcome.workspace)
     files = {
         "run.json": workspace.run_record,
@@ -148,4 +150,4 @@ def _manifest_problems(
         yield f"manifest.json lists artifacts no contract declares: {', '.join(extra)}"
 
 
-__all__ = ["RunOutcome", "read_json", "record_problems"]
+__all__ = ["RunOutcome", "outcome_problems", "read_json"]

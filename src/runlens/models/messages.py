@@ -2,7 +2,7 @@
 
 In-memory state, so frozen dataclasses with slots: they are built on every turn of the loop
 and must stay cheap. Each provider translates them to its own wire format (`openai`,
-`anthropic`); scripted model files are read by `runlens.testing`.
+`anthropic`); scripted model files are read by `runlens.models.scripted`.
 """
 
 from __future__ import annotations

@@ -11,29 +11,39 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from runlens.errors import UserError
 
 if TYPE_CHECKING:
     from runlens.models.base import Model
-    from runlens.plugins.base import Plugin
 
 GROUP = "runlens.models"
 
 _BUILTIN: dict[str, str] = {
     "offline": "runlens.models.offline:create",
-    "scripted": "runlens.testing:create_scripted_model",
+    "scripted": "runlens.models.scripted:create",
     "openai": "runlens.models.openai:create",
     "anthropic": "runlens.models.anthropic:create",
 }
+
+
+class ModelSource(Protocol):
+    """What a provider may ask of the run's plugin (a `runlens.Plugin` is one): its name and
+    its deterministic offline analyst, if it has one."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def offline_model(self) -> Callable[[], Model] | None: ...
 
 
 @dataclass(frozen=True)
 class ModelContext:
     """What a provider factory may need beyond its name."""
 
-    plugin: Plugin | None = None
+    plugin: ModelSource | None = None
 
 
 ModelFactory = Callable[[str, ModelContext], "Model"]

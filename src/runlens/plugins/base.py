@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from runlens.inputs import TableInput
     from runlens.models.base import Model
     from runlens.tools.base import Tool, ToolContext
-    from runlens.validation.figures import FigureRule
+    from runlens.validation.base import Validator
+    from runlens.validation.figure_rules import FigureRule
 
 
 def _no_tools(context: ToolContext) -> Sequence[Tool]:
@@ -83,7 +84,7 @@ class Plugin:
     tools: Callable[[ToolContext], Sequence[Tool]] = _no_tools
     task_prompt: str = "Analyse the input file and write every deliverable."
     offline_model: Callable[[], Model] | None = None
-    extra_validators: tuple[object, ...] = field(default=())
+    extra_validators: tuple[Validator, ...] = field(default=())
     #: Figures its Markdown deliverables state, recomputed from the data (SPEC 13.2).
     figure_rules: tuple[FigureRule, ...] = ()
     #: Rich-printable text summarising a completed run's deliverables for the terminal.

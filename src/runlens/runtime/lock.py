@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from runlens.errors import UserError
-from runlens.records.store import utc_now
+from runlens.records.io import utc_now
 from runlens.tools.workspace import Workspace
 
 HEARTBEAT_SECONDS = 2.0

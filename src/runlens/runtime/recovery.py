@@ -31,8 +31,8 @@ from runlens.atomic import write_atomic
 from runlens.evidence import file_sha256
 from runlens.records.encoding import dumps_compact
 from runlens.records.events import read_event_log
+from runlens.records.io import encode_record, read_json_object, utc_now
 from runlens.records.run_record import live_record
-from runlens.records.store import encode_record, read_json_object, utc_now
 from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
 from runlens.runtime.state import RunStatus
 from runlens.tools.workspace import INPUT, Workspace

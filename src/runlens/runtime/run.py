@@ -38,10 +38,10 @@ from runlens.plugins.base import Plugin
 from runlens.records.catalogue import EVENTS_SCHEMA_VERSION
 from runlens.records.encoding import dumps_compact
 from runlens.records.events import EventLog, Subscriber
+from runlens.records.io import encode_record, new_run_id, utc_now
 from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
 from runlens.records.run_record import LoopLimitsRecord, RunRecord
-from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
 from runlens.runtime.citations import citations_record
 from runlens.runtime.journal import Journal

@@ -36,8 +36,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from runlens.errors import UserError
-from runlens.records.store import runs_home, utc_now
+from runlens.errors import UserError, one_line
+from runlens.records.io import runs_home, utc_now
 from runlens.store import tables as t
 from runlens.store.codec import escape_text
 from runlens.store.files import check_file_path, local_digest, sha256_hex, write_under
@@ -114,8 +114,8 @@ def open_store(url: str) -> RunStore:
 
 def _reason(error: BaseException) -> str:
     if isinstance(error, sa.exc.DBAPIError) and error.orig is not None:
-        return " ".join(str(error.orig).split()) or type(error.orig).__name__
-    return " ".join(str(error).split()) or type(error).__name__
+        return one_line(error.orig)
+    return one_line(error)
 
 
 def _engine(url: str) -> Engine:

@@ -30,9 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runlens.errors import one_line
 from runlens.records.events import Event
+from runlens.records.io import read_json_object
 from runlens.records.run_record import live_record
-from runlens.records.store import read_json_object
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
 from runlens.store.sync import sync_workspace
@@ -216,7 +217,7 @@ class StoreMirror:
         if self._warned:
             return
         self._warned = True
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        reason = one_line(error, 300)
         self._warn(
             f"Warning: the run store {self.store.url} failed ({type(error).__name__}: "
             f"{reason}); the run goes on and its workspace keeps every record "

@@ -34,10 +34,10 @@ from typing import Any, TypedDict, TypeGuard
 from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 
-from runlens.errors import UserError
+from runlens.errors import UserError, one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
 from runlens.records.events import read_event_log
-from runlens.records.store import read_json_object, run_workspaces
+from runlens.records.io import read_json_object, run_workspaces
 from runlens.runtime.recovery import RunView, load_run
 from runlens.store.db import TERMINAL, RunStore
 from runlens.store.files import read_regular, workspace_files
@@ -312,7 +312,7 @@ def not_indexed(error: BaseException) -> str:
     """The problem that kept a workspace out of the store, in one line."""
     if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
         error = error.orig
-    reason = " ".join(str(error).split())[:300] or type(error).__name__
+    reason = one_line(error, 300)
     return f"not indexed ({type(error).__name__}: {reason})"
 
 

@@ -1,4 +1,5 @@
 """`runlens ui`: the pages and the HTTP API over the run store (SPEC section 14).
 
-`runlens.ui.app.create_app(UIConfig(...))` builds the application; `runlens ui` serves it.
+`runlens.ui.app.create_app(UIConfig(...))` builds the application (`UIConfig` and what every
+handler shares are in `runlens.ui.context`); `runlens ui` serves it.
 """

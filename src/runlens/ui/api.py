@@ -30,7 +30,7 @@ from runlens.ui.analysed import (
     rows_page,
     split_filters,
 )
-from runlens.ui.app import UIContext, ui_context
+from runlens.ui.context import UIContext, ui_context
 from runlens.ui.evidence import EvidenceUnavailable
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
 from runlens.ui.integrity import change_of, changed_artifacts, opened_sha256, sha256_of

@@ -38,8 +38,8 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-from runlens.errors import InputError, UserError
-from runlens.records.store import new_run_id
+from runlens.errors import InputError, UserError, one_line
+from runlens.records.io import new_run_id
 from runlens.store.rows import Origin, RunSummary
 
 if TYPE_CHECKING:
@@ -471,7 +471,7 @@ def _check_model_settings(spec: str, plugin: Plugin) -> None:
     except UserError as error:
         raise LaunchError(422, f"model {spec!r} cannot be used here: {error}") from None
     except Exception as error:
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        reason = one_line(error, 300)
         raise LaunchError(422, f"model {spec!r} cannot be used here: {reason}") from None
     asyncio.run(model.aclose())  # a worker thread: no event loop of its own
 

@@ -38,7 +38,6 @@ _IGNORED_IN_URL = re.compile(r"[\x00-\x20\x7f]+")
 #: The blocks a finding is shown after: those that hold text and map to lines.
 _LEAF_OPENERS = frozenset({"paragraph_open", "heading_open", "table_open"})
 _LEAF_SINGLES = frozenset({"fence", "code_block", "html_block", "hr"})
-_LEAF_CLOSERS = {"paragraph_open": "paragraph_close", "heading_open": "heading_close"}
 #: A token type the parser never makes: pre-rendered, already escaped HTML of this module.
 _HTML = "runlens_html"
 

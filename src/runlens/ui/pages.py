@@ -30,8 +30,8 @@ from runlens.ui.analysed import (
     rows_page,
     split_filters,
 )
-from runlens.ui.app import ui_context
 from runlens.ui.compare import compare_runs, contract_id_fields
+from runlens.ui.context import ui_context
 from runlens.ui.evidence import EvidenceUnavailable
 from runlens.ui.integrity import ChangedArtifact, changed_artifacts
 from runlens.ui.params import ArtifactName, PageNumber, RowId, RunId, Text

@@ -17,6 +17,8 @@
                                                                  weak_evidence_quote,
                                                                  unsourced_quote,
                                                                  unknown_reference
+    CoverageValidator          (CoverageValidationHook)          rows_not_covered
+    SecretValidator            (SecretValidationHook)            secret_in_artifact
     FigureValidator            (FigureValidationHook)            figure_mismatch,
                                                                  unsupported_figure
 
@@ -38,7 +40,8 @@ from runlens.validation.base import (
 )
 from runlens.validation.citations import MarkdownCitationValidator
 from runlens.validation.evidence import EvidenceCitationValidator
-from runlens.validation.figures import Figure, FigureRule, FigureValidator
+from runlens.validation.figure_rules import Figure, FigureRule
+from runlens.validation.figures import FigureValidator
 from runlens.validation.findings import BUILTIN_CODES, ArtifactStatus, Finding, FindingCode
 from runlens.validation.json_rules import JsonOutputValidator
 from runlens.validation.markdown import MarkdownSectionValidator

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from runlens.contracts import ArtifactContract
 from runlens.tools.workspace import Workspace
 from runlens.validation.findings import Finding, FindingCode
+from runlens.validation.trust import UntrustedIndex, open_index
 
 if TYPE_CHECKING:
     from runlens.evidence import EvidenceIndex
-    from runlens.validation.trust import UntrustedIndex
 
 EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
 
@@ -118,8 +118,6 @@ class ValidationContext:
         be trusted (see `runlens.validation.trust`), worked out once per round."""
         key = ("index", "")
         if key not in self._shared:
-            from runlens.validation.trust import open_index
-
             self._shared[key] = open_index(self)
         index: EvidenceIndex | UntrustedIndex = self._shared[key]
         return index
@@ -314,6 +312,23 @@ class Collector:
             tuple(self.quotes),
             tuple(self.id_citations),
             tuple(self.failed_spans),
+        )
+
+
+def report_untrusted(
+    collector: Collector, untrusted: UntrustedIndex, citing: Iterable[ArtifactContract]
+) -> None:
+    """Each citing artifact gets the finding that the index cannot be trusted (none of them
+    can be verified, so each is rejected); they share one summary entry, so the error
+    message says it once."""
+    for contract in citing:
+        collector.add(
+            contract.name,
+            untrusted.code,
+            f"{EVIDENCE_INDEX} {untrusted.reason}: the evidence cited in {contract.name} "
+            "cannot be traced to the source",
+            Problem(untrusted.head, f"{EVIDENCE_INDEX} {untrusted.reason}"),
+            details={"index": EVIDENCE_INDEX},
         )
 
 

@@ -51,13 +51,14 @@ from runlens.validation.base import (
     TextSpan,
     ValidationContext,
     ValidatorResult,
+    report_untrusted,
 )
 from runlens.validation.id_shapes import IdShape, named_id
 from runlens.validation.markdown import Heading, parse_required
 from runlens.validation.quotes import RejectedQuote, judge_quote, show
 from runlens.validation.rendered import TextBlock, WrittenOffsets, text_blocks
 from runlens.validation.sources import source_rows
-from runlens.validation.trust import UntrustedIndex, report_untrusted
+from runlens.validation.trust import UntrustedIndex
 
 #: What may stand between a quotation and the id it cites: a dash, or brackets around the id.
 DASHES = ("—", "–", "--", "-")

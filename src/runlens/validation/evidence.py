@@ -25,6 +25,7 @@ from runlens.validation.base import (
     QuoteLocation,
     ValidationContext,
     ValidatorResult,
+    report_untrusted,
     show_value,
 )
 from runlens.validation.quotes import (
@@ -34,7 +35,7 @@ from runlens.validation.quotes import (
     judge_quote,
     mismatch,
 )
-from runlens.validation.trust import UntrustedIndex, report_untrusted
+from runlens.validation.trust import UntrustedIndex
 
 
 class EvidenceCitationValidator(ContractValidator):

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import accumulate
 
-from runlens.validation.figure_model import Figure, row_key
-from runlens.validation.figure_model import Label as Label  # its home before figure_model
+from runlens.validation.figure_rules import Figure, row_key
+from runlens.validation.figure_rules import Label as Label  # its home before figure_rules
 from runlens.validation.numbers import SPACED_LETTERS, Span, SpanSet
 
 NOWHERE = SpanSet(())

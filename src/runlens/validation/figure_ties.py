@@ -12,8 +12,8 @@ from typing import Literal
 
 from runlens.contracts.model import DEFAULT_QUOTE_MARKS
 from runlens.validation.claims import is_claim, word_numbers
-from runlens.validation.figure_model import Figure, Label, row_key
 from runlens.validation.figure_names import FigureNames, assigned, names_in
+from runlens.validation.figure_rules import Figure, Label, row_key
 from runlens.validation.numbers import (
     Passage,
     Span,

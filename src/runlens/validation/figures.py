@@ -83,7 +83,7 @@ from runlens.contracts.model import DEFAULT_QUOTE_MARKS
 from runlens.evidence import EvidenceIndex
 from runlens.validation import rounding
 from runlens.validation.base import Collector, Problem, ValidationContext, ValidatorResult
-from runlens.validation.figure_model import (
+from runlens.validation.figure_rules import (
     Compute,
     Figure,
     FigureKind,

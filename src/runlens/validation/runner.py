@@ -34,12 +34,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from runlens.contracts import ArtifactContract
 from runlens.errors import ContractError, UserError
-from runlens.plugins.base import Plugin
 from runlens.secrets import redactor
 from runlens.validation.base import (
     CitedSpan,
@@ -52,6 +52,7 @@ from runlens.validation.base import (
 from runlens.validation.citations import MarkdownCitationValidator
 from runlens.validation.coverage import CoverageValidator
 from runlens.validation.evidence import EvidenceCitationValidator
+from runlens.validation.figure_rules import FigureRule
 from runlens.validation.figures import FigureValidator
 from runlens.validation.findings import ArtifactStatus, Finding
 from runlens.validation.json_rules import JsonOutputValidator
@@ -87,6 +88,20 @@ class ValidationReport(BaseModel):
     #: Where the Markdown citations that failed are written (their findings say why).
     failed_spans: list[CitedSpan] = Field(default_factory=list)
     blocked_validators: list[str] = Field(default_factory=list)
+
+
+class JudgedPlugin(Protocol):
+    """What the runner reads of a plugin (a `runlens.Plugin` is one): its contracts, its
+    figure rules and the validators it declares itself."""
+
+    @property
+    def contracts(self) -> Sequence[ArtifactContract]: ...
+
+    @property
+    def figure_rules(self) -> Sequence[FigureRule]: ...
+
+    @property
+    def extra_validators(self) -> Sequence[Validator]: ...
 
 
 def builtin_validators(contracts: Iterable[ArtifactContract]) -> list[Validator]:
@@ -151,7 +166,7 @@ def extra_validators(declared: Iterable[object], *, entry_points: bool = True) -
     return validators
 
 
-def stop_validators(plugin: Plugin, *, entry_points: bool = True) -> list[Validator]:
+def stop_validators(plugin: JudgedPlugin, *, entry_points: bool = True) -> list[Validator]:
     """Every Stop validator a run of `plugin` is judged by, in order: the built-ins for its
     contracts, then the checks of its figure rules, then its own validators, then installed
     ones (`entry_points=False` leaves those out). One list for `runlens run` and
@@ -229,7 +244,7 @@ def validate_workspace(
     *,
     expected_index_sha256: str | None = None,
     extra: Iterable[Validator] = (),
-    plugin: Plugin | None = None,
+    plugin: JudgedPlugin | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     source: Path | None = None,
     index_file: Path | None = None,

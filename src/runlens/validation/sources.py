@@ -8,7 +8,7 @@ very file the Evidence Index was judged against, once per validation round.
 from __future__ import annotations
 
 from runlens.errors import InputError, UserError
-from runlens.evidence import CsvTable, EvidenceIndex
+from runlens.evidence import EvidenceIndex, SourceTable
 from runlens.validation.base import ValidationContext
 from runlens.validation.trust import source_file
 
@@ -36,7 +36,7 @@ def _read_source_rows(context: ValidationContext, index: EvidenceIndex) -> Sourc
     if path is None:
         return None
     try:
-        table = CsvTable.open(
+        table = SourceTable.open(
             path,
             required_columns=(index.text_column,),
             source_name=index.source,

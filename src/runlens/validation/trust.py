@@ -17,20 +17,33 @@ wrote in memory, and a file with that hash is the index it built from the source
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from runlens.contracts import ArtifactContract
 from runlens.errors import EvidenceIndexError, InputError, UserError
 from runlens.evidence import EvidenceIndex, build_evidence_index, file_sha256
 from runlens.tools.workspace import INPUT
-from runlens.validation.base import EVIDENCE_INDEX, Collector, Problem
 from runlens.validation.findings import FindingCode
 
-if TYPE_CHECKING:
-    from runlens.validation.base import ValidationContext
+
+class IndexRound(Protocol):
+    """What judging the index needs of a validation round (`ValidationContext` is one)."""
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def evidence_index_path(self) -> Path: ...
+
+    @property
+    def expected_index_sha256(self) -> str | None: ...
+
+    @property
+    def index_built_in_process(self) -> bool: ...
+
+    @property
+    def source(self) -> Path | None: ...
 
 
 @dataclass(frozen=True)
@@ -46,7 +59,7 @@ class UntrustedIndex:
 _ROWS_NAMED = 5
 
 
-def open_index(context: ValidationContext) -> EvidenceIndex | UntrustedIndex:
+def open_index(context: IndexRound) -> EvidenceIndex | UntrustedIndex:
     """The round's Evidence Index, or why it cannot be trusted."""
     path = context.evidence_index_path
     if not path.is_file():
@@ -76,7 +89,7 @@ def open_index(context: ValidationContext) -> EvidenceIndex | UntrustedIndex:
     return _judged_against(index, source)
 
 
-def source_file(context: ValidationContext, index: EvidenceIndex) -> Path | None:
+def source_file(context: IndexRound, index: EvidenceIndex) -> Path | None:
     """The file the index is judged against: `context.source`, else the file of `input/`
     the index names, else its only file; None when there is no such file."""
     if context.source is not None:
@@ -153,19 +166,3 @@ def _changed_metadata(index: EvidenceIndex, rebuilt: EvidenceIndex) -> list[str]
 
 def _tampered(reason: str) -> UntrustedIndex:
     return UntrustedIndex("evidence_index_tampered", "evidence index tampered", reason)
-
-
-def report_untrusted(
-    collector: Collector, untrusted: UntrustedIndex, citing: Iterable[ArtifactContract]
-) -> None:
-    """Each citing artifact gets the finding (none of them can be verified, so each is
-    rejected); they share one summary entry, so the error message says it once."""
-    for contract in citing:
-        collector.add(
-            contract.name,
-            untrusted.code,
-            f"{EVIDENCE_INDEX} {untrusted.reason}: the evidence cited in {contract.name} "
-            "cannot be traced to the source",
-            Problem(untrusted.head, f"{EVIDENCE_INDEX} {untrusted.reason}"),
-            details={"index": EVIDENCE_INDEX},
-        )

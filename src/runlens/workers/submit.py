@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runlens.errors import UserError
+from runlens.errors import UserError, one_line
 from runlens.evidence import require_regular_file
 from runlens.models.registry import known_providers
 from runlens.plugins import load_plugin
-from runlens.records.store import new_run_id, utc_now
+from runlens.records.io import new_run_id, utc_now
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
 from runlens.workers.request import RunRequest
@@ -98,7 +98,7 @@ def open_client(store_url: str) -> Any:
             application_name=APP_NAME,
         )
     except Exception as error:
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        reason = one_line(error, 300)
         raise UserError(f"cannot open the run queue in {schema}: {reason}") from None
 
 
@@ -153,7 +153,7 @@ def _submit_one(
             request.to_json(),
         )
     except Exception as error:
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        reason = one_line(error, 300)
         store.upsert_run(
             run_id,
             status="failed",

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
-from runlens.errors import UserError
+from runlens.errors import UserError, one_line
 from runlens.models.registry import known_providers
 from runlens.store.db import EXPIRED, RunStore
 from runlens.store.rows import WorkerRow
@@ -129,7 +129,7 @@ class Worker:
             self._stopped.set()
             self.store.stop_worker(self.executor_id)
             _, schema = system_database(options.store_url)
-            reason = " ".join(str(error).split())[:300] or type(error).__name__
+            reason = one_line(error, 300)
             raise UserError(f"cannot start the run queue (schema {schema}): {reason}") from None
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)

@@ -41,7 +41,7 @@ from runlens.errors import RunLensError, UserError
 from runlens.models.registry import ModelContext, resolve_model
 from runlens.plugins import load_plugin
 from runlens.records import catalogue as c
-from runlens.records.store import utc_now
+from runlens.records.io import utc_now
 from runlens.runtime.journal import Journal, JsonObject
 from runlens.runtime.run import Run, RunResult
 from runlens.secrets import redactor

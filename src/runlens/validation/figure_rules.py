@@ -1,6 +1,7 @@
-"""What a plugin declares to have its report's numbers checked: `Figure`, its `Place` and
-the `FigureRule` that computes figures from the deliverables (`runlens.validation.figures`
-has the rules by which stated numbers are tied to them).
+"""What a plugin declares about its figures: each `Figure` with the labels that name it and
+the `Place` it is written in, and the `FigureRule` that computes them from the data.
+
+How the figures a report states are tied to these and checked: `runlens.validation.figures`.
 """
 
 from __future__ import annotations
@@ -17,17 +18,23 @@ from runlens.validation.numbers import StatedNumber
 from runlens.validation.reading import read_markdown
 from runlens.validation.rounding import Number
 
+FigureKind = Literal["count", "share", "value"]
 #: Terms that must all appear for a label to name its figure.
 Label = tuple[str, ...]
-FigureKind = Literal["count", "share", "value"]
+
+
+def row_key(text: str) -> str:
+    """A table row's key as places compare it: NFC, case-folded, on one line with single
+    spaces, NUL as the replacement character (as Markdown reads it)."""
+    folded = unicodedata.normalize("NFC", read_markdown(text)).casefold()
+    return " ".join(folded.split())
 
 
 @dataclass(frozen=True)
 class Place:
-    """The table cell a figure is written in (`runlens.validation.figures`): the table,
-    named by one of `table`'s labels in its lead or first column's header; the row, whose
-    first cell reads one of `rows`; the column, whose header names one of `columns`'s
-    labels."""
+    """The table cell a figure is written in (module docstring): the table, named by one of
+    `table`'s labels in its lead or first column's header; the row, whose first cell reads
+    one of `rows`; the column, whose header names one of `columns`'s labels."""
 
     table: tuple[Label, ...]
     rows: tuple[str, ...]
@@ -109,7 +116,7 @@ Compute = Callable[[Mapping[str, Any], EvidenceIndex], Iterable[Figure]]
 @dataclass(frozen=True)
 class FigureRule:
     """Which sections of which Markdown artifact state figures, and how to compute them
-    from the JSON artifacts named in `sources` (`runlens.validation.figures`)."""
+    from the JSON artifacts named in `sources` (module docstring)."""
 
     artifact: str
     sections: tuple[str, ...]
@@ -118,10 +125,3 @@ class FigureRule:
     #: Whether the claims about the data outside `sections` are checked too (module
     #: docstring): each must equal some figure of its kind.
     everywhere: bool = True
-
-
-def row_key(text: str) -> str:
-    """A table row's key as places compare it: NFC, case-folded, on one line with single
-    spaces, NUL as the replacement character (as Markdown reads it)."""
-    folded = unicodedata.normalize("NFC", read_markdown(text)).casefold()
-    return " ".join(folded.split())
