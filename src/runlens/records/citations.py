@@ -25,7 +25,7 @@ from typing import Any, Final, Literal, TypeVar
 from pydantic import Field, ValidationError
 
 from runlens.records.base import Record
-from runlens.records.store import read_json_object
+from runlens.records.io import read_json_object
 from runlens.tools.workspace import Workspace
 
 CITATIONS_SCHEMA_VERSION: Final = 1
