@@ -23,9 +23,10 @@ below it, never from a layer above:
  8. kit          the plugin kit: scaffold, declaration checks, the conformance suite
  9. testing      `runlens.testing`, what a plugin's tests import (models and the suite)
 10. store        the run store and its mirror of workspaces
-11. workers      the queue and the processes that run it
-12. ui           the web app
-13. cli          the `runlens` command
+11. start        `runlens.start`: the one way to start a run (options, model check, open)
+12. workers      the queue and the processes that run it
+13. ui           the web app
+14. cli          the `runlens` command
 
 `runlens_feedback` (the first plugin) imports from RunLens only its public API, `runlens`
 itself; RunLens never imports the plugin.
@@ -77,6 +78,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kit", ("runlens.kit",)),
     ("testing", ("runlens.testing",)),
     ("store", ("runlens.store",)),
+    ("start", ("runlens.start",)),
     ("workers", ("runlens.workers",)),
     ("ui", ("runlens.ui",)),
     ("cli", ("runlens.cli", "runlens.__main__")),

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 if TYPE_CHECKING:
-    from runlens.plugins.base import Plugin
     from runlens.runtime.run import Run, RunResult
+    from runlens.start import RunOptions
     from runlens.store.mirror import StoreMirror
 
 EXIT_COMPLETED, EXIT_FAILED = 0, 1
@@ -192,13 +192,10 @@ def run_command(as_json: bool, **options: Any) -> None:
     raise SystemExit(code)
 
 
-def _prepare(
+def run_options(
     plugin_name: str,
-    input_file: Path,
     model_spec: str | None,
-    workspace: Path | None,
     repair_turns: int,
-    hooks_file: Path | None,
     max_turns: int | None,
     max_tool_calls: int | None,
     wall_time: float | None,
@@ -206,25 +203,13 @@ def _prepare(
     id_column: str | None,
     text_column: str | None,
     sheet: str | None,
-    database_url: str | None,
-    run_id: str | None,
-    origin: Literal["cli", "ui", "api"],
-) -> tuple[Run, StoreMirror]:
-    from runlens.errors import UserError
-    from runlens.evidence import require_regular_file
-    from runlens.hooks.command import load_hooks_file
-    from runlens.models.registry import ModelContext, resolve_model
-    from runlens.plugins import load_plugin
-    from runlens.records.io import new_run_id, runs_home
-    from runlens.runtime.run import Run, RunSettings
-    from runlens.secrets import redactor
-    from runlens.store.db import open_store, store_url
-    from runlens.store.mirror import StoreMirror
+) -> RunOptions:
+    """The run the arguments of `runlens run` (and `runlens submit`) ask for."""
+    from runlens.start import RunOptions
 
-    plugin = load_plugin(plugin_name)
-    require_regular_file(input_file, "input file")
-    model = resolve_model(_model_spec(model_spec, plugin), ModelContext(plugin=plugin))
-    settings = RunSettings.from_options(
+    return RunOptions(
+        plugin=plugin_name,
+        model=model_spec or "offline",
         repair_turns=repair_turns,
         max_turns=max_turns,
         max_tool_calls=max_tool_calls,
@@ -233,66 +218,50 @@ def _prepare(
         id_column=id_column,
         text_column=text_column,
         sheet=sheet,
-        command_hooks=tuple(load_hooks_file(hooks_file)) if hooks_file else (),
     )
+
+
+def _prepare(
+    input_file: Path,
+    workspace: Path | None,
+    hooks_file: Path | None,
+    database_url: str | None,
+    run_id: str | None,
+    origin: Literal["cli", "ui", "api"],
+    **arguments: Any,
+) -> tuple[Run, StoreMirror]:
+    from runlens.errors import UserError
+    from runlens.evidence import require_regular_file
+    from runlens.hooks.command import load_hooks_file
+    from runlens.plugins import load_plugin
+    from runlens.records.io import new_run_id, runs_home
+    from runlens.start import check_model, open_run
+    from runlens.store.db import open_store, store_url
+
+    options = run_options(**arguments)
+    plugin = load_plugin(options.plugin)
+    require_regular_file(input_file, "input file")
+    check_model(options.model, plugin)
+    hooks = tuple(load_hooks_file(hooks_file)) if hooks_file else ()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
         raise UserError(f"--run-id {run_id!r}: letters, digits, '_', '.' and '-' only")
     run_id = run_id or new_run_id()
     # Opened before the workspace is claimed: a store that cannot be used is a usage error.
     store = open_store(store_url(database_url))
-    runs: list[Run] = []
-    mirror = StoreMirror(
-        store,
-        run_id,
-        workspace or runs_home() / run_id,
-        on_cancel=lambda reason: runs[0].cancel(reason) if runs else None,
-        origin=origin,
-        redact=redactor(settings.secrets),
-    )
     try:
-        run = Run(
-            plugin=plugin,
-            input_path=input_file,
-            model=model,
-            workspace=workspace or runs_home() / run_id,
-            settings=settings,
+        return open_run(
+            store,
+            options,
+            plugin,
+            input_file,
+            workspace or runs_home() / run_id,
             run_id=run_id,
-            subscribers=[mirror],
+            origin=origin,
+            command_hooks=hooks,
         )
     except BaseException:
         store.close()
         raise
-    runs.append(run)
-    return run, mirror.start()
-
-
-def _model_spec(model_spec: str | None, plugin: Plugin) -> str:
-    """`--model` as given, else `offline`; a usage error naming the models a plugin without
-    an offline model can run with, rather than a failure deep inside the run."""
-    from runlens.errors import UserError
-
-    spec = model_spec or "offline"
-    if spec.partition(":")[0].strip() != "offline" or plugin.offline_model is not None:
-        return spec
-    choices = ["openai:MODEL", "anthropic:MODEL", *_other_providers(), "scripted:PATH"]
-    message = (
-        f"plugin {plugin.name} has no offline model: run it with --model "
-        f"{', '.join(choices[:-1])} or {choices[-1]}"
-    )
-    if plugin.conformance is not None:
-        message += f" (its passing script: scripted:{plugin.conformance.passing_model})"
-    raise UserError(message)
-
-
-def _other_providers() -> list[str]:
-    """Model providers other packages register (`runlens.models` entry points)."""
-    from importlib.metadata import entry_points
-
-    from runlens.models.registry import GROUP
-
-    builtin = {"offline", "scripted", "openai", "anthropic"}
-    names = sorted({ep.name for ep in entry_points(group=GROUP)} - builtin)
-    return [f"{name}:MODEL" for name in names]
 
 
 def _execute(run: Run, as_json: bool) -> int:

@@ -85,6 +85,7 @@ def _submit(
     database_url: str | None,
     options: dict[str, Any],
 ) -> list[Any]:
+    from runlens.cli.run import run_options
     from runlens.store.db import open_store, store_url
     from runlens.workers.submit import submit_runs
 
@@ -93,10 +94,8 @@ def _submit(
         return submit_runs(
             store,
             url,
-            plugin_name=plugin_name,
+            options=run_options(plugin_name, model_spec, **options),
             inputs=list(inputs),
-            model_spec=model_spec,
-            options=options,
         )
 
 

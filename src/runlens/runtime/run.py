@@ -16,160 +16,45 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from runlens import cancellation
 from runlens.atomic import write_atomic
 from runlens.cancellation import CancelScope
 from runlens.errors import InputError, ProviderError, TaskError, UserError
-from runlens.evidence import file_sha256, read_input_format, require_regular_file
-from runlens.hooks.command import CommandHook, register_command_hooks
+from runlens.evidence import read_input_format, require_regular_file
+from runlens.hooks.command import register_command_hooks
 from runlens.hooks.manager import HookEvent, HookManager
-from runlens.models._settings import env_positive_float
 from runlens.models.base import Model
 from runlens.models.messages import Message, SystemMessage, UserMessage
-from runlens.models.retry import RetryPolicy
 from runlens.plugins.base import Plugin
 from runlens.records.catalogue import EVENTS_SCHEMA_VERSION
-from runlens.records.encoding import dumps_compact
+from runlens.records.citations import CITATIONS_SCHEMA_VERSION
 from runlens.records.events import EventLog, Subscriber
-from runlens.records.io import encode_record, new_run_id, utc_now
-from runlens.records.manifest import build_manifest
+from runlens.records.io import new_run_id, utc_now
 from runlens.records.metrics import MetricsCollector
-from runlens.records.run_record import LoopLimitsRecord, RunRecord
-from runlens.records.trace import build_trace
-from runlens.runtime.citations import citations_record
 from runlens.runtime.journal import Journal
 from runlens.runtime.lock import WorkspaceLock
-from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimits
+from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached
 from runlens.runtime.plan import PlanTracker
 from runlens.runtime.prompt import build_system_prompt
 from runlens.runtime.repair import repair_message
+from runlens.runtime.result import RunResult
+from runlens.runtime.run_records import RunRecords
+from runlens.runtime.settings import RunSettings
 from runlens.runtime.state import RunStatus, check_transition
-from runlens.secrets import known_secrets, redactor
+from runlens.secrets import redactor
 from runlens.tools.base import ToolContext
 from runlens.tools.files import FILE_TOOLS
 from runlens.tools.registry import ToolRegistry
 from runlens.tools.workspace import Workspace
-from runlens.validation import (
-    Finding,
-    ValidationContext,
-    ValidationReport,
-    aggregate,
-    stop_validators,
-)
-from runlens.validation.defects import defect_notice, refused_batches
+from runlens.validation import ValidationContext, ValidationReport, aggregate, stop_validators
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """Everything that shapes a run besides plugin, input and model. Passed explicitly."""
-
-    limits: LoopLimits = field(default_factory=LoopLimits)
-    repair_turns: int = 0
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    hook_timeout: float = 30.0
-    command_hooks: tuple[CommandHook, ...] = ()
-    #: Values (API keys) that must never appear in any record.
-    secrets: tuple[str, ...] = ()
-    #: Load validators registered by other packages under `runlens.validators`.
-    validator_plugins: bool = True
-    #: The input's encoding as the user named it (`runlens run --encoding`); None: detect it.
-    input_encoding: str | None = None
-    #: The input's id and text columns as the user named them (`--id-column`,
-    #: `--text-column`); None: the plugin's defaults.
-    input_id_column: str | None = None
-    input_text_column: str | None = None
-    #: The workbook sheet to read (`--sheet`); None: the first worksheet.
-    input_sheet: str | None = None
-
-    @classmethod
-    def from_options(
-        cls,
-        *,
-        repair_turns: int = 0,
-        max_turns: int | None = None,
-        max_tool_calls: int | None = None,
-        wall_time: float | None = None,
-        encoding: str | None = None,
-        id_column: str | None = None,
-        text_column: str | None = None,
-        sheet: str | None = None,
-        command_hooks: tuple[CommandHook, ...] = (),
-    ) -> RunSettings:
-        """The settings the run options name (`runlens run`, a queued run), with this
-        process's secrets, and the first retry delay from `RUNLENS_RETRY_INITIAL_DELAY`
-        (seconds, doubling after; tests shorten it)."""
-        defaults = LoopLimits()
-        return cls(
-            limits=LoopLimits(
-                max_turns=max_turns or defaults.max_turns,
-                max_tool_calls=max_tool_calls or defaults.max_tool_calls,
-                wall_time_seconds=wall_time or defaults.wall_time_seconds,
-            ),
-            repair_turns=repair_turns,
-            command_hooks=command_hooks,
-            secrets=known_secrets(),
-            input_encoding=encoding,
-            input_id_column=id_column,
-            input_text_column=text_column,
-            input_sheet=sheet,
-            retry=RetryPolicy(
-                initial_delay=env_positive_float(
-                    os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay
-                )
-            ),
-        )
-
-
-@dataclass(frozen=True)
-class RunResult:
-    run_id: str
-    status: RunStatus
-    error_message: str | None
-    workspace: Path
-    artifacts: dict[str, str]
-    findings: tuple[Finding, ...]
-    metrics: dict[str, Any]
-
-    quotes: tuple[Any, ...] = ()
-    #: What the user must know even when the run completed (rows not analysed, derived ids).
-    warnings: tuple[str, ...] = ()
-    #: The model's spec: findings on what RunLens's own offline analyst wrote are a defect.
-    model: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status is RunStatus.COMPLETED
-
-    @property
-    def defect(self) -> str | None:
-        """What the verdict says when its findings are RunLens's own defect, else None
-        (`runlens.validation.defects`)."""
-        codes = (f.code for f in self.findings)
-        refused = refused_batches(self.metrics)
-        return defect_notice(self.model, codes, self.run_id, refused_batches=refused)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "status": self.status.value,
-            "error_message": self.error_message,
-            "workspace": str(self.workspace),
-            "artifacts": self.artifacts,
-            "findings": [finding.model_dump() for finding in self.findings],
-            "defect": self.defect,
-            "warnings": list(self.warnings),
-            "metrics": self.metrics,
-        }
-
-
-class Run:
+class Run(RunRecords):
     """Owns one run's state and records. Use `execute()` once."""
 
     #: How the input was read (`EvidenceIndex.input_format`), once the index is written.
@@ -449,42 +334,6 @@ class Run:
             final=final,
         )
 
-    def _publish_blocked(self, report: ValidationReport, validation_round: int) -> None:
-        blocking = sorted({finding.validator for finding in report.findings})
-        self.events.publish(
-            "hook.blocked",
-            {
-                "event": HookEvent.STOP.value,
-                "round": validation_round,
-                "hooks": blocking,
-                "hooks_blocked": len(blocking),
-                "reason": report.error_message,
-                "finding_count": len(report.findings),
-            },
-        )
-
-    def _publish_artifacts(self, report: ValidationReport, validation_round: int) -> None:
-        for name, status in report.artifacts.items():
-            findings = [f for f in report.findings if f.artifact == name]
-            contract = self.plugin.contract(name)
-            if status == "missing" and not findings and contract and not contract.required:
-                # An optional artifact the run did not write: neither validated nor rejected
-                # (SPEC section 6: `artifact.rejected` is for artifacts with findings). The
-                # verdict and the manifest list it as `missing`.
-                continue
-            event_type: Literal["artifact.validated", "artifact.rejected"] = (
-                "artifact.validated" if status == "validated" else "artifact.rejected"
-            )
-            self.events.publish(
-                event_type,
-                {
-                    "artifact": name,
-                    "status": status,
-                    "round": validation_round,
-                    "finding_codes": [finding.code for finding in findings],
-                },
-            )
-
     def _complete(self, report: ValidationReport, validation_round: int) -> None:
         self._transition(RunStatus.COMPLETED)
         self._settle_plan(report, final=True)
@@ -585,83 +434,6 @@ class Run:
         )
         self.plan.on_evidence_index()
 
-    def _artifact_statuses(self) -> dict[str, str]:
-        if self.report is not None:
-            return dict(self.report.artifacts)
-        return {
-            contract.name: "not_validated"
-            if (self.workspace.root / contract.name).is_file()
-            else "missing"
-            for contract in self.plugin.contracts
-        }
-
-    def _run_record(self) -> RunRecord:
-        limits = self.settings.limits
-        return RunRecord(
-            run_id=self.run_id,
-            plugin=self.plugin.name,
-            model=self.model.spec,
-            status=self.status,
-            error_message=self.error_message,
-            warnings=list(self.warnings),
-            input=self._input_relative,
-            plan=self.plan.as_records(),
-            metrics=self.metrics.snapshot(),
-            created_at=self.created_at,
-            finished_at=self.finished_at,
-            evidence_index_sha256=self.index_sha256,
-            input_format=self.input_format,
-            repair_turns=self.settings.repair_turns,
-            limits=LoopLimitsRecord(
-                max_turns=limits.max_turns,
-                max_tool_calls=limits.max_tool_calls,
-                wall_time_seconds=limits.wall_time_seconds,
-            ),
-        )
-
-    def _write_run_record(self, record: RunRecord | None = None) -> None:
-        if record is None:
-            record = self._run_record()
-        self._write_record(self.workspace.run_record, encode_record(record.encode()))
-
-    def _write_record(self, path: Path, encoded: bytes) -> None:
-        """Secrets blanked out (in the encoded text), then written atomically."""
-        if self._redact_secrets is not None:
-            encoded = self._redact_secrets(encoded.decode("utf-8")).encode("utf-8")
-        write_atomic(path, encoded)
-
-    def _finalize(self) -> None:
-        """Write the trace, the manifest and the final run record; close the event log."""
-        record = self._run_record()
-        trace = build_trace(
-            self.run_id,
-            self.events.events,
-            plugin=self.plugin.name,
-            model=self.model.spec,
-            status=self.status.value,
-        )
-        self._write_record(self.workspace.trace, dumps_compact(trace.encode()))
-        if self.report is not None:
-            citations = citations_record(self.report).encode()
-            self._write_record(self.workspace.citations, encode_record(citations))
-        manifest = build_manifest(
-            run=record.encode(),
-            workspace=self.workspace.root,
-            contracts=self.plugin.contracts,
-            statuses=self.report.artifacts if self.report else None,
-            findings=self.report.findings if self.report else (),
-            input_name=self.input_path.name,
-            source_hash=self._source_hash(),
-        )
-        self._write_record(self.workspace.manifest, encode_record(manifest.encode()))
-        self._write_run_record(record)
-        self.events.close()
-        self.lock.release()
-
-    def _source_hash(self) -> str:
-        """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""
-        return file_sha256(self.input_path)
-
     def _hook_payload(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -703,3 +475,6 @@ async def run_plugin(
         return await run.execute()
     finally:
         await model.aclose()
+
+
+__all__ = ["CITATIONS_SCHEMA_VERSION", "Run", "RunResult", "RunSettings", "run_plugin"]

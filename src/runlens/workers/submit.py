@@ -8,6 +8,7 @@ will ever take.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +16,9 @@ from typing import Any
 
 from runlens.errors import UserError, one_line
 from runlens.evidence import require_regular_file
-from runlens.models.registry import known_providers
 from runlens.plugins import load_plugin
 from runlens.records.io import new_run_id, utc_now
+from runlens.start import SCRIPTED_IN_QUEUE, RunOptions, check_model
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
 from runlens.workers.request import RunRequest
@@ -38,48 +39,26 @@ class Submitted:
     input_path: Path
 
 
-def check_model(model_spec: str) -> str:
-    """A usage error unless the model's provider is one a worker can run."""
-    provider = provider_of(model_spec)
-    if provider == "scripted":
-        raise UserError(
-            "--model scripted:PATH names a file on this machine, which a worker elsewhere "
-            "cannot read: use `runlens run` for scripted models"
-        )
-    providers = known_providers()
-    if provider not in providers:
-        raise UserError(
-            f"--model {model_spec}: unknown provider {provider!r} "
-            f"(known: {', '.join(sorted(providers))})"
-        )
-    return provider
-
-
 def submit_runs(
     store: RunStore,
     store_url: str,
     *,
-    plugin_name: str,
+    options: RunOptions,
     inputs: Sequence[Path],
-    model_spec: str,
-    options: dict[str, Any],
     origin: Origin = "cli",
 ) -> list[Submitted]:
-    """Queue a run of `plugin_name` for each of `inputs`; `UserError` before anything is
-    queued when the plugin, the model or an input is not usable."""
-    plugin = load_plugin(plugin_name)
-    provider = check_model(model_spec)
-    if provider == "offline" and plugin.offline_model is None:
-        raise UserError(f"plugin {plugin.name} has no offline model: submit it with --model")
+    """Queue a run as `options` ask for each of `inputs`; `UserError` before anything is
+    queued when the plugin, the model or an input is not usable (the model is checked as a
+    worker will, its keys apart: they are the workers')."""
+    plugin = load_plugin(options.plugin)
+    model_spec = check_model(options.model, plugin, refuse_scripted=SCRIPTED_IN_QUEUE)
+    options = dataclasses.replace(options, plugin=plugin.name, model=model_spec)
     for path in inputs:
         require_regular_file(path, "input file")
     client = open_client(store_url)
     try:
-        _ensure_queue(client, queue_name(provider))
-        return [
-            _submit_one(store, client, plugin.name, path, model_spec, provider, options, origin)
-            for path in inputs
-        ]
+        _ensure_queue(client, queue_name(provider_of(model_spec)))
+        return [_submit_one(store, client, options, path, origin) for path in inputs]
     finally:
         client.destroy()
 
@@ -112,21 +91,13 @@ def _ensure_queue(client: Any, name: str) -> None:
 
 
 def _submit_one(
-    store: RunStore,
-    client: Any,
-    plugin: str,
-    path: Path,
-    model_spec: str,
-    provider: str,
-    options: dict[str, Any],
-    origin: Origin,
+    store: RunStore, client: Any, options: RunOptions, path: Path, origin: Origin
 ) -> Submitted:
     run_id = new_run_id()
     while store.get_run(run_id) is not None:  # one in 16 million, twice in a second
         run_id = new_run_id()
-    request = RunRequest(
-        run_id=run_id, plugin=plugin, model=model_spec, input_name=path.name, **options
-    )
+    request = RunRequest(run_id=run_id, input_name=path.name, options=options)
+    plugin, model_spec = options.plugin, options.model
     content = path.read_bytes()
     now = utc_now()
     store.upsert_run(
@@ -143,7 +114,7 @@ def _submit_one(
     try:
         client.enqueue(
             {
-                "queue_name": queue_name(provider),
+                "queue_name": queue_name(provider_of(model_spec)),
                 "workflow_name": WORKFLOW_NAME,
                 "workflow_id": run_id,
                 "workflow_id_reuse_policy": "reject",

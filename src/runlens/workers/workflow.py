@@ -38,13 +38,12 @@ from dbos import DBOS
 from dbos import error as dbos_error
 
 from runlens.errors import RunLensError, UserError
-from runlens.models.registry import ModelContext, resolve_model
 from runlens.plugins import load_plugin
 from runlens.records import catalogue as c
 from runlens.records.io import utc_now
 from runlens.runtime.journal import Journal, JsonObject
 from runlens.runtime.run import Run, RunResult
-from runlens.secrets import redactor
+from runlens.start import SCRIPTED_IN_QUEUE, Durable, open_run
 from runlens.store import tables as t
 from runlens.store.db import EXPIRED, RunStore
 from runlens.store.mirror import StoreMirror
@@ -202,8 +201,6 @@ def _prepare(
 ) -> tuple[Run, StoreMirror]:
     store, run_id = context.store, request.run_id
     plugin = load_plugin(request.plugin)
-    model = resolve_model(request.model, ModelContext(plugin=plugin))
-    settings = request.settings()
     workspace = context.home / run_id
     # The local workspace is a cache of the store: a replay rebuilds it from the input up.
     if workspace.is_symlink() or workspace.is_file():
@@ -214,34 +211,26 @@ def _prepare(
     written = store.materialize(run_id, staging, paths=[request.input_path])
     if not written and not (staging / request.input_path).is_file():
         raise UserError(f"run {run_id}: its input {request.input_name} is not in the run store")
-    runs: list[Run] = []
-    mirror = StoreMirror(
-        store,
-        run_id,
-        workspace,
-        on_cancel=lambda reason: runs[0].cancel(reason) if runs else None,
-        origin=_origin(store, run_id),
-        redact=redactor(settings.secrets),
-        upload_files=True,
+    durable = Durable(
+        journal=DurableJournal(),
+        replay_events=replay,
+        on_replay_diverged=lambda seq: _drop_events_from(store, run_id, seq),
         worker=context.executor_id,
     )
     try:
-        run = Run(
-            plugin=plugin,
-            input_path=staging / request.input_path,
-            model=model,
-            workspace=workspace,
-            settings=settings,
+        return open_run(
+            store,
+            request.options,
+            plugin,
+            staging / request.input_path,
+            workspace,
             run_id=run_id,
-            subscribers=[mirror],
-            journal=DurableJournal(),
-            replay_events=replay,
-            on_replay_diverged=lambda seq: _drop_events_from(store, run_id, seq),
+            origin=_origin(store, run_id),
+            refuse_scripted=SCRIPTED_IN_QUEUE,
+            durable=durable,
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    runs.append(run)
-    return run, mirror.start()
 
 
 def _origin(store: RunStore, run_id: str) -> Any:

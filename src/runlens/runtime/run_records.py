@@ -1,0 +1,170 @@
+"""What a run writes besides its progress: the events of a validation round's outcome, and
+the record files (`runtime/run.json`, the trace, `runtime/citations.json`, the manifest).
+
+`RunRecords` is the part of `Run` (`runlens.runtime.run`) that turns its state into records;
+it holds no state of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from runlens.atomic import write_atomic
+from runlens.evidence import file_sha256
+from runlens.hooks.manager import HookEvent
+from runlens.models.base import Model
+from runlens.plugins.base import Plugin
+from runlens.records.encoding import dumps_compact
+from runlens.records.events import EventLog
+from runlens.records.io import encode_record
+from runlens.records.manifest import build_manifest
+from runlens.records.metrics import MetricsCollector
+from runlens.records.run_record import LoopLimitsRecord, RunRecord
+from runlens.records.trace import build_trace
+from runlens.runtime.citations import citations_record
+from runlens.runtime.lock import WorkspaceLock
+from runlens.runtime.plan import PlanTracker
+from runlens.runtime.settings import RunSettings
+from runlens.runtime.state import RunStatus
+from runlens.tools.workspace import Workspace
+from runlens.validation import ValidationReport
+
+
+class RunRecords:
+    """The records of one run, written from the state `Run` keeps."""
+
+    run_id: str
+    plugin: Plugin
+    model: Model
+    settings: RunSettings
+    workspace: Workspace
+    lock: WorkspaceLock
+    events: EventLog
+    plan: PlanTracker
+    metrics: MetricsCollector
+    status: RunStatus
+    error_message: str | None
+    warnings: list[str]
+    created_at: str
+    finished_at: str | None
+    index_sha256: str | None
+    input_format: dict[str, Any] | None
+    input_path: Path
+    report: ValidationReport | None
+    _input_relative: str
+    _redact_secrets: Callable[[str], str] | None
+
+    def _publish_blocked(self, report: ValidationReport, validation_round: int) -> None:
+        blocking = sorted({finding.validator for finding in report.findings})
+        self.events.publish(
+            "hook.blocked",
+            {
+                "event": HookEvent.STOP.value,
+                "round": validation_round,
+                "hooks": blocking,
+                "hooks_blocked": len(blocking),
+                "reason": report.error_message,
+                "finding_count": len(report.findings),
+            },
+        )
+
+    def _publish_artifacts(self, report: ValidationReport, validation_round: int) -> None:
+        for name, status in report.artifacts.items():
+            findings = [f for f in report.findings if f.artifact == name]
+            contract = self.plugin.contract(name)
+            if status == "missing" and not findings and contract and not contract.required:
+                # An optional artifact the run did not write: neither validated nor rejected
+                # (SPEC section 6: `artifact.rejected` is for artifacts with findings). The
+                # verdict and the manifest list it as `missing`.
+                continue
+            event_type: Literal["artifact.validated", "artifact.rejected"] = (
+                "artifact.validated" if status == "validated" else "artifact.rejected"
+            )
+            self.events.publish(
+                event_type,
+                {
+                    "artifact": name,
+                    "status": status,
+                    "round": validation_round,
+                    "finding_codes": [finding.code for finding in findings],
+                },
+            )
+
+    def _artifact_statuses(self) -> dict[str, str]:
+        if self.report is not None:
+            return dict(self.report.artifacts)
+        return {
+            contract.name: "not_validated"
+            if (self.workspace.root / contract.name).is_file()
+            else "missing"
+            for contract in self.plugin.contracts
+        }
+
+    def _run_record(self) -> RunRecord:
+        limits = self.settings.limits
+        return RunRecord(
+            run_id=self.run_id,
+            plugin=self.plugin.name,
+            model=self.model.spec,
+            status=self.status,
+            error_message=self.error_message,
+            warnings=list(self.warnings),
+            input=self._input_relative,
+            plan=self.plan.as_records(),
+            metrics=self.metrics.snapshot(),
+            created_at=self.created_at,
+            finished_at=self.finished_at,
+            evidence_index_sha256=self.index_sha256,
+            input_format=self.input_format,
+            repair_turns=self.settings.repair_turns,
+            limits=LoopLimitsRecord(
+                max_turns=limits.max_turns,
+                max_tool_calls=limits.max_tool_calls,
+                wall_time_seconds=limits.wall_time_seconds,
+            ),
+        )
+
+    def _write_run_record(self, record: RunRecord | None = None) -> None:
+        if record is None:
+            record = self._run_record()
+        self._write_record(self.workspace.run_record, encode_record(record.encode()))
+
+    def _write_record(self, path: Path, encoded: bytes) -> None:
+        """Secrets blanked out (in the encoded text), then written atomically."""
+        if self._redact_secrets is not None:
+            encoded = self._redact_secrets(encoded.decode("utf-8")).encode("utf-8")
+        write_atomic(path, encoded)
+
+    def _finalize(self) -> None:
+        """Write the trace, the manifest and the final run record; close the event log."""
+        record = self._run_record()
+        trace = build_trace(
+            self.run_id,
+            self.events.events,
+            plugin=self.plugin.name,
+            model=self.model.spec,
+            status=self.status.value,
+        )
+        self._write_record(self.workspace.trace, dumps_compact(trace.encode()))
+        if self.report is not None:
+            citations = citations_record(self.report).encode()
+            self._write_record(self.workspace.citations, encode_record(citations))
+        manifest = build_manifest(
+            run=record.encode(),
+            workspace=self.workspace.root,
+            contracts=self.plugin.contracts,
+            statuses=self.report.artifacts if self.report else None,
+            findings=self.report.findings if self.report else (),
+            input_name=self.input_path.name,
+            source_hash=self._source_hash(),
+        )
+        self._write_record(self.workspace.manifest, encode_record(manifest.encode()))
+        self._write_run_record(record)
+        self.events.close()
+        self.lock.release()
+
+    def _source_hash(self) -> str:
+        """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""
+        return file_sha256(self.input_path)

@@ -1,0 +1,73 @@
+"""`RunSettings`: everything that shapes a run besides its plugin, input and model."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from runlens.hooks.command import CommandHook
+from runlens.models._settings import env_positive_float
+from runlens.models.retry import RetryPolicy
+from runlens.runtime.loop import LoopLimits
+from runlens.secrets import known_secrets
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything that shapes a run besides plugin, input and model. Passed explicitly."""
+
+    limits: LoopLimits = field(default_factory=LoopLimits)
+    repair_turns: int = 0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    hook_timeout: float = 30.0
+    command_hooks: tuple[CommandHook, ...] = ()
+    #: Values (API keys) that must never appear in any record.
+    secrets: tuple[str, ...] = ()
+    #: Load validators registered by other packages under `runlens.validators`.
+    validator_plugins: bool = True
+    #: The input's encoding as the user named it (`runlens run --encoding`); None: detect it.
+    input_encoding: str | None = None
+    #: The input's id and text columns as the user named them (`--id-column`,
+    #: `--text-column`); None: the plugin's defaults.
+    input_id_column: str | None = None
+    input_text_column: str | None = None
+    #: The workbook sheet to read (`--sheet`); None: the first worksheet.
+    input_sheet: str | None = None
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        repair_turns: int = 0,
+        max_turns: int | None = None,
+        max_tool_calls: int | None = None,
+        wall_time: float | None = None,
+        encoding: str | None = None,
+        id_column: str | None = None,
+        text_column: str | None = None,
+        sheet: str | None = None,
+        command_hooks: tuple[CommandHook, ...] = (),
+    ) -> RunSettings:
+        """The settings the run options name (`runlens run`, a queued run), with this
+        process's secrets, and the first retry delay from `RUNLENS_RETRY_INITIAL_DELAY`
+        (seconds, doubling after; tests shorten it)."""
+        defaults = LoopLimits()
+        return cls(
+            limits=LoopLimits(
+                max_turns=max_turns or defaults.max_turns,
+                max_tool_calls=max_tool_calls or defaults.max_tool_calls,
+                wall_time_seconds=wall_time or defaults.wall_time_seconds,
+            ),
+            repair_turns=repair_turns,
+            command_hooks=command_hooks,
+            secrets=known_secrets(),
+            input_encoding=encoding,
+            input_id_column=id_column,
+            input_text_column=text_column,
+            input_sheet=sheet,
+            retry=RetryPolicy(
+                initial_delay=env_positive_float(
+                    os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay
+                )
+            ),
+        )

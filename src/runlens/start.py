@@ -1,0 +1,257 @@
+"""One way to start a run: the options it is asked with, the one check of its model, and the
+one function that opens it with its store mirror.
+
+A run starts from one of three entries, and each turns what it was given into `RunOptions`:
+
+- `runlens run PLUGIN INPUT` (`runlens.cli.run`), from its arguments;
+- the upload form of `runlens ui` (`runlens.ui.launcher`), which starts the run as a child
+  `runlens run` process with the arguments `RunOptions.run_arguments` gives (the child keeps a
+  CPU-bound analysis off the web server, and a crash away from it);
+- the queue: `runlens submit` writes a `RunRequest` (`runlens.workers.request`) holding the
+  options, and the worker that takes it opens the run (`runlens.workers.workflow`).
+
+Each entry checks the model with `check_model` before anything is recorded, and the two that
+execute a run in their own process (`runlens run`, a worker) open it with `open_run`, which
+checks the model again where the run executes and builds it there (API keys are the
+executing process's own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from runlens.errors import UserError, one_line
+from runlens.runtime.settings import RunSettings
+
+if TYPE_CHECKING:
+    from runlens.hooks.command import CommandHook
+    from runlens.models.base import Model
+    from runlens.plugins.base import Plugin
+    from runlens.runtime.journal import Journal
+    from runlens.runtime.run import Run
+    from runlens.store.db import RunStore
+    from runlens.store.mirror import StoreMirror
+    from runlens.store.rows import Origin
+
+#: Why a server refuses `scripted:PATH`: the path names a file on the server.
+SCRIPTED_ON_SERVER: Final = (
+    "it names a file on the server (choose offline, openai:MODEL, anthropic:MODEL, ...)"
+)
+#: Why the queue refuses `scripted:PATH`: a worker elsewhere cannot read the file.
+SCRIPTED_IN_QUEUE: Final = (
+    "scripted:PATH names a file on this machine, which a worker elsewhere cannot read: use "
+    "`runlens run` for scripted models"
+)
+#: Providers whose models are built without a key, a URL or a name to check beforehand.
+_LOCAL_PROVIDERS: Final = frozenset({"offline", "scripted"})
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What a run is asked to be, however it is started: plugin, model spec and options
+    (the input, the run id and the workspace are the entry's to give)."""
+
+    plugin: str
+    model: str = "offline"
+    repair_turns: int = 0
+    max_turns: int | None = None
+    max_tool_calls: int | None = None
+    wall_time: float | None = None
+    encoding: str | None = None
+    id_column: str | None = None
+    text_column: str | None = None
+    sheet: str | None = None
+
+    def settings(self, command_hooks: tuple[CommandHook, ...] = ()) -> RunSettings:
+        """The run's settings in this process (its secrets and retry delay from its env)."""
+        return RunSettings.from_options(
+            repair_turns=self.repair_turns,
+            max_turns=self.max_turns,
+            max_tool_calls=self.max_tool_calls,
+            wall_time=self.wall_time,
+            encoding=self.encoding,
+            id_column=self.id_column,
+            text_column=self.text_column,
+            sheet=self.sheet,
+            command_hooks=command_hooks,
+        )
+
+    def run_arguments(self) -> list[str]:
+        """The `runlens run` options these become (the plugin and the input not included),
+        each one `--flag=value` token so a value that starts with a dash is never read as
+        another option."""
+        args = [f"--model={self.model}", f"--repair-turns={self.repair_turns}"]
+        for flag, value in (
+            ("--max-turns", self.max_turns),
+            ("--max-tool-calls", self.max_tool_calls),
+            ("--wall-time", self.wall_time),
+            ("--id-column", self.id_column),
+            ("--text-column", self.text_column),
+            ("--encoding", self.encoding),
+            ("--sheet", self.sheet),
+        ):
+            if value is not None:
+                args.append(f"{flag}={value}")
+        return args
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+#: The names of `RunOptions`' fields, as a queued run's JSON holds them.
+OPTION_FIELDS: Final = frozenset(field.name for field in dataclasses.fields(RunOptions))
+
+
+def check_model(
+    spec: str | None, plugin: Plugin, *, refuse_scripted: str | None = None, build: bool = False
+) -> str:
+    """The model spec a run of `plugin` uses (`offline` when none is given), checked the same
+    way wherever a run starts; `UserError` naming what is wrong.
+
+    `refuse_scripted`: why `scripted:PATH` is refused here (a server, the queue), None where it
+    is accepted. `build`: also build the model as the run's process will (then close it), so a
+    missing API key or a bad base URL is refused now rather than at the run's first model call;
+    only where the check runs in the environment the run will have.
+    """
+    from runlens.models.registry import known_providers
+
+    spec = (spec or "offline").strip()
+    provider, _, name = (part.strip() for part in spec.partition(":"))
+    if provider == "scripted" and refuse_scripted is not None:
+        raise UserError(f"model {spec!r} is refused: {refuse_scripted}")
+    providers = known_providers()
+    if provider not in providers:
+        raise UserError(
+            f"model {spec!r}: unknown provider {provider!r} (available: {', '.join(providers)})"
+        )
+    if provider == "offline":
+        if plugin.offline_model is None:
+            raise UserError(_no_offline_model(plugin, scripted=refuse_scripted is None))
+        return spec
+    if not name:
+        what = "PATH" if provider == "scripted" else "NAME"
+        raise UserError(f"model {spec!r} names no model: write {provider}:{what}")
+    if build and provider not in _LOCAL_PROVIDERS:
+        model = open_model(spec, plugin)
+        asyncio.run(model.aclose())  # callers check outside any event loop
+    return spec
+
+
+def open_model(spec: str, plugin: Plugin) -> Model:
+    """Build the model `spec` names for a run of `plugin`; `UserError` naming the spec when it
+    cannot be used here (a missing API key, a bad base URL)."""
+    from runlens.models.registry import ModelContext, resolve_model
+
+    try:
+        return resolve_model(spec, ModelContext(plugin=plugin))
+    except UserError as error:
+        raise UserError(f"model {spec!r} cannot be used here: {error}") from None
+    except Exception as error:
+        reason = one_line(error, 300)
+        raise UserError(f"model {spec!r} cannot be used here: {reason}") from None
+
+
+def _no_offline_model(plugin: Plugin, *, scripted: bool) -> str:
+    """The models a plugin without an offline model can run with, named."""
+    choices = ["openai:MODEL", "anthropic:MODEL", *_other_providers()]
+    if scripted:
+        choices.append("scripted:PATH")
+    message = (
+        f"plugin {plugin.name} has no offline model: run it with --model "
+        f"{', '.join(choices[:-1])} or {choices[-1]}"
+    )
+    if scripted and plugin.conformance is not None:
+        message += f" (its passing script: scripted:{plugin.conformance.passing_model})"
+    return message
+
+
+def _other_providers() -> list[str]:
+    """Model providers other packages register (`runlens.models` entry points)."""
+    from importlib.metadata import entry_points
+
+    from runlens.models.registry import GROUP
+
+    builtin = {"offline", "scripted", "openai", "anthropic"}
+    names = sorted({ep.name for ep in entry_points(group=GROUP)} - builtin)
+    return [f"{name}:MODEL" for name in names]
+
+
+@dataclass(frozen=True)
+class Durable:
+    """What a run of the workers adds: its steps checkpointed (`journal`), the events it
+    published before its worker stopped (`replay_events`), what to do when a replay publishes
+    something else (`on_replay_diverged`), and the worker that holds it (its files go to the
+    store)."""
+
+    journal: Journal
+    replay_events: Sequence[Mapping[str, Any]]
+    on_replay_diverged: Callable[[int], None]
+    worker: str
+
+
+def open_run(
+    store: RunStore,
+    options: RunOptions,
+    plugin: Plugin,
+    input_path: Path,
+    workspace: Path,
+    *,
+    run_id: str,
+    origin: Origin,
+    refuse_scripted: str | None = None,
+    command_hooks: tuple[CommandHook, ...] = (),
+    durable: Durable | None = None,
+) -> tuple[Run, StoreMirror]:
+    """Open the run `options` name on `input_path` in `workspace`, mirrored into `store`
+    (started: a cancel asked for there cancels the run). `UserError` before the workspace is
+    claimed when the model cannot be used here. The caller executes the run, then calls
+    `mirror.finish()`; the store stays the caller's to close."""
+    from runlens.runtime.run import Run
+    from runlens.secrets import redactor
+    from runlens.store.mirror import StoreMirror
+
+    spec = check_model(options.model, plugin, refuse_scripted=refuse_scripted)
+    model = open_model(spec, plugin)
+    settings = options.settings(command_hooks)
+    runs: list[Run] = []
+    mirror = StoreMirror(
+        store,
+        run_id,
+        workspace,
+        on_cancel=lambda reason: runs[0].cancel(reason) if runs else None,
+        origin=origin,
+        redact=redactor(settings.secrets),
+        upload_files=durable is not None,
+        worker=durable.worker if durable is not None else None,
+    )
+    run = Run(
+        plugin=plugin,
+        input_path=input_path,
+        model=model,
+        workspace=workspace,
+        settings=settings,
+        run_id=run_id,
+        subscribers=[mirror],
+        journal=durable.journal if durable is not None else None,
+        replay_events=durable.replay_events if durable is not None else (),
+        on_replay_diverged=durable.on_replay_diverged if durable is not None else None,
+    )
+    runs.append(run)
+    return run, mirror.start()
+
+
+__all__ = [
+    "OPTION_FIELDS",
+    "SCRIPTED_IN_QUEUE",
+    "SCRIPTED_ON_SERVER",
+    "Durable",
+    "RunOptions",
+    "check_model",
+    "open_model",
+    "open_run",
+]
