@@ -181,17 +181,18 @@ def test_findings_about_the_run_as_a_whole_are_stored_in_report_order(
 
 
 def test_without_validator_events_run_findings_come_first() -> None:
+    from runlens.records.readers import EventView, FindingView
     from runlens.store.sync import _report_order
 
     findings = [
-        {"validator": "RunWideCheck", "artifact": "", "code": "run_budget_exceeded"},
-        {"validator": "Evidence", "artifact": "a.json", "code": "unknown_evidence_id"},
+        FindingView(validator="RunWideCheck", artifact="", code="run_budget_exceeded"),
+        FindingView(validator="Evidence", artifact="a.json", code="unknown_evidence_id"),
     ]
     assert _report_order(findings, []) == findings
     events = [
-        {"type": "validator.completed", "data": {"validator": "RunWideCheck", "round": 1}},
-        {"type": "validator.completed", "data": {"validator": "RunWideCheck", "round": 2}},
-        {"type": "validator.completed", "data": {"validator": "Evidence", "round": 2}},
+        EventView(type="validator.completed", data={"validator": "RunWideCheck", "round": 1}),
+        EventView(type="validator.completed", data={"validator": "RunWideCheck", "round": 2}),
+        EventView(type="validator.completed", data={"validator": "Evidence", "round": 2}),
     ]
     assert _report_order(findings, events) == findings  # the last round's order
     events[1], events[2] = events[2], events[1]
