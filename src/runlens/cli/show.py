@@ -71,10 +71,11 @@ def show_command(
         record = view.record
         read = read_manifest(workspace / Workspace.MANIFEST)
         manifest = read.view
-        problems = [*notes, *view.problems, *read.problems]
+        problems = [*notes, *view.problems, *read.problems, *read.damaged]
         logged = read_events(workspace / Workspace.EVENTS)
         timeline = logged.events
         problems.extend(logged.problems or missing_events(workspace))
+        problems.extend(logged.damaged)
         changes = workspace_changes(workspace, record, manifest)
     else:
         record, manifest = _stored_record(detail), _stored_manifest(detail)

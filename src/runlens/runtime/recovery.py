@@ -53,13 +53,12 @@ _CLAIM_SECONDS = 60.0
 
 @dataclass
 class RunView:
-    """What could be read of one run. `problems` names every damaged file; `damaged` every
-    key of `run.json` left at its default (a value of the wrong type)."""
+    """What could be read of one run. `problems` names every damaged file, and every key of
+    `run.json` read as its default (a value of the wrong type, `runlens.records.readers`)."""
 
     workspace: Path
     record: RunRecordView
     problems: list[str] = field(default_factory=list)
-    damaged: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -75,7 +74,7 @@ def load_run(workspace: Path, *, settle: bool = True) -> RunView:
     root = Workspace(workspace)
     read = read_run_record(root.run_record)
     record = read.view or RunRecordView()
-    view = RunView(workspace, record, list(read.problems), list(read.damaged))
+    view = RunView(workspace, record, [*read.problems, *read.damaged])
     if record.run_id is None:
         record.run_id = workspace.name
     if read.view is None:

@@ -172,7 +172,14 @@ def _sync(
     # All of the workspace's state reaches the store, or none of it.
     with store.transaction(lock_seconds=lock_seconds):
         _write_state(
-            store, run_id, root, view, events.events, events.problems, origin, upload_files
+            store,
+            run_id,
+            root,
+            view,
+            events.events,
+            [*events.problems, *events.damaged],
+            origin,
+            upload_files,
         )
     return run_id, True
 
@@ -199,7 +206,7 @@ def _write_state(
     if terminal:
         read = read_manifest(root.manifest)
         manifest = read.view
-        problems.extend(read.problems)
+        problems.extend([*read.problems, *read.damaged])
     problems.extend(event_problems or (missing_events(root.root) if terminal else []))
     fields = _run_fields(record, view.problems, root, manifest)
     fields["problems"] = problems
