@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from runlens.store.sync import IndexReport, WorkspaceClash
 
 
-def _safe(value: object) -> str:
+def markup_safe(value: object) -> str:
     """Recorded text (a model's, a file's) for rich markup: inert markup, no control codes."""
     return escape(terminal_safe(str(value)))
 
 
-_STYLE = {
+STATUS_STYLE = {
     "queued": "blue",
     "completed": "green",
     "failed": "red",
@@ -75,8 +75,8 @@ def runs_command(
     from runlens.records.store import runs_home
     from runlens.ui.views import duration
 
-    with _store(database_url, home) as store:
-        report = _catch_up(store, home)
+    with run_store(database_url, home) as store:
+        report = catch_up(store, home)
         summaries, _ = store.list_runs(status=status, plugin=plugin, limit=limit)
     for clash in report.clashes:  # on stderr: the JSON on stdout stays one document
         _print_clash(Console(stderr=as_json), clash)
@@ -85,7 +85,7 @@ def runs_command(
         return
     console = Console()
     if not summaries:
-        console.print(f"No runs in {_safe(runs_home(home))}", highlight=False)
+        console.print(f"No runs in {markup_safe(runs_home(home))}", highlight=False)
         return
     # Ids never wrap nor shrink: they are what `runlens show` takes (or a unique prefix or
     # suffix of one). A run that recorded warnings has `⚠ N` beside its status (the warnings
@@ -116,28 +116,31 @@ def runs_command(
         mark = f" [yellow]{warned}[/]" if warned else ""
         table.add_row(
             escape(run_id),
-            f"[{_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]{mark}",
+            f"[{STATUS_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]{mark}",
             created,
             took,
             findings,
-            _safe(input_name),
-            _safe(what),
+            markup_safe(input_name),
+            markup_safe(what),
         )
     console.print(table)
     for run in summaries:
         for warning in run.warnings:
             flat = " ".join(warning.split())
-            console.print(f"[yellow]warning[/] {_safe(run.run_id)}: {_safe(flat)}", highlight=False)
+            console.print(
+                f"[yellow]warning[/] {markup_safe(run.run_id)}: {markup_safe(flat)}",
+                highlight=False,
+            )
     for run in summaries:
         for problem in run.problems:
             console.print(
-                f"[red]damaged[/] {_safe(Path(run.workspace).name)}: {_safe(problem)}",
+                f"[red]damaged[/] {markup_safe(Path(run.workspace).name)}: {markup_safe(problem)}",
                 highlight=False,
             )
 
 
 @contextlib.contextmanager
-def _store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
+def run_store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
     """The run store of `--database-url`, else of the environment, else of the runs home; a
     usage error (exit 2) naming the URL when it cannot be opened."""
     from runlens.cli.common import usage_errors
@@ -151,7 +154,7 @@ def _store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
         store.close()
 
 
-def _catch_up(store: RunStore, home: Path | None) -> IndexReport:
+def catch_up(store: RunStore, home: Path | None) -> IndexReport:
     """Index the home's workspaces the store does not hold in their current state, and
     re-read the live runs of this machine (one whose process died is settled)."""
     from runlens.records.store import runs_home
@@ -164,8 +167,9 @@ def _catch_up(store: RunStore, home: Path | None) -> IndexReport:
 
 def _print_clash(console: Any, clash: WorkspaceClash) -> None:
     console.print(
-        f"[red]clash[/] {_safe(clash.workspace)} names run {_safe(clash.run_id)}, which the "
-        f"run store knows at {_safe(clash.known)}: not indexed (a copy never takes a run over)",
+        f"[red]clash[/] {markup_safe(clash.workspace)} names run {markup_safe(clash.run_id)}, "
+        f"which the run store knows at {markup_safe(clash.known)}: not indexed (a copy never "
+        "takes a run over)",
         highlight=False,
         soft_wrap=True,
     )
@@ -235,7 +239,7 @@ def reindex_command(
     )
 
     console = Console()
-    with _store(database_url, home) as store:
+    with run_store(database_url, home) as store:
         if workspaces:
             report = IndexReport()
             known = store.sync_states()
@@ -262,13 +266,16 @@ def reindex_command(
             report = index_home(store, runs_home(home), force=True)
             where = str(runs_home(home))
         console.print(
-            f"Indexed {where} into {_safe(store.url)}: {len(report.added)} added, "
+            f"Indexed {where} into {markup_safe(store.url)}: {len(report.added)} added, "
             f"{len(report.updated)} updated, {report.unchanged} unchanged"
             f"{f', {len(report.clashes)} clash(es)' if report.clashes else ''}",
             highlight=False,
             soft_wrap=True,  # one line, however long the paths: scripts read it
         )
     for workspace, problem in report.damaged:
-        console.print(f"[red]damaged[/] {_safe(workspace.name)}: {_safe(problem)}", highlight=False)
+        console.print(
+            f"[red]damaged[/] {markup_safe(workspace.name)}: {markup_safe(problem)}",
+            highlight=False,
+        )
     for clash in report.clashes:
         _print_clash(console, clash)

@@ -14,7 +14,7 @@ import click
 
 from runlens.cli.common import json_text
 from runlens.cli.run import database_url_option
-from runlens.cli.runs import _STYLE, _catch_up, _safe, _store
+from runlens.cli.runs import STATUS_STYLE, catch_up, markup_safe, run_store
 from runlens.records.readers import (
     EventView,
     FindingView,
@@ -60,7 +60,7 @@ def show_command(
     from runlens.store.sync import missing_events
     from runlens.tools.workspace import Workspace
 
-    with _store(database_url, home) as store:
+    with run_store(database_url, home) as store:
         with usage_errors():
             workspace, detail, notes = _locate(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []
@@ -107,9 +107,9 @@ def show_command(
     console = Console()
     _print_header(console, record, shown_at)
     for line in problems:
-        console.print(f"[red]damaged record[/] {_safe(line)}", highlight=False)
+        console.print(f"[red]damaged record[/] {markup_safe(line)}", highlight=False)
     for line in changes:
-        console.print(f"[red]changed since the run[/] {_safe(line)}", highlight=False)
+        console.print(f"[red]changed since the run[/] {markup_safe(line)}", highlight=False)
     if changes:
         console.print(
             "[red]The deliverables no longer match this run's verdict:[/] run "
@@ -157,7 +157,7 @@ def _locate(
                 raise
             return named, known, [f"clash: {clash} (shown from this folder)"]
     else:
-        _catch_up(store, home)
+        catch_up(store, home)
         run_id = store.resolve_run(run)
     detail = store.get_run(run_id) if run_id is not None else None
     if detail is None:
@@ -236,16 +236,16 @@ def _stored_manifest(detail: RunDetail) -> ManifestView:
 def _print_header(console: Any, record: RunRecordView, workspace: Path) -> None:
     status = record.status or "unknown"
     console.print(
-        f"[bold]{_safe(str(record.run_id))}[/]  [{_STYLE.get(status, 'cyan')}]"
-        f"{_safe(status)}[/]  {_safe(str(record.plugin))} · "
-        f"{_safe(str(record.model))}",
+        f"[bold]{markup_safe(str(record.run_id))}[/]  [{STATUS_STYLE.get(status, 'cyan')}]"
+        f"{markup_safe(status)}[/]  {markup_safe(str(record.plugin))} · "
+        f"{markup_safe(str(record.model))}",
         highlight=False,
     )
     if record.error_message:
-        console.print(f"[red]{_safe(record.error_message)}[/]", highlight=False)
+        console.print(f"[red]{markup_safe(record.error_message)}[/]", highlight=False)
     for warning in record.warnings:
-        console.print(f"[yellow]Warning: {_safe(warning)}[/]", highlight=False)
-    console.print(f"workspace: {_safe(str(workspace))}", highlight=False)
+        console.print(f"[yellow]Warning: {markup_safe(warning)}[/]", highlight=False)
+    console.print(f"workspace: {markup_safe(str(workspace))}", highlight=False)
 
 
 def _print_plan(console: Any, record: RunRecordView) -> None:
@@ -262,13 +262,13 @@ def _print_plan(console: Any, record: RunRecordView) -> None:
     for step in record.plan:
         status = str(step.status)
         title = step.title if "title" in step.model_fields_set else step.id
-        line = f"  {icons.get(status, '?')} {_safe(str(title))}"
+        line = f"  {icons.get(status, '?')} {markup_safe(str(title))}"
         if step.reason:
-            line += f" [dim]— {_safe(step.reason)}[/]"
+            line += f" [dim]— {markup_safe(step.reason)}[/]"
         elif status == "pending" and not finished:
             line += " [dim]— not started[/]"
         elif status == "completed":
-            line += f" [dim]({_safe(', '.join(step.success_criteria))})[/]"
+            line += f" [dim]({markup_safe(', '.join(step.success_criteria))})[/]"
         console.print(line, highlight=False)
 
 
@@ -284,10 +284,10 @@ def _print_artifacts(console: Any, manifest: ManifestView) -> None:
         findings = artifact.findings
         if status == "missing" and artifact.required is False and not findings:
             status, style = "missing (optional)", "dim"  # not written, and nothing asked for it
-        lines = [_safe(f"{f.path or '(file)'} [{f.code}] {f.message}") for f in findings]
+        lines = [markup_safe(f"{f.path or '(file)'} [{f.code}] {f.message}") for f in findings]
         table.add_row(
-            f"{_safe(artifact.label or '')}\n[dim]{_safe(artifact.name or '')}[/]",
-            f"[{style}]{_safe(status)}[/]",
+            f"{markup_safe(artifact.label or '')}\n[dim]{markup_safe(artifact.name or '')}[/]",
+            f"[{style}]{markup_safe(status)}[/]",
             "\n".join(lines) or "-",
         )
     console.print(table)
@@ -303,7 +303,7 @@ def _print_run_findings(console: Any, manifest: ManifestView) -> None:
         where = f"{finding.artifact} " if finding.artifact else ""
         where += f"{finding.path} " if finding.path else ""
         line = f"{where}[{finding.code}] {finding.message}"
-        console.print(f"  [red]✗[/] {_safe(line)}", highlight=False)
+        console.print(f"  [red]✗[/] {markup_safe(line)}", highlight=False)
 
 
 def _describe(event: EventView) -> str:
@@ -353,8 +353,8 @@ def _print_timeline(console: Any, timeline: list[EventView]) -> None:
         style = "red" if kind.endswith(("failed", "rejected", "blocked", "interrupted")) else "dim"
         seq = event.seq
         console.print(
-            f"  {seq if seq is not None else '?':>4} {_safe(str(event.ts)[11:23])} "
-            f"[{style}]{_safe(kind):<20}[/] {_safe(_describe(event))}",
+            f"  {seq if seq is not None else '?':>4} {markup_safe(str(event.ts)[11:23])} "
+            f"[{style}]{markup_safe(kind):<20}[/] {markup_safe(_describe(event))}",
             highlight=False,
             soft_wrap=True,
         )
