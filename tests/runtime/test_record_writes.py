@@ -17,6 +17,7 @@ from runlens.contracts import ArtifactContract, JsonRules
 from runlens.inputs import TableInput
 from runlens.plugins import PlanStep, Plugin, SuccessCriterion
 from runlens.records.io import read_json_object
+from runlens.records.readers import EventView, RunRecordView
 from runlens.records.run_record import live_record
 from runlens.records.schemas import record_problems
 from runlens.runtime.recovery import load_run
@@ -52,7 +53,7 @@ def _plugin(seen: dict[str, Any]) -> Plugin:
     def note(context: ToolContext, text: str) -> str:
         root = context.workspace.root
         seen["on_disk"], _ = read_json_object(context.workspace.run_record, "run.json")
-        seen["live"] = load_run(root).record
+        seen["live"] = load_run(root).record.encode()
         assert context.emit is not None and context.warn is not None
         context.emit("note.taken", {"chars": len(text)})
         context.warn("a note was taken")
@@ -174,14 +175,14 @@ def test_show_describes_a_plugin_event_by_its_name(
 
 
 def test_the_live_status_follows_the_phase_events() -> None:
-    record = {"status": "running", "plan": [], "warnings": []}
+    record = RunRecordView(status="running", plan=[], warnings=[])
 
     def status_after(*types: str) -> Any:
-        events = [{"type": kind, "data": {"round": 1}} for kind in types]
-        return live_record(record, events)["status"]
+        events = [EventView(type=kind, data={"round": 1}) for kind in types]
+        return live_record(record, events).status
 
     assert status_after("run.started") == "running"
     assert status_after("run.started", "run.validating") == "validating"
     assert status_after("run.started", "run.validating", "repair.requested") == "running"
     # Damaged events are skipped, never raised on.
-    assert live_record(record, [{"type": "run.validating", "data": None}])["status"] == "running"
+    assert live_record(record, [EventView(type="run.validating", data=None)]).status == "running"

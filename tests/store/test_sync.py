@@ -181,17 +181,18 @@ def test_findings_about_the_run_as_a_whole_are_stored_in_report_order(
 
 
 def test_without_validator_events_run_findings_come_first() -> None:
+    from runlens.records.readers import EventView, FindingView
     from runlens.store.sync import _report_order
 
     findings = [
-        {"validator": "RunWideCheck", "artifact": "", "code": "run_budget_exceeded"},
-        {"validator": "Evidence", "artifact": "a.json", "code": "unknown_evidence_id"},
+        FindingView(validator="RunWideCheck", artifact="", code="run_budget_exceeded"),
+        FindingView(validator="Evidence", artifact="a.json", code="unknown_evidence_id"),
     ]
     assert _report_order(findings, []) == findings
     events = [
-        {"type": "validator.completed", "data": {"validator": "RunWideCheck", "round": 1}},
-        {"type": "validator.completed", "data": {"validator": "RunWideCheck", "round": 2}},
-        {"type": "validator.completed", "data": {"validator": "Evidence", "round": 2}},
+        EventView(type="validator.completed", data={"validator": "RunWideCheck", "round": 1}),
+        EventView(type="validator.completed", data={"validator": "RunWideCheck", "round": 2}),
+        EventView(type="validator.completed", data={"validator": "Evidence", "round": 2}),
     ]
     assert _report_order(findings, events) == findings  # the last round's order
     events[1], events[2] = events[2], events[1]
@@ -221,3 +222,23 @@ def test_index_home_adds_then_skips_unchanged_and_names_damage(
     assert total == 2  # the damaged folder is still the run the store knew it as
     damaged = [run for run in runs if run.status == "damaged"]
     assert len(damaged) == 1 and any("run.json" in p for p in damaged[0].problems)
+
+
+def test_values_of_the_wrong_type_are_named_and_the_rest_is_synced(
+    store: RunStore, tmp_path: Path, feedback_csv: Path
+) -> None:
+    workspace = tmp_path / "home" / "run_typed"
+    library_run(workspace, feedback_csv, None)
+    path = workspace / "runtime" / "run.json"
+    record = _read(path)
+    record["warnings"] = [*record["warnings"], 5]
+    path.chmod(0o644)
+    path.write_text(json.dumps(record), encoding="utf-8")
+    run_id = sync_workspace(store, workspace)
+    assert run_id is not None and run_id == record["run_id"]
+    detail = store.get_run(run_id)
+    assert detail is not None and detail.status == record["status"]
+    assert detail.warnings == record["warnings"][:-1]
+    assert detail.problems == [
+        f"runtime/run.json: warnings[{len(record['warnings']) - 1}]: number 5 is not a string"
+    ]

@@ -23,7 +23,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "Run the Stop validators on an existing workspace.",
     ),
     "runs": ("runlens.cli.runs", "runs_command", "List past runs."),
-    "show": ("runlens.cli.runs", "show_command", "Show one run: status, plan, findings, events."),
+    "show": ("runlens.cli.show", "show_command", "Show one run: status, plan, findings, events."),
     "reindex": (
         "runlens.cli.runs",
         "reindex_command",

@@ -219,12 +219,12 @@ def validate_command(
 def _defect(workspace: Path, record: dict[str, Any], report: ValidationReport) -> str | None:
     """The defect notice, when the findings are on deliverables RunLens's offline analyst
     wrote and nobody changed since (`runlens.validation.defects`)."""
-    from runlens.records.io import read_json_object
+    from runlens.records.readers import RunRecordView, read_manifest
     from runlens.runtime.recovery import workspace_changes
 
     if not written_by_runlens(record.get("model")):
         return None
-    manifest, _ = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
-    if manifest is None or workspace_changes(workspace, record, manifest):
+    manifest = read_manifest(workspace / Workspace.MANIFEST).view
+    if manifest is None or workspace_changes(workspace, RunRecordView.lenient(record)[0], manifest):
         return None
     return recorded_defect(record, (f.code for f in report.findings))

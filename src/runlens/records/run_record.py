@@ -5,18 +5,20 @@ manifest). Between the two, what changes (status, plan steps, metrics, warnings,
 Index hash) is in the event stream, and `live_record` folds those events into the record:
 `runlens runs`/`show` do so for a live run, `runtime.recovery` for a run whose process died.
 
-Readers accept what older versions wrote: they read `run.json` as a JSON object and use the
-keys they know (`RunRecord` is what this version writes, and the published JSON Schema).
+Readers accept what older versions wrote: they read `run.json` through its lenient view
+(`runlens.records.readers.RunRecordView`: the keys of `RunRecord`, each optional); `RunRecord`
+is what this version writes, and the published JSON Schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final, Literal
 
 from runlens.records.base import Record
 from runlens.records.catalogue import StepStatus
 from runlens.records.metrics import RunMetrics
+from runlens.records.readers import EventView, RunRecordView
 from runlens.runtime.state import RunStatus
 
 RUN_SCHEMA_VERSION: Final = 1
@@ -71,46 +73,38 @@ _LIVE_STATUS = {
 }
 
 
-def live_record(record: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def live_record(record: RunRecordView, events: Iterable[EventView]) -> RunRecordView:
     """`record` (a non-terminal `run.json`) brought up to date from the run's events: status,
     plan steps, warnings and the Evidence Index. Metrics are replayed separately (they need
-    every event's time). Damaged values in either are left as they are, never raised on."""
+    every event's time). Damaged events are skipped, never raised on."""
     latest: dict[str, tuple[str, str | None]] = {}
-    live = dict(record)
-    warnings = [w for w in _list(record.get("warnings")) if isinstance(w, str)]
+    update: dict[str, Any] = {}
+    warnings = list(record.warnings)
     for event in events:
-        data = event.get("data")
-        if not isinstance(data, Mapping):
+        data = event.data
+        if data is None:
             continue
-        kind = event.get("type")
+        kind = event.type
         if kind == "plan.step.updated":
             reason = data.get("reason")
             latest[str(data.get("step_id"))] = (
                 str(data.get("status")),
                 reason if isinstance(reason, str) else None,
             )
-        elif isinstance(kind, str) and kind in _LIVE_STATUS:
-            live["status"] = _LIVE_STATUS[kind]
+        elif kind is not None and kind in _LIVE_STATUS:
+            update["status"] = _LIVE_STATUS[kind]
         elif kind == "run.warned" and isinstance(data.get("message"), str):
             if data["message"] not in warnings:
                 warnings.append(data["message"])
         elif kind == "evidence.indexed":
-            live["evidence_index_sha256"] = data.get("sha256")
-            live["input_format"] = data.get("input_format")
-    live["warnings"] = warnings
-    live["plan"] = _updated_plan(record.get("plan"), latest)
-    return live
-
-
-def _updated_plan(plan: Any, latest: Mapping[str, tuple[str, str | None]]) -> list[Any]:
-    steps: list[Any] = []
-    for step in _list(plan):
-        if isinstance(step, dict) and str(step.get("id")) in latest:
-            status, reason = latest[str(step.get("id"))]
-            step = {**step, "status": status, "reason": reason}
-        steps.append(step)
-    return steps
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+            sha256, input_format = data.get("sha256"), data.get("input_format")
+            update["evidence_index_sha256"] = sha256 if isinstance(sha256, str) else None
+            update["input_format"] = input_format if isinstance(input_format, dict) else None
+    update["warnings"] = warnings
+    update["plan"] = [
+        step.model_copy(update=dict(zip(("status", "reason"), latest[str(step.id)], strict=True)))
+        if str(step.id) in latest
+        else step
+        for step in record.plan
+    ]
+    return record.model_copy(update=update)

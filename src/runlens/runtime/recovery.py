@@ -30,8 +30,15 @@ from typing import Any
 from runlens.atomic import write_atomic
 from runlens.evidence import file_sha256
 from runlens.records.encoding import dumps_compact
-from runlens.records.events import read_event_log
-from runlens.records.io import encode_record, read_json_object, utc_now
+from runlens.records.io import encode_record, utc_now
+from runlens.records.readers import (
+    EventView,
+    ManifestView,
+    MetricsView,
+    RunRecordView,
+    read_events,
+    read_run_record,
+)
 from runlens.records.run_record import live_record
 from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
 from runlens.runtime.state import RunStatus
@@ -46,15 +53,16 @@ _CLAIM_SECONDS = 60.0
 
 @dataclass
 class RunView:
-    """What could be read of one run. `problems` names every damaged file."""
+    """What could be read of one run. `problems` names every damaged file, and every key of
+    `run.json` read as its default (a value of the wrong type, `runlens.records.readers`)."""
 
     workspace: Path
-    record: dict[str, Any]
+    record: RunRecordView
     problems: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        return str(self.record.get("status") or "unknown")
+        return self.record.status or "unknown"
 
 
 def load_run(workspace: Path, *, settle: bool = True) -> RunView:
@@ -64,26 +72,25 @@ def load_run(workspace: Path, *, settle: bool = True) -> RunView:
     `run.json` is written when a run starts and when it ends, the events as things happen.
     """
     root = Workspace(workspace)
-    record, problem = read_json_object(root.run_record, Workspace.RUN_RECORD)
-    view = RunView(workspace, record or {}, [problem] if problem else [])
-    if record is None:
-        view.record.setdefault("run_id", workspace.name)
-        if problem is None:
+    read = read_run_record(root.run_record)
+    record = read.view or RunRecordView()
+    view = RunView(workspace, record, [*read.problems, *read.damaged])
+    if record.run_id is None:
+        record.run_id = workspace.name
+    if read.view is None:
+        if not read.problems:
             view.problems.append(f"{Workspace.RUN_RECORD}: missing")
         return view
-    if not isinstance(record.get("run_id"), str):
-        view.record["run_id"] = workspace.name
-    if view.record.get("status") in _NON_TERMINAL:
-        settled = settle_if_interrupted(root, view.record) if settle else None
+    if record.status in _NON_TERMINAL:
+        settled = settle_if_interrupted(root, record) if settle else None
         if settled is not None:
             view.record = settled
         else:
-            events, _ = read_event_log(root.events)
-            view.record = live_record(view.record, events)
+            view.record = live_record(record, read_events(root.events).events)
     return view
 
 
-def settle_if_interrupted(workspace: Workspace, record: dict[str, Any]) -> dict[str, Any] | None:
+def settle_if_interrupted(workspace: Workspace, record: RunRecordView) -> RunRecordView | None:
     """If the run's process is gone, settle the run as `interrupted` and return its record.
 
     None when the run is alive. When another reader is settling it at the same moment, the
@@ -98,8 +105,8 @@ def settle_if_interrupted(workspace: Workspace, record: dict[str, Any]) -> dict[
     if not _claim(claim):
         return settled  # another reader is settling it; it writes the records
     try:
-        current, _ = read_json_object(workspace.run_record, Workspace.RUN_RECORD)
-        if current is not None and current.get("status") not in _NON_TERMINAL:
+        current = read_run_record(workspace.run_record).view
+        if current is not None and current.status not in _NON_TERMINAL:
             return current  # settled by a reader that finished just before us
         _append_interrupted_event(workspace, settled)
         _write_interrupted_records(workspace, settled)
@@ -129,8 +136,8 @@ def _claim(path: Path) -> bool:
 
 
 def _interrupted_record(
-    record: dict[str, Any], holder: LockHolder | None, workspace: Workspace
-) -> dict[str, Any]:
+    record: RunRecordView, holder: LockHolder | None, workspace: Workspace
+) -> RunRecordView:
     """The record of the dead run, brought up to date from its event log: `run.json` was
     written when the run started, the events up to the last one published."""
     if holder is None:
@@ -142,28 +149,25 @@ def _interrupted_record(
             f"last heartbeat at {beat}"
         )
     message = f"interrupted: {cause}"
-    events, _ = read_event_log(workspace.events)
+    events = read_events(workspace.events).events
     live = live_record(record, events)
-    steps = [
-        {**step, "status": "failed", "reason": "interrupted while under way"}
-        if isinstance(step, dict) and step.get("status") == "running"
-        else step
-        for step in live["plan"]
-    ]
-    settled = {
-        **live,
+    failed = {"status": "failed", "reason": "interrupted while under way"}
+    update: dict[str, Any] = {
         "status": RunStatus.INTERRUPTED.value,
         "error_message": message,
         "finished_at": utc_now(),
-        "plan": steps,
+        "plan": [
+            step.model_copy(update=failed) if step.status == "running" else step
+            for step in live.plan
+        ],
     }
     metrics = _replayed_metrics(events)
     if metrics is not None:
-        settled["metrics"] = metrics
-    return settled
+        update["metrics"] = metrics
+    return live.model_copy(update=update)
 
 
-def _replayed_metrics(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _replayed_metrics(events: list[EventView]) -> MetricsView | None:
     """The run's metrics recomputed from its events, as the live run counted them."""
     from runlens.records.events import Event
     from runlens.records.metrics import MetricsCollector
@@ -171,19 +175,18 @@ def _replayed_metrics(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     collector = MetricsCollector()
     try:
         for event in events:
-            ts = str(event.get("ts"))
-            data = event.get("data")
+            ts = str(event.ts)
             collector(
                 Event(
-                    seq=int(event.get("seq") or 0),
+                    seq=event.seq or 0,
                     ts=ts,
-                    run_id=str(event.get("run_id")),
-                    type=str(event.get("type")),
-                    data=data if isinstance(data, dict) else {},
+                    run_id=str(event.run_id),
+                    type=str(event.type),
+                    data=event.data or {},
                     at=datetime.fromisoformat(ts).timestamp(),
                 )
             )
-        return collector.as_dict()
+        return MetricsView.model_validate(collector.as_dict())
     except (ValueError, TypeError, KeyError, AttributeError):
         return None  # events too damaged to count: keep the record's last metrics
 
@@ -192,7 +195,7 @@ def utc_from_timestamp(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
 
 
-def _append_interrupted_event(workspace: Workspace, record: dict[str, Any]) -> None:
+def _append_interrupted_event(workspace: Workspace, record: RunRecordView) -> None:
     """End the log with `run.interrupted`, cutting off a line left half-written."""
     path = workspace.events
     try:
@@ -210,9 +213,9 @@ def _append_interrupted_event(workspace: Workspace, record: dict[str, Any]) -> N
     event = {
         "seq": last_seq + 1,
         "ts": datetime.now(UTC).isoformat(timespec="microseconds"),
-        "run_id": record.get("run_id"),
+        "run_id": record.run_id,
         "type": "run.interrupted",
-        "data": {"error_message": record["error_message"]},
+        "data": {"error_message": record.error_message},
     }
     with path.open("r+b" if path.exists() else "wb") as stream:
         stream.truncate(keep)
@@ -220,24 +223,24 @@ def _append_interrupted_event(workspace: Workspace, record: dict[str, Any]) -> N
         stream.write(dumps_compact(event) + b"\n")
 
 
-def _write_interrupted_records(workspace: Workspace, record: dict[str, Any]) -> None:
+def _write_interrupted_records(workspace: Workspace, record: RunRecordView) -> None:
     from runlens.records.manifest import build_manifest
 
     contracts: tuple[Any, ...] = ()
     with contextlib.suppress(Exception):  # a plugin that no longer loads: no artifact list
         from runlens.plugins import load_plugin
 
-        contracts = tuple(load_plugin(str(record.get("plugin"))).contracts)
-    input_name = Path(str(record.get("input") or "")).name
+        contracts = tuple(load_plugin(str(record.plugin)).contracts)
+    input_name = record.input_name
     source = workspace.input / input_name if input_name else None
     manifest = build_manifest(
         run={
-            "run_id": str(record.get("run_id")),
-            "plugin": str(record.get("plugin") or "unknown"),
-            "model": str(record.get("model") or "unknown"),
-            "status": record["status"],
-            "error_message": record["error_message"],
-            "evidence_index_sha256": record.get("evidence_index_sha256"),
+            "run_id": str(record.run_id),
+            "plugin": record.plugin or "unknown",
+            "model": record.model or "unknown",
+            "status": record.status,
+            "error_message": record.error_message,
+            "evidence_index_sha256": record.evidence_index_sha256,
         },
         workspace=workspace.root,
         contracts=contracts,
@@ -247,7 +250,7 @@ def _write_interrupted_records(workspace: Workspace, record: dict[str, Any]) -> 
         source_hash=file_sha256(source) if source is not None and source.is_file() else None,
     )
     write_atomic(workspace.manifest, encode_record(manifest.encode()))
-    write_atomic(workspace.run_record, encode_record(record))
+    write_atomic(workspace.run_record, encode_record(record.encode()))
 
 
 def remove_temporary_files(workspace: Workspace) -> list[Path]:
@@ -272,35 +275,34 @@ def _candidates(workspace: Workspace) -> Iterator[Path]:
 
 
 def workspace_changes(
-    workspace: Path, record: dict[str, Any], manifest: dict[str, Any]
+    workspace: Path, record: RunRecordView, manifest: ManifestView | None
 ) -> list[str]:
     """What in the workspace no longer matches the run's records: a deliverable, the input
     or the Evidence Index changed, added or removed after the run wrote its manifest."""
     changes: list[str] = []
-    artifacts = manifest.get("artifacts")
-    for entry in artifacts if isinstance(artifacts, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+    for entry in manifest.artifacts if manifest is not None else []:
+        if entry.name is None:
             continue
-        path = workspace / entry["name"]
-        expected = entry.get("sha256")
+        path = workspace / entry.name
+        expected = entry.sha256
         if not _inside(workspace, path):
             continue
         exists = path.is_file()
         if expected is None and exists:
-            changes.append(f"{entry['name']} was added after the run")
-        elif isinstance(expected, str) and not exists:
-            changes.append(f"{entry['name']} was removed after the run")
-        elif isinstance(expected, str) and file_sha256(path) != expected:
-            changes.append(f"{entry['name']} was changed after the run (its SHA-256 differs)")
-    source = manifest.get("input")
-    if isinstance(source, dict) and isinstance(source.get("source_hash"), str):
-        name = Path(str(source.get("name") or "")).name
+            changes.append(f"{entry.name} was added after the run")
+        elif expected is not None and not exists:
+            changes.append(f"{entry.name} was removed after the run")
+        elif expected is not None and file_sha256(path) != expected:
+            changes.append(f"{entry.name} was changed after the run (its SHA-256 differs)")
+    source = manifest.input if manifest is not None else None
+    if source is not None and source.source_hash is not None:
+        name = Path(source.name or "").name
         path = workspace / INPUT / name
-        if name and (not path.is_file() or file_sha256(path) != source["source_hash"]):
+        if name and (not path.is_file() or file_sha256(path) != source.source_hash):
             changes.append(f"{INPUT}/{name} was changed or removed after the run")
-    index_hash = record.get("evidence_index_sha256")
+    index_hash = record.evidence_index_sha256
     index = workspace / Workspace.EVIDENCE_INDEX
-    if isinstance(index_hash, str):
+    if index_hash is not None:
         if not index.is_file():
             changes.append(f"{Workspace.EVIDENCE_INDEX} was removed after the run")
         elif file_sha256(index) != index_hash:

@@ -32,7 +32,7 @@ from typing import Any
 
 from runlens.errors import one_line
 from runlens.records.events import Event
-from runlens.records.io import read_json_object
+from runlens.records.readers import EventView, RunRecordView, event_views, read_run_record
 from runlens.records.run_record import live_record
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
@@ -84,7 +84,7 @@ class StoreMirror:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._created = False
-        self._record: dict[str, Any] | None = None
+        self._record: RunRecordView | None = None
         self._cancelled = False
         self._warned = False
         #: Whether every write so far reached the store.
@@ -172,31 +172,30 @@ class StoreMirror:
         (the first time) the run itself all reach the store, or none does and the batch is
         tried again whole."""
         if self._record is None:
-            record, _ = read_json_object(self.workspace.run_record, Workspace.RUN_RECORD)
-            self._record = record
-        folded = live_record(self._record, batch) if self._record is not None else None
+            self._record = read_run_record(self.workspace.run_record).view
+        events, _ = event_views(batch)
+        folded = live_record(self._record, events) if self._record is not None else None
         fields: dict[str, Any] = {}
         if folded is not None:
             fields = {
-                "status": folded.get("status") or "running",
-                "plan": folded.get("plan") or [],
-                "warnings": folded.get("warnings") or [],
-                "evidence_index_sha256": folded.get("evidence_index_sha256"),
+                "status": folded.status or "running",
+                "plan": [step.encode() for step in folded.plan],
+                "warnings": folded.warnings,
+                "evidence_index_sha256": folded.evidence_index_sha256,
             }
             if fields["status"] not in ("running", "validating"):
                 fields.pop("status")  # terminal states come with the final records
         with self.store.transaction(lock_seconds=self._lock_seconds):
             if not self._created:
-                self._create(batch)
+                self._create(events)
             self.store.append_events(self.run_id, batch)
             if fields:
                 self.store.upsert_run(self.run_id, **fields)
         self._record = folded if folded is not None else self._record
 
-    def _create(self, batch: list[dict[str, Any]]) -> None:
-        created = next((e for e in batch if e.get("type") == "run.created"), None)
-        data = created.get("data") if created is not None else None
-        data = data if isinstance(data, dict) else {}
+    def _create(self, events: list[EventView]) -> None:
+        created = next((e for e in events if e.type == "run.created"), None)
+        data = (created.data if created is not None else None) or {}
         fields: dict[str, Any] = {
             "workspace": str(self.workspace.root),
             "origin": self.origin,
@@ -208,8 +207,8 @@ class StoreMirror:
         for key, column in (("plugin", "plugin"), ("model", "model"), ("input", "input_name")):
             if isinstance(data.get(key), str):
                 fields[column] = data[key]
-        if created is not None and isinstance(created.get("ts"), str):
-            fields["created_at"] = created["ts"]
+        if created is not None and created.ts is not None:
+            fields["created_at"] = created.ts
         self.store.upsert_run(self.run_id, **fields)
 
     def _failed(self, error: BaseException) -> None:

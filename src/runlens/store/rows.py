@@ -7,9 +7,11 @@ model or a user's file: whoever displays one escapes it for its medium.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from runlens.records.readers import FindingView, ManifestArtifactView
 
 #: A run's status in the store: `queued` for a run submitted to the workers (`runlens
 #: submit`) that no worker has started yet, then the lifecycle's
@@ -94,6 +96,25 @@ class ArtifactRow(_Row):
     status: str
     finding_count: int = 0
 
+    @classmethod
+    def from_manifest(cls, entry: ManifestArtifactView) -> Self | None:
+        """The row of a manifest's artifact entry (defaults for what an older or damaged
+        entry lacks); None for one that names no file."""
+        if entry.name is None:
+            return None
+        return cls(
+            name=entry.name,
+            label=entry.label or entry.name,
+            description=entry.description or "",
+            audience=entry.audience or "user",
+            sensitivity=entry.sensitivity or "internal",
+            required=bool(entry.required),
+            size=entry.size,
+            sha256=entry.sha256,
+            status=entry.status or "not_validated",
+            finding_count=len(entry.findings),
+        )
+
 
 class FindingRow(_Row):
     """One finding (SPEC section 6), with its location lifted out of `details` when it has one."""
@@ -108,6 +129,28 @@ class FindingRow(_Row):
     row_id: str | None = None
     line: int | None = None
     column: int | None = None
+
+    @classmethod
+    def from_finding(cls, ordinal: int, finding: FindingView) -> Self:
+        """The row of a manifest's finding, its location lifted out of `details`."""
+        details = finding.details
+        row_id = details.get("row_id")
+        return cls(
+            ordinal=ordinal,
+            validator=finding.validator or "",
+            artifact=finding.artifact or "",
+            code=finding.code or "",
+            path=finding.path or "",
+            message=finding.message or "",
+            details=details,
+            row_id=row_id if isinstance(row_id, str) else None,
+            line=_integer(details.get("line")),
+            column=_integer(details.get("column")),
+        )
+
+
+def _integer(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class CitationRow(_Row):

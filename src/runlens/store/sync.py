@@ -26,18 +26,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, TypeGuard
+from typing import Any, TypedDict
 
-from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 
 from runlens.errors import UserError, one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
-from runlens.records.events import read_event_log
-from runlens.records.io import read_json_object, run_workspaces
+from runlens.records.io import run_workspaces
+from runlens.records.readers import (
+    EventView,
+    FindingView,
+    ManifestView,
+    RunRecordView,
+    read_events,
+    read_manifest,
+    read_run_record,
+)
 from runlens.runtime.recovery import RunView, load_run
 from runlens.store.db import TERMINAL, RunStore
 from runlens.store.files import read_regular, workspace_files
@@ -146,13 +153,13 @@ def _sync(
     held = _held_by_worker(store, root)
     view = load_run(root.root, settle=not held)
     record = view.record
-    run_id = str(record.get("run_id"))
+    run_id = str(record.run_id)
     if held and view.status not in TERMINAL:
         # Durable: a dead worker's run is resumed by another worker, not settled here.
         if upload_files:
             upload_workspace(store, run_id, root.root)
         return run_id, False
-    if view.problems and not isinstance(record.get("status"), str):
+    if view.problems and record.status is None:
         # A record too damaged to name its run: keep the id the store knows this folder by.
         run_id = next(
             (known for known, s in store.sync_states().items() if s.workspace == str(root.root)),
@@ -161,10 +168,19 @@ def _sync(
     known = _clashing_workspace(store, run_id, root)
     if known is not None:
         raise WorkspaceClash(root.root, run_id, known)
-    events, event_problems = read_event_log(root.events)
+    events = read_events(root.events)
     # All of the workspace's state reaches the store, or none of it.
     with store.transaction(lock_seconds=lock_seconds):
-        _write_state(store, run_id, root, view, events, event_problems, origin, upload_files)
+        _write_state(
+            store,
+            run_id,
+            root,
+            view,
+            events.events,
+            [*events.problems, *events.damaged],
+            origin,
+            upload_files,
+        )
     return run_id, True
 
 
@@ -173,7 +189,7 @@ def _write_state(
     run_id: str,
     root: Workspace,
     view: RunView,
-    events: list[dict[str, Any]],
+    events: list[EventView],
     event_problems: list[str],
     origin: Origin | None,
     upload_files: bool,
@@ -183,13 +199,14 @@ def _write_state(
     known = state.last_seq if state is not None else 0
     if known and store.event_count(run_id) < known:
         known = 0  # some events never reached the store (it failed a while): add them all
-    fresh = [e for e in events if isinstance(e.get("seq"), int) and e["seq"] > known]
-    manifest: dict[str, Any] | None = None
+    fresh = [e.encode() for e in events if e.seq is not None and e.seq > known]
+    manifest: ManifestView | None = None
     problems = list(view.problems)
     terminal = view.status in TERMINAL
     if terminal:
-        manifest, problem = read_json_object(root.manifest, Workspace.MANIFEST)
-        problems.extend([problem] if problem else [])
+        read = read_manifest(root.manifest)
+        manifest = read.view
+        problems.extend([*read.problems, *read.damaged])
     problems.extend(event_problems or (missing_events(root.root) if terminal else []))
     fields = _run_fields(record, view.problems, root, manifest)
     fields["problems"] = problems
@@ -226,17 +243,17 @@ def _clashing_workspace(store: RunStore, run_id: str, root: Workspace) -> str | 
     with contextlib.suppress(OSError):
         if known.resolve() == root.root or known.samefile(root.root):
             return None
-    record, _ = read_json_object(known / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
-    if record is None or record.get("run_id") != run_id:
+    record = read_run_record(known / Workspace.RUN_RECORD).view
+    if record is None or record.run_id != run_id:
         return None  # moved, removed or replaced: the folder here is the run's now
     return state.workspace
 
 
 def _held_by_worker(store: RunStore, root: Workspace) -> bool:
     """Whether the run the workspace's record names is held by a worker in the store."""
-    record, _ = read_json_object(root.run_record, Workspace.RUN_RECORD)
-    run_id = record.get("run_id") if record is not None else None
-    if not isinstance(run_id, str):
+    record = read_run_record(root.run_record).view
+    run_id = record.run_id if record is not None else None
+    if run_id is None:
         return False
     state = store.sync_states([run_id]).get(run_id)
     return state is not None and state.worker is not None
@@ -350,110 +367,79 @@ def local_workspace(store: RunStore, run: RunSummary) -> Path | None:
     path = workspace / Workspace.RUN_RECORD
     if not path.is_file():
         return None
-    record, _ = read_json_object(path, Workspace.RUN_RECORD)
-    named = record.get("run_id") if record is not None else None
-    if isinstance(named, str) and named != run.run_id:
+    record = read_run_record(path).view
+    named = record.run_id if record is not None else None
+    if named is not None and named != run.run_id:
         return None
     return workspace
 
 
 def _run_fields(
-    record: Mapping[str, Any],
+    record: RunRecordView,
     problems: Sequence[str],
     workspace: Workspace,
-    manifest: Mapping[str, Any] | None,
+    manifest: ManifestView | None,
 ) -> dict[str, Any]:
-    status = record.get("status")
-    if not isinstance(status, str):
+    status = record.status
+    if status is None:
         status = "damaged" if problems else "unknown"
-    source = manifest.get("input") if manifest is not None else None
-    source = source if isinstance(source, dict) else {}
-    input_name = Path(str(record.get("input") or "")).name or _text(source.get("name"))
+    source = manifest.input if manifest is not None else None
+    input_name = record.input_name or (source.name if source is not None else None)
     counts = _findings_by_code(record) or {}
     fields: dict[str, Any] = {
-        "plugin": _text(record.get("plugin")) or "unknown",
-        "model": _text(record.get("model")) or "unknown",
+        "plugin": record.plugin or "unknown",
+        "model": record.model or "unknown",
         "status": status,
-        "error_message": _text(record.get("error_message")),
+        "error_message": record.error_message,
         "input_name": input_name or None,
         "workspace": str(workspace.root),
-        "created_at": _text(record.get("created_at")),
-        "finished_at": _text(record.get("finished_at")),
-        "warnings": [w for w in _list(record.get("warnings")) if isinstance(w, str)],
-        "plan": [step for step in _list(record.get("plan")) if isinstance(step, dict)],
-        "metrics": record.get("metrics") if isinstance(record.get("metrics"), dict) else {},
-        "evidence_index_sha256": _text(record.get("evidence_index_sha256")),
+        "created_at": record.created_at,
+        "finished_at": record.finished_at,
+        "warnings": list(record.warnings),
+        "plan": [step.encode() for step in record.plan],
+        "metrics": record.metrics.encode() if record.metrics is not None else {},
+        "evidence_index_sha256": record.evidence_index_sha256,
         "findings_by_code": counts,
         "finding_count": sum(counts.values()),
         "record_stamp": record_stamp(workspace.root),
     }
-    if isinstance(source.get("source_hash"), str):
-        fields["source_hash"] = source["source_hash"]
+    if source is not None and source.source_hash is not None:
+        fields["source_hash"] = source.source_hash
     return fields
 
 
-def _findings_by_code(record: Mapping[str, Any]) -> dict[str, int] | None:
-    metrics = record.get("metrics")
-    by_code = metrics.get("findings_by_code") if isinstance(metrics, dict) else None
-    if not isinstance(by_code, dict):
-        return None
-    return {
-        str(code): count
-        for code, count in by_code.items()
-        if isinstance(count, int) and not isinstance(count, bool)
-    }
+def _findings_by_code(record: RunRecordView) -> dict[str, int] | None:
+    by_code = record.metrics.findings_by_code if record.metrics is not None else None
+    return dict(by_code) if by_code is not None else None
 
 
 def _results(
-    manifest: Mapping[str, Any], events: Sequence[Mapping[str, Any]]
+    manifest: ManifestView, events: Sequence[EventView]
 ) -> tuple[list[ArtifactRow], list[FindingRow]]:
     """The manifest's artifacts, and every finding of the run: each artifact's and the run's
     own (the manifest's top-level `findings`), in the order of the run's report as far as
     the events tell it (`_report_order`)."""
-    artifacts: list[ArtifactRow] = []
-    entries: list[dict[str, Any]] = [f for f in _list(manifest.get("findings")) if _is_dict(f)]
-    for entry in _list(manifest.get("artifacts")):
-        if not isinstance(entry, dict):
-            continue
-        own = [f for f in _list(entry.get("findings")) if _is_dict(f)]
-        entries.extend(own)
-        with contextlib.suppress(ValidationError):
-            artifacts.append(
-                ArtifactRow.model_validate(
-                    {
-                        "name": entry.get("name"),
-                        "label": entry.get("label") or entry.get("name"),
-                        "description": entry.get("description") or "",
-                        "audience": entry.get("audience") or "user",
-                        "sensitivity": entry.get("sensitivity") or "internal",
-                        "required": bool(entry.get("required")),
-                        "size": entry.get("size"),
-                        "sha256": entry.get("sha256"),
-                        "status": entry.get("status") or "not_validated",
-                        "finding_count": len(own),
-                    }
-                )
-            )
+    artifacts = [
+        row for row in map(ArtifactRow.from_manifest, manifest.artifacts) if row is not None
+    ]
     findings: list[FindingRow] = []
-    for finding in _report_order(entries, events):
-        row = _finding(len(findings), finding)
-        if row is not None:
-            findings.append(row)
+    for finding in _report_order(manifest.all_findings(), events):
+        findings.append(FindingRow.from_finding(len(findings), finding))
     return artifacts, findings
 
 
 def _report_order(
-    findings: Sequence[dict[str, Any]], events: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+    findings: Sequence[FindingView], events: Sequence[EventView]
+) -> list[FindingView]:
     """`findings` (the run's own first, then each artifact's) in the order of the run's
     report: its findings come validator by validator, in the order the last validation
     round's `validator.completed` events name them. The manifest does not keep the order
     within one validator, so that stays as given: the run's own findings first. A validator
     no event names (or a run without those events) comes last, as given."""
     completed = [
-        event["data"]
+        event.data
         for event in events
-        if event.get("type") == "validator.completed" and isinstance(event.get("data"), dict)
+        if event.type == "validator.completed" and event.data is not None
     ]
     rounds = [data["round"] for data in completed if isinstance(data.get("round"), int)]
     last = max(rounds, default=None)
@@ -461,27 +447,7 @@ def _report_order(
     for data in completed:
         if data.get("round") == last:
             rank.setdefault(str(data.get("validator")), len(rank))
-    return sorted(findings, key=lambda finding: rank.get(str(finding.get("validator")), len(rank)))
-
-
-def _finding(ordinal: int, finding: Mapping[str, Any]) -> FindingRow | None:
-    details = finding.get("details") if isinstance(finding.get("details"), dict) else {}
-    assert isinstance(details, dict)
-    try:
-        return FindingRow(
-            ordinal=ordinal,
-            validator=str(finding.get("validator") or ""),
-            artifact=str(finding.get("artifact") or ""),
-            code=str(finding.get("code") or ""),
-            path=str(finding.get("path") or ""),
-            message=str(finding.get("message") or ""),
-            details=details,
-            row_id=details["row_id"] if isinstance(details.get("row_id"), str) else None,
-            line=_int(details.get("line")),
-            column=_int(details.get("column")),
-        )
-    except ValidationError:
-        return None
+    return sorted(findings, key=lambda finding: rank.get(str(finding.validator), len(rank)))
 
 
 def _citations(workspace: Workspace, findings: Sequence[FindingRow]) -> list[CitationRow]:
@@ -553,17 +519,5 @@ def _span_fields(span: TextSpanRecord | None, id_span: TextSpanRecord | None) ->
     }
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def _is_dict(value: Any) -> TypeGuard[dict[str, Any]]:
-    return isinstance(value, dict)

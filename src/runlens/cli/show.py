@@ -1,0 +1,360 @@
+"""`runlens show RUN`: one run's story, from its workspace (the record of truth) when it is on
+this machine, else from what the run store holds.
+
+Damaged records are reported by name and the rest is shown (`runlens.records.readers`);
+files changed since the run are reported too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from runlens.cli.common import json_text
+from runlens.cli.run import database_url_option
+from runlens.cli.runs import STATUS_STYLE, catch_up, markup_safe, run_store
+from runlens.records.readers import (
+    EventView,
+    FindingView,
+    ManifestArtifactView,
+    ManifestView,
+    MetricsView,
+    PlanStepView,
+    RunRecordView,
+)
+
+if TYPE_CHECKING:
+    from runlens.store.db import RunStore
+    from runlens.store.rows import RunDetail
+
+
+@click.command("show")
+@click.argument("run")
+@click.option("--home", type=click.Path(path_type=Path), default=None)
+@database_url_option
+@click.option(
+    "--events/--no-events", default=True, show_default=True, help="Print the event timeline."
+)
+@click.option("--json", "as_json", is_flag=True)
+def show_command(
+    run: str, home: Path | None, database_url: str | None, events: bool, as_json: bool
+) -> None:
+    """Show RUN: status, plan, artifacts, findings and events.
+
+    RUN is a workspace path, a run id, or a unique prefix or suffix of one (`runlens show
+    0a23ec`), looked up in the run store (a workspace path is synced into it first). Damaged
+    records are reported by name and the rest is shown; files changed since the run are
+    reported too. A run whose workspace is not on this machine (a worker's run on another
+    one, say) is shown from the store. `--json` gives the artifacts' sha256 by name
+    (`artifact_hashes`) and the worker that ran it (`worker`).
+    """
+
+    from rich.console import Console
+
+    from runlens.cli.common import usage_errors
+    from runlens.cli.render import render_defect
+    from runlens.records.readers import event_views, read_events, read_manifest
+    from runlens.runtime.recovery import load_run, workspace_changes
+    from runlens.store.sync import missing_events
+    from runlens.tools.workspace import Workspace
+
+    with run_store(database_url, home) as store:
+        with usage_errors():
+            workspace, detail, notes = _locate(store, run, home)
+        stored_events = store.events(detail.run_id) if workspace is None else []
+    if workspace is not None:
+        # A live run's record is brought up to date from its events; one whose process died
+        # is settled, unless a worker holds it (another worker resumes it, perhaps here).
+        view = load_run(workspace, settle=detail.worker is None)
+        record = view.record
+        read = read_manifest(workspace / Workspace.MANIFEST)
+        manifest = read.view
+        problems = [*notes, *view.problems, *read.problems, *read.damaged]
+        logged = read_events(workspace / Workspace.EVENTS)
+        timeline = logged.events
+        problems.extend(logged.problems or missing_events(workspace))
+        problems.extend(logged.damaged)
+        changes = workspace_changes(workspace, record, manifest)
+    else:
+        record, manifest = _stored_record(detail), _stored_manifest(detail)
+        timeline, _ = event_views(stored_events)
+        problems = [
+            *detail.problems,
+            f"workspace {detail.workspace} is not on this machine: shown from the run store",
+        ]
+        changes = []
+    manifest = manifest or ManifestView()
+    defect = None if changes else _defect(record, manifest)
+    if as_json:
+        click.echo(
+            json_text(
+                {
+                    "run": record.encode(),
+                    "worker": detail.worker,
+                    "manifest": manifest.encode(),
+                    "artifact_hashes": _artifact_hashes(manifest),
+                    "events": [event.encode() for event in timeline],
+                    "problems": problems,
+                    "changed_since_run": changes,
+                    "defect": defect,
+                },
+            )
+        )
+        return
+    shown_at = workspace if workspace is not None else Path(detail.workspace)
+    console = Console()
+    _print_header(console, record, shown_at)
+    for line in problems:
+        console.print(f"[red]damaged record[/] {markup_safe(line)}", highlight=False)
+    for line in changes:
+        console.print(f"[red]changed since the run[/] {markup_safe(line)}", highlight=False)
+    if changes:
+        console.print(
+            "[red]The deliverables no longer match this run's verdict:[/] run "
+            "`runlens validate` on the workspace to judge them as they are now.",
+            highlight=False,
+        )
+    _print_plan(console, record)
+    _print_artifacts(console, manifest)
+    _print_run_findings(console, manifest)
+    render_defect(console, defect)
+    if events:
+        _print_timeline(console, timeline)
+
+
+def _defect(record: RunRecordView, manifest: ManifestView) -> str | None:
+    """The notice that the run's findings are RunLens's own defect, or None."""
+    from runlens.validation.defects import recorded_defect
+
+    findings = [f for a in manifest.artifacts for f in a.findings] + manifest.findings
+    return recorded_defect(record.encode(), (str(f.code) for f in findings))
+
+
+def _artifact_hashes(manifest: ManifestView) -> dict[str, str | None]:
+    """The manifest's artifacts' sha256 by name (None for one not written)."""
+    return {str(entry.name): entry.sha256 for entry in manifest.artifacts}
+
+
+def _locate(
+    store: RunStore, run: str, home: Path | None
+) -> tuple[Path | None, RunDetail, list[str]]:
+    """The run `run` names and its workspace (None when it is not on this machine,
+    `runlens.store.sync.local_workspace`), the store brought up to date with it first; and
+    what to say of the folder besides. A folder named that is a copy of a run the store
+    knows elsewhere (`WorkspaceClash`) is shown as it is, and the store left alone."""
+    from runlens.errors import UserError
+    from runlens.store.sync import WorkspaceClash, local_workspace, sync_workspace
+
+    named = _workspace_named(run, home)
+    if named is not None:
+        try:
+            run_id = sync_workspace(store, named)
+        except WorkspaceClash as clash:
+            known = store.get_run(clash.run_id)
+            if known is None:
+                raise
+            return named, known, [f"clash: {clash} (shown from this folder)"]
+    else:
+        catch_up(store, home)
+        run_id = store.resolve_run(run)
+    detail = store.get_run(run_id) if run_id is not None else None
+    if detail is None:
+        raise UserError(f"no run {run!r} (looked in the run store {store.url})")
+    workspace = local_workspace(store, detail)
+    if workspace is None:
+        return None, detail, []
+    if named is None or workspace.resolve() != named.resolve():
+        sync_workspace(store, workspace)
+    return workspace, detail, []
+
+
+def _workspace_named(run: str, home: Path | None) -> Path | None:
+    """The workspace `run` names on disk (a path, or a folder name, prefix or suffix under
+    the runs home), as `runlens show` always found them; None when none does. Two folders
+    that match are ambiguous, even when one is a copy of the other (same run id)."""
+    from runlens.errors import UserError
+    from runlens.records.io import find_workspace
+
+    try:
+        return find_workspace(run, home)
+    except UserError as error:
+        if str(error).startswith("no run "):
+            return None
+        raise
+
+
+def _stored_record(detail: RunDetail) -> RunRecordView:
+    """What the store holds of a run's `run.json`."""
+    return RunRecordView(
+        run_id=detail.run_id,
+        plugin=detail.plugin,
+        model=detail.model,
+        status=detail.status,
+        error_message=detail.error_message,
+        warnings=detail.warnings,
+        input=f"input/{detail.input_name}" if detail.input_name else None,
+        plan=[PlanStepView.lenient(step)[0] for step in detail.plan],
+        metrics=MetricsView.lenient(detail.metrics)[0],
+        created_at=detail.created_at,
+        finished_at=detail.finished_at,
+        evidence_index_sha256=detail.evidence_index_sha256,
+    )
+
+
+def _stored_manifest(detail: RunDetail) -> ManifestView:
+    """What the store holds of a run's `manifest.json` (its artifacts and their findings,
+    and the findings that belong to none of them)."""
+    findings: dict[str, list[FindingView]] = {}
+    for finding in detail.findings:
+        findings.setdefault(finding.artifact, []).append(
+            FindingView(
+                validator=finding.validator,
+                artifact=finding.artifact,
+                code=finding.code,
+                path=finding.path,
+                message=finding.message,
+                details=finding.details,
+            )
+        )
+    listed = {artifact.name for artifact in detail.artifacts}
+    return ManifestView(
+        run_id=detail.run_id,
+        status=detail.status,
+        artifacts=[
+            ManifestArtifactView(
+                **artifact.model_dump(exclude={"finding_count"}),
+                findings=findings.get(artifact.name, []),
+            )
+            for artifact in detail.artifacts
+        ],
+        findings=[f for name, own in findings.items() if name not in listed for f in own],
+    )
+
+
+def _print_header(console: Any, record: RunRecordView, workspace: Path) -> None:
+    status = record.status or "unknown"
+    console.print(
+        f"[bold]{markup_safe(str(record.run_id))}[/]  [{STATUS_STYLE.get(status, 'cyan')}]"
+        f"{markup_safe(status)}[/]  {markup_safe(str(record.plugin))} · "
+        f"{markup_safe(str(record.model))}",
+        highlight=False,
+    )
+    if record.error_message:
+        console.print(f"[red]{markup_safe(record.error_message)}[/]", highlight=False)
+    for warning in record.warnings:
+        console.print(f"[yellow]Warning: {markup_safe(warning)}[/]", highlight=False)
+    console.print(f"workspace: {markup_safe(str(workspace))}", highlight=False)
+
+
+def _print_plan(console: Any, record: RunRecordView) -> None:
+    icons = {
+        "completed": "[green]✓[/]",
+        "failed": "[red]✗[/]",
+        "running": "[cyan]…[/]",
+        "pending": "[dim]○[/]",
+    }
+    if not record.plan:
+        return
+    finished = record.status in ("completed",)
+    console.print("\n[bold]Plan[/]")
+    for step in record.plan:
+        status = str(step.status)
+        title = step.title if "title" in step.model_fields_set else step.id
+        line = f"  {icons.get(status, '?')} {markup_safe(str(title))}"
+        if step.reason:
+            line += f" [dim]— {markup_safe(step.reason)}[/]"
+        elif status == "pending" and not finished:
+            line += " [dim]— not started[/]"
+        elif status == "completed":
+            line += f" [dim]({markup_safe(', '.join(step.success_criteria))})[/]"
+        console.print(line, highlight=False)
+
+
+def _print_artifacts(console: Any, manifest: ManifestView) -> None:
+    from rich.table import Table
+
+    if not manifest.artifacts:
+        return
+    table = Table("artifact", "status", "findings", title="Artifacts", title_justify="left")
+    for artifact in manifest.artifacts:
+        status = str(artifact.status)
+        style = {"validated": "green", "rejected": "red", "missing": "red"}.get(status, "yellow")
+        findings = artifact.findings
+        if status == "missing" and artifact.required is False and not findings:
+            status, style = "missing (optional)", "dim"  # not written, and nothing asked for it
+        lines = [markup_safe(f"{f.path or '(file)'} [{f.code}] {f.message}") for f in findings]
+        table.add_row(
+            f"{markup_safe(artifact.label or '')}\n[dim]{markup_safe(artifact.name or '')}[/]",
+            f"[{style}]{markup_safe(status)}[/]",
+            "\n".join(lines) or "-",
+        )
+    console.print(table)
+
+
+def _print_run_findings(console: Any, manifest: ManifestView) -> None:
+    """The findings that belong to no deliverable (about the run as a whole, such as a
+    validator that crashed), which the artifacts table cannot show."""
+    if not manifest.findings:
+        return
+    console.print("\n[bold]Run findings[/]")
+    for finding in manifest.findings:
+        where = f"{finding.artifact} " if finding.artifact else ""
+        where += f"{finding.path} " if finding.path else ""
+        line = f"{where}[{finding.code}] {finding.message}"
+        console.print(f"  [red]✗[/] {markup_safe(line)}", highlight=False)
+
+
+def _describe(event: EventView) -> str:
+    data = event.data
+    if data is None:
+        return ""
+    kind = event.type
+    if kind == "tool.called":
+        arguments = data.get("arguments")
+        names = ", ".join(map(str, arguments)) if isinstance(arguments, dict) else ""
+        return f"{data.get('name')}({names})"
+    if kind == "tool.failed":
+        return f"{data.get('name')}: {data.get('error')}"
+    if kind == "tool.completed":
+        return f"{data.get('name')} ({data.get('duration_ms')} ms)"
+    if kind == "model.called":
+        calls = ", ".join(map(str, data.get("tool_calls") or [])) or "final answer"
+        turn = data.get("turn")
+        # Batch calls (and other calls a tool makes) belong to no turn of the conversation.
+        what = f"turn {turn}" if turn is not None else f"{data.get('purpose') or 'model'} call"
+        return f"{what} → {calls} ({data.get('duration_ms')} ms)"
+    if kind == "plan.step.updated":
+        reason = f" ({data['reason']})" if data.get("reason") else ""
+        return f"{data.get('step_id')} → {data.get('status')}{reason}"
+    if kind in ("artifact.validated", "artifact.rejected"):
+        codes = ", ".join(map(str, data.get("finding_codes") or []))
+        return f"{data.get('artifact')} {codes}".strip()
+    if kind == "validator.completed":
+        return f"{data.get('validator')}: {data.get('summary') or 'passed'}"
+    if kind in ("run.failed", "hook.blocked", "run.interrupted", "run.cancelled"):
+        return str(data.get("error_message") or data.get("reason") or "")
+    if kind == "plugin.event":  # a plugin's own event: its name, then its scalar fields
+        inner = data.get("data")
+        fields = _scalars(inner) if isinstance(inner, dict) else ""
+        return f"{data.get('name')}: {fields}" if fields else str(data.get("name"))
+    return _scalars(data)
+
+
+def _scalars(data: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in data.items() if not isinstance(v, (dict, list)))
+
+
+def _print_timeline(console: Any, timeline: list[EventView]) -> None:
+    console.print("\n[bold]Events[/]")
+    for event in timeline:
+        kind = str(event.type)
+        style = "red" if kind.endswith(("failed", "rejected", "blocked", "interrupted")) else "dim"
+        seq = event.seq
+        console.print(
+            f"  {seq if seq is not None else '?':>4} {markup_safe(str(event.ts)[11:23])} "
+            f"[{style}]{markup_safe(kind):<20}[/] {markup_safe(_describe(event))}",
+            highlight=False,
+            soft_wrap=True,
+        )
