@@ -21,9 +21,10 @@ from runlens.cli.common import UsageFailure, json_text, one_line, terminal_safe
 from runlens.cli.run import database_url_option
 
 if TYPE_CHECKING:
+    from runlens.store.clashes import WorkspaceClash
     from runlens.store.db import RunStore
     from runlens.store.rows import RunDetail, RunSummary
-    from runlens.store.sync import IndexReport, WorkspaceClash
+    from runlens.store.sync import IndexReport
 
 
 def _safe(value: object) -> str:
@@ -321,7 +322,8 @@ def _locate(
     what to say of the folder besides. A folder named that is a copy of a run the store
     knows elsewhere (`WorkspaceClash`) is shown as it is, and the store left alone."""
     from runlens.errors import UserError
-    from runlens.store.sync import WorkspaceClash, local_workspace, sync_workspace
+    from runlens.store.clashes import WorkspaceClash
+    from runlens.store.sync import local_workspace, sync_workspace
 
     named = _workspace_named(run, home)
     if named is not None:
@@ -432,14 +434,8 @@ def reindex_command(
 
     from runlens.errors import UserError
     from runlens.records.store import runs_home
-    from runlens.store.sync import (
-        IndexReport,
-        WorkspaceClash,
-        index_home,
-        not_indexed,
-        note_clashes,
-        sync_workspace,
-    )
+    from runlens.store.clashes import WorkspaceClash, note_clashes
+    from runlens.store.sync import IndexReport, index_home, not_indexed, sync_workspace
 
     console = Console()
     with _store(database_url, home) as store:

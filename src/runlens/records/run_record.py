@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 from runlens.records.base import Record
 from runlens.records.catalogue import StepStatus
 from runlens.records.metrics import RunMetrics
-from runlens.runtime.state import RunStatus
+from runlens.records.status import RunStatus
 
 RUN_SCHEMA_VERSION: Final = 1
 

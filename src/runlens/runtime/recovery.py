@@ -32,14 +32,13 @@ from runlens.evidence import file_sha256
 from runlens.records.encoding import dumps_compact
 from runlens.records.events import read_event_log
 from runlens.records.run_record import live_record
+from runlens.records.status import RunStatus, is_live
 from runlens.records.store import encode_record, read_json_object, utc_now
 from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
-from runlens.runtime.state import RunStatus
 from runlens.tools.workspace import INPUT, Workspace
 
 #: Temporary files of `runlens.atomic` writes: `.<name>.<12 hex>.tmp`.
 _TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$")
-_NON_TERMINAL = frozenset(s.value for s in RunStatus if not s.is_terminal)
 #: A settling claim this old belongs to a reader that died while settling.
 _CLAIM_SECONDS = 60.0
 
@@ -73,7 +72,7 @@ def load_run(workspace: Path, *, settle: bool = True) -> RunView:
         return view
     if not isinstance(record.get("run_id"), str):
         view.record["run_id"] = workspace.name
-    if view.record.get("status") in _NON_TERMINAL:
+    if is_live(view.record.get("status")):
         settled = settle_if_interrupted(root, view.record) if settle else None
         if settled is not None:
             view.record = settled
@@ -99,7 +98,7 @@ def settle_if_interrupted(workspace: Workspace, record: dict[str, Any]) -> dict[
         return settled  # another reader is settling it; it writes the records
     try:
         current, _ = read_json_object(workspace.run_record, Workspace.RUN_RECORD)
-        if current is not None and current.get("status") not in _NON_TERMINAL:
+        if current is not None and not is_live(current.get("status")):
             return current  # settled by a reader that finished just before us
         _append_interrupted_event(workspace, settled)
         _write_interrupted_records(workspace, settled)

@@ -41,6 +41,7 @@ from runlens.records.events import EventLog, Subscriber
 from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
 from runlens.records.run_record import LoopLimitsRecord, RunRecord
+from runlens.records.status import RunStatus, check_transition
 from runlens.records.store import encode_record, new_run_id, utc_now
 from runlens.records.trace import build_trace
 from runlens.runtime.journal import Journal
@@ -49,7 +50,6 @@ from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached, LoopLimit
 from runlens.runtime.plan import PlanTracker
 from runlens.runtime.prompt import build_system_prompt
 from runlens.runtime.repair import repair_message
-from runlens.runtime.state import RunStatus, check_transition
 from runlens.secrets import known_secrets, redactor
 from runlens.tools.base import ToolContext
 from runlens.tools.files import FILE_TOOLS

@@ -32,6 +32,7 @@ from typing import Any
 
 from runlens.records.events import Event
 from runlens.records.run_record import live_record
+from runlens.records.status import RunStatus
 from runlens.records.store import read_json_object
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
@@ -182,17 +183,18 @@ class StoreMirror:
                 "warnings": folded.get("warnings") or [],
                 "evidence_index_sha256": folded.get("evidence_index_sha256"),
             }
-            if fields["status"] not in ("running", "validating"):
+            if fields["status"] not in (RunStatus.RUNNING, RunStatus.VALIDATING):
                 fields.pop("status")  # terminal states come with the final records
-        with self.store.transaction(lock_seconds=self._lock_seconds):
-            if not self._created:
-                self._create(batch)
-            self.store.append_events(self.run_id, batch)
-            if fields:
-                self.store.upsert_run(self.run_id, **fields)
+        self.store.publish(
+            self.run_id,
+            batch,
+            first=None if self._created else self._create(batch),
+            live=fields,
+            lock_seconds=self._lock_seconds,
+        )
         self._record = folded if folded is not None else self._record
 
-    def _create(self, batch: list[dict[str, Any]]) -> None:
+    def _create(self, batch: list[dict[str, Any]]) -> dict[str, Any]:
         created = next((e for e in batch if e.get("type") == "run.created"), None)
         data = created.get("data") if created is not None else None
         data = data if isinstance(data, dict) else {}
@@ -200,7 +202,7 @@ class StoreMirror:
             "workspace": str(self.workspace.root),
             "origin": self.origin,
             "host": self.store.host,
-            "status": "created",
+            "status": RunStatus.CREATED.value,
         }
         if self.worker is not None:
             fields["worker"] = self.worker
@@ -209,7 +211,7 @@ class StoreMirror:
                 fields[column] = data[key]
         if created is not None and isinstance(created.get("ts"), str):
             fields["created_at"] = created["ts"]
-        self.store.upsert_run(self.run_id, **fields)
+        return fields
 
     def _failed(self, error: BaseException) -> None:
         self.healthy = False

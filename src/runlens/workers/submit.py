@@ -17,7 +17,7 @@ from runlens.errors import UserError
 from runlens.evidence import require_regular_file
 from runlens.models.registry import known_providers
 from runlens.plugins import load_plugin
-from runlens.records.store import new_run_id, utc_now
+from runlens.records.store import new_run_id
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
 from runlens.workers.request import RunRequest
@@ -128,17 +128,7 @@ def _submit_one(
         run_id=run_id, plugin=plugin, model=model_spec, input_name=path.name, **options
     )
     content = path.read_bytes()
-    now = utc_now()
-    store.upsert_run(
-        run_id,
-        plugin=plugin,
-        model=model_spec,
-        status="queued",
-        input_name=path.name,
-        workspace="",
-        origin=origin,
-        created_at=now,
-    )
+    store.queue(run_id, plugin=plugin, model=model_spec, input_name=path.name, origin=origin)
     store.put_files(run_id, {request.input_path: content})
     try:
         client.enqueue(
@@ -154,11 +144,6 @@ def _submit_one(
         )
     except Exception as error:
         reason = " ".join(str(error).split())[:300] or type(error).__name__
-        store.upsert_run(
-            run_id,
-            status="failed",
-            error_message=f"could not be queued: {reason}",
-            finished_at=utc_now(),
-        )
+        store.end_unstarted(run_id, "failed", f"could not be queued: {reason}")
         raise UserError(f"{path}: could not be queued: {reason}") from None
     return Submitted(run_id, path)
