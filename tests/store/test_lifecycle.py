@@ -106,3 +106,24 @@ def test_a_record_without_a_status_is_stored_damaged_and_named(
     run = store.get_run(run_id)
     assert run is not None and run.status == "damaged"
     assert "runtime/run.json: no status" in run.problems
+
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "runlens"
+
+
+def test_only_the_lifecycle_writes_a_runs_row() -> None:
+    """Every write of a run's row goes through `runlens.store.lifecycle`; the workers' code
+    holds no SQL; DBOS's private functions are reached from `runlens.workers.handover` alone."""
+    writers, raw, private = [], [], []
+    for path in sorted(SRC.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(SRC).as_posix()
+        if name != "store/lifecycle.py" and (".upsert_run(" in text or "update(t.runs)" in text):
+            writers.append(name)
+        if name.startswith("workers/") and (
+            "import sqlalchemy as sa" in text or "store.tables" in text
+        ):
+            raw.append(name)
+        if name != "workers/handover.py" and ("from dbos._" in text or "._sys_db" in text):
+            private.append(name)
+    assert writers == [] and raw == [] and private == []
