@@ -26,6 +26,11 @@ The transitions, in the order of a run's life:
     drop_events_from a replay published something else: the events from there on go
     delete_run       the run is forgotten (its workspace is left alone)
 
+A local run whose process died reaches the store `interrupted` through `finish`, once a reader
+has settled its workspace (`runtime.recovery`). A worker's run is never settled so: a worker
+that stops hands its runs back (`expire_worker`, `runlens.workers.handover`) and the next one
+to `claim` a run resumes it.
+
 Each checks the move with `runlens.records.status` where the stored status is known: a run
 never goes back from an end state (a reader that read the workspace just before the run
 ended must not undo the run's own final write).
