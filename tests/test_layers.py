@@ -88,12 +88,7 @@ PUBLIC = frozenset({"runlens"})
 
 #: Edges (importer, imported) that still break the rules, owned by work in progress
 #: elsewhere; each goes when its import does.
-KNOWN: dict[tuple[str, str], str] = {
-    # The run status is moving below records (records.status); until then the records name
-    # the runtime's RunStatus.
-    ("runlens.records.manifest", "runlens.runtime.state"): "RunStatus moves below records",
-    ("runlens.records.run_record", "runlens.runtime.state"): "RunStatus moves below records",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from runlens.records.readers import (
     read_run_record,
 )
 from runlens.records.run_record import RunRecord
-from runlens.runtime.state import RunStatus
+from runlens.records.status import RunStatus
 
 
 def _record() -> RunRecord:

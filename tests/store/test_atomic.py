@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from runlens.store import StoreMirror, open_store, sync_workspace
-from runlens.store.db import _engine
+from runlens.store.engine import _engine
 
 from .helpers import library_run
 

@@ -120,7 +120,7 @@ def test_resolve_run_by_id_prefix_or_suffix(store: RunStore) -> None:
         store.resolve_run("_")  # `_` is a LIKE wildcard: literal here
 
 
-def test_pending_runs_cancel_and_finish_unstarted(store: RunStore) -> None:
+def test_pending_runs_cancel_and_end_unstarted(store: RunStore) -> None:
     store.create_pending(
         "run_p", plugin="feedback-analysis", model="offline", input_name="in.csv",
         workspace="/runs/run_p", origin="ui",
@@ -130,8 +130,8 @@ def test_pending_runs_cancel_and_finish_unstarted(store: RunStore) -> None:
     assert not store.cancel_requested("run_p")
     asked = store.request_cancel("run_p")
     assert asked is not None and asked.cancel_requested and store.cancel_requested("run_p")
-    assert store.finish_unstarted("run_p", "cancelled", "cancelled before it started")
-    assert not store.finish_unstarted("run_p", "failed", "too late: it has ended")
+    assert store.end_unstarted("run_p", "cancelled", "cancelled before it started")
+    assert not store.end_unstarted("run_p", "failed", "too late: it has ended")
     ended = store.get_run("run_p")
     assert ended is not None and ended.status == "cancelled" and ended.finished_at
     assert ended.error_message == "cancelled before it started"

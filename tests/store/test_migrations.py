@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from runlens.store import HEAD_REVISION, open_store
-from runlens.store.db import _engine, migration_config
+from runlens.store.engine import _engine, migration_config
 from runlens.store.tables import metadata
 
 

@@ -20,9 +20,10 @@ from runlens.cli.common import UsageFailure, json_text, one_line, terminal_safe
 from runlens.cli.run import database_url_option
 
 if TYPE_CHECKING:
+    from runlens.store.clashes import WorkspaceClash
     from runlens.store.db import RunStore
     from runlens.store.rows import RunSummary
-    from runlens.store.sync import IndexReport, WorkspaceClash
+    from runlens.store.sync import IndexReport
 
 
 def markup_safe(value: object) -> str:
@@ -229,14 +230,8 @@ def reindex_command(
 
     from runlens.errors import UserError
     from runlens.records.io import runs_home
-    from runlens.store.sync import (
-        IndexReport,
-        WorkspaceClash,
-        index_home,
-        not_indexed,
-        note_clashes,
-        sync_workspace,
-    )
+    from runlens.store.clashes import WorkspaceClash, note_clashes
+    from runlens.store.sync import IndexReport, index_home, not_indexed, sync_workspace
 
     console = Console()
     with run_store(database_url, home) as store:

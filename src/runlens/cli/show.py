@@ -145,7 +145,8 @@ def _locate(
     what to say of the folder besides. A folder named that is a copy of a run the store
     knows elsewhere (`WorkspaceClash`) is shown as it is, and the store left alone."""
     from runlens.errors import UserError
-    from runlens.store.sync import WorkspaceClash, local_workspace, sync_workspace
+    from runlens.store.clashes import WorkspaceClash
+    from runlens.store.sync import local_workspace, sync_workspace
 
     named = _workspace_named(run, home)
     if named is not None:

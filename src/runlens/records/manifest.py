@@ -16,7 +16,7 @@ from pydantic import Field
 from runlens.contracts import ArtifactContract
 from runlens.contracts.model import Audience
 from runlens.records.base import Record
-from runlens.runtime.state import RunStatus
+from runlens.records.status import RunStatus
 from runlens.validation.findings import Finding
 
 MANIFEST_SCHEMA_VERSION: Final = 1

@@ -19,7 +19,7 @@ from runlens.records.base import Record
 from runlens.records.catalogue import StepStatus
 from runlens.records.metrics import RunMetrics
 from runlens.records.readers import EventView, RunRecordView
-from runlens.runtime.state import RunStatus
+from runlens.records.status import RunStatus
 
 RUN_SCHEMA_VERSION: Final = 1
 

@@ -40,13 +40,12 @@ from runlens.records.readers import (
     read_run_record,
 )
 from runlens.records.run_record import live_record
+from runlens.records.status import RunStatus, is_live
 from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
-from runlens.runtime.state import RunStatus
 from runlens.tools.workspace import INPUT, Workspace
 
 #: Temporary files of `runlens.atomic` writes: `.<name>.<12 hex>.tmp`.
 _TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$")
-_NON_TERMINAL = frozenset(s.value for s in RunStatus if not s.is_terminal)
 #: A settling claim this old belongs to a reader that died while settling.
 _CLAIM_SECONDS = 60.0
 
@@ -81,7 +80,7 @@ def load_run(workspace: Path, *, settle: bool = True) -> RunView:
         if not read.problems:
             view.problems.append(f"{Workspace.RUN_RECORD}: missing")
         return view
-    if record.status in _NON_TERMINAL:
+    if is_live(record.status):
         settled = settle_if_interrupted(root, record) if settle else None
         if settled is not None:
             view.record = settled
@@ -106,7 +105,7 @@ def settle_if_interrupted(workspace: Workspace, record: RunRecordView) -> RunRec
         return settled  # another reader is settling it; it writes the records
     try:
         current = read_run_record(workspace.run_record).view
-        if current is not None and current.status not in _NON_TERMINAL:
+        if current is not None and not is_live(current.status):
             return current  # settled by a reader that finished just before us
         _append_interrupted_event(workspace, settled)
         _write_interrupted_records(workspace, settled)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runlens.runtime.state import RunStatus
+from runlens.records.status import RunStatus
 from runlens.validation import Finding
 from runlens.validation.defects import defect_notice, refused_batches
 

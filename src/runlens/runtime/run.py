@@ -36,6 +36,7 @@ from runlens.records.citations import CITATIONS_SCHEMA_VERSION
 from runlens.records.events import EventLog, Subscriber
 from runlens.records.io import new_run_id, utc_now
 from runlens.records.metrics import MetricsCollector
+from runlens.records.status import RunStatus, check_transition
 from runlens.runtime.journal import Journal
 from runlens.runtime.lock import WorkspaceLock
 from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached
@@ -45,7 +46,6 @@ from runlens.runtime.repair import repair_message
 from runlens.runtime.result import RunResult
 from runlens.runtime.run_records import RunRecords
 from runlens.runtime.settings import RunSettings
-from runlens.runtime.state import RunStatus, check_transition
 from runlens.secrets import redactor
 from runlens.tools.base import ToolContext
 from runlens.tools.files import FILE_TOOLS

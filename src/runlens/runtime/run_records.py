@@ -22,12 +22,12 @@ from runlens.records.io import encode_record
 from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
 from runlens.records.run_record import LoopLimitsRecord, RunRecord
+from runlens.records.status import RunStatus
 from runlens.records.trace import build_trace
 from runlens.runtime.citations import citations_record
 from runlens.runtime.lock import WorkspaceLock
 from runlens.runtime.plan import PlanTracker
 from runlens.runtime.settings import RunSettings
-from runlens.runtime.state import RunStatus
 from runlens.tools.workspace import Workspace
 from runlens.validation import ValidationReport
 

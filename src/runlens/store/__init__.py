@@ -1,9 +1,17 @@
-"""The run store: an index of every run's workspace in SQLite or PostgreSQL (SPEC section 14).
+"""The run store: every run's row, events and results in SQLite or PostgreSQL (SPEC section 14).
 
-`open_store(store_url())` gives a `RunStore`; `sync_workspace` and `index_home` bring it in
-step with workspaces on disk, `StoreMirror` keeps it in step with a live run. Runs of the
-workers (`runlens worker`) also keep their files in the store, and the workers their
-heartbeats (`WorkerRow`).
+Which copy of a run is the truth depends on how it was started (`runlens.store.lifecycle`):
+
+- a local run (`runlens run`, the UI): its workspace; the store is an index of it, which
+  `sync_workspace` and `index_home` rebuild from workspaces on disk and `StoreMirror` keeps in
+  step while the run is live;
+- a queued run (`runlens submit`, run by `runlens worker`): the store, which also keeps its
+  files; the workspace of the worker executing it is a cache, rebuilt from the store when
+  another worker resumes the run. The workers keep their heartbeats here too (`WorkerRow`).
+
+`open_store(store_url())` gives a `RunStore`: one facade over the store's parts (engine and
+migrations, a run's stored life, reads, files, workers' liveness; `runlens.store.db`). A run's
+status moves only through the named transitions of `runlens.store.lifecycle`.
 """
 
 from runlens.store.db import HEAD_REVISION, RunStore, display_url, open_store, store_url

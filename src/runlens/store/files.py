@@ -1,4 +1,7 @@
-"""A run's workspace files as the store keeps them (`RunStore.put_files`, `materialize`).
+"""A run's workspace files as the store keeps them (`StoredFiles`: `put_files`, `materialize`).
+
+Runs submitted to the workers (`runlens submit`, `runlens worker`) keep their workspace files
+in the store: any machine can read them, and a worker that resumes a run starts from them.
 
 A stored file is named by its workspace-relative POSIX path (`input/tickets.csv`,
 `artifacts/report.md`), checked here once for every way in and out: never absolute, no
@@ -20,10 +23,15 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
+import sqlalchemy as sa
+
+from runlens.records.io import utc_now
+from runlens.store import tables as t
+from runlens.store.engine import StoreBase
 from runlens.tools.workspace import RUNTIME, Workspace
 
 #: The longest stored path (`files.path`), in characters.
@@ -199,3 +207,99 @@ def _enter(folder: int, part: str, so_far: str, root: Path) -> int:
         info = None
     what = "a symbolic link" if info is not None and stat.S_ISLNK(info.st_mode) else "not a folder"
     raise ValueError(f"{so_far} under {root} is {what}: refused")
+
+
+class StoredFiles(StoreBase):
+    """The store's copies of runs' workspace files."""
+
+    def put_files(self, run_id: str, files: Mapping[str, bytes]) -> int:
+        """Keep workspace files of the run (`{"input/tickets.csv": b"..."}`), replacing what
+        the store holds at those paths; a file the store holds with the same sha256 is not
+        written again. How many were written. The run must be in the store. ValueError,
+        before anything is written, for a path that is not a workspace-relative POSIX path
+        (`runlens.store.files.check_file_path`)."""
+        for path in files:
+            check_file_path(path)
+        if not files:
+            return 0
+        digests = {path: sha256_hex(data) for path, data in files.items()}
+        now = utc_now()
+        with self._write() as connection:
+            held: dict[str, str] = {}
+            paths = list(digests)
+            for start in range(0, len(paths), 500):
+                found = connection.execute(
+                    sa.select(t.files.c.path, t.files.c.sha256).where(
+                        t.files.c.run_id == run_id,
+                        t.files.c.path.in_(paths[start : start + 500]),
+                    )
+                )
+                held.update((row.path, row.sha256) for row in found)
+            rows = [
+                {
+                    "run_id": run_id,
+                    "path": path,
+                    "sha256": digest,
+                    "size": len(files[path]),
+                    "content": files[path],
+                    "updated_at": now,
+                }
+                for path, digest in digests.items()
+                if held.get(path) != digest
+            ]
+            if rows:
+                statement = self._insert(t.files)
+                connection.execute(
+                    statement.on_conflict_do_update(
+                        index_elements=[t.files.c.run_id, t.files.c.path],
+                        set_={
+                            column: statement.excluded[column]
+                            for column in ("sha256", "size", "content", "updated_at")
+                        },
+                    ),
+                    rows,
+                )
+        return len(rows)
+
+    def file_index(self, run_id: str) -> dict[str, tuple[str, int]]:
+        """The run's stored files: path -> (sha256, size), by path."""
+        with self._read() as connection:
+            rows = connection.execute(
+                sa.select(t.files.c.path, t.files.c.sha256, t.files.c.size)
+                .where(t.files.c.run_id == run_id)
+                .order_by(t.files.c.path)
+            ).all()
+        return {row.path: (row.sha256, int(row.size)) for row in rows}
+
+    def read_file(self, run_id: str, path: str) -> bytes | None:
+        """The bytes of one stored file of the run; None when the store holds none there.
+        ValueError for a path no file can have (`check_file_path`)."""
+        check_file_path(path)
+        with self._read() as connection:
+            content = connection.execute(
+                sa.select(t.files.c.content).where(
+                    t.files.c.run_id == run_id, t.files.c.path == path
+                )
+            ).scalar()
+        return bytes(content) if content is not None else None
+
+    def materialize(
+        self, run_id: str, root: Path, *, paths: Sequence[str] | None = None
+    ) -> list[Path]:
+        """Write the run's stored files (all, or those of `paths` the store holds) under
+        `root`, creating it; a file whose bytes on disk already have the stored sha256 is
+        left alone. The files written, by path.
+
+        Each write is atomic and stays under `root`: a folder on the way that is a symbolic
+        link (or a file) is refused with ValueError, never followed."""
+        index = self.file_index(run_id)
+        wanted = sorted(index) if paths is None else sorted(set(paths) & set(index))
+        written: list[Path] = []
+        for path in wanted:
+            parts = check_file_path(path)
+            if local_digest(root, parts) == index[path]:
+                continue
+            data = self.read_file(run_id, path)
+            if data is not None:  # None: deleted since the index was read
+                written.append(write_under(root, parts, data))
+        return written

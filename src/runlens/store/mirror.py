@@ -34,6 +34,7 @@ from runlens.errors import one_line
 from runlens.records.events import Event
 from runlens.records.readers import EventView, RunRecordView, event_views, read_run_record
 from runlens.records.run_record import live_record
+from runlens.records.status import RunStatus
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
 from runlens.store.sync import sync_workspace
@@ -183,24 +184,25 @@ class StoreMirror:
                 "warnings": folded.warnings,
                 "evidence_index_sha256": folded.evidence_index_sha256,
             }
-            if fields["status"] not in ("running", "validating"):
+            if fields["status"] not in (RunStatus.RUNNING, RunStatus.VALIDATING):
                 fields.pop("status")  # terminal states come with the final records
-        with self.store.transaction(lock_seconds=self._lock_seconds):
-            if not self._created:
-                self._create(events)
-            self.store.append_events(self.run_id, batch)
-            if fields:
-                self.store.upsert_run(self.run_id, **fields)
+        self.store.publish(
+            self.run_id,
+            batch,
+            first=None if self._created else self._create(events),
+            live=fields,
+            lock_seconds=self._lock_seconds,
+        )
         self._record = folded if folded is not None else self._record
 
-    def _create(self, events: list[EventView]) -> None:
+    def _create(self, events: list[EventView]) -> dict[str, Any]:
         created = next((e for e in events if e.type == "run.created"), None)
         data = (created.data if created is not None else None) or {}
         fields: dict[str, Any] = {
             "workspace": str(self.workspace.root),
             "origin": self.origin,
             "host": self.store.host,
-            "status": "created",
+            "status": RunStatus.CREATED.value,
         }
         if self.worker is not None:
             fields["worker"] = self.worker
@@ -209,7 +211,7 @@ class StoreMirror:
                 fields[column] = data[key]
         if created is not None and created.ts is not None:
             fields["created_at"] = created.ts
-        self.store.upsert_run(self.run_id, **fields)
+        return fields
 
     def _failed(self, error: BaseException) -> None:
         self.healthy = False

@@ -1,34 +1,33 @@
 """What the run store gives back: plain, typed rows, independent of the database engine.
 
-The store (`runlens.store.db.RunStore`) answers with these; `runlens runs`, `runlens show`,
+The store (`runlens.store.RunStore`) answers with these; `runlens runs`, `runlens show`,
 the HTTP API and the pages read nothing else from it. Every string in them may come from a
 model or a user's file: whoever displays one escapes it for its medium.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self, get_args
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# A run's status in the store: `runlens.records.status` holds the one vocabulary.
 from runlens.records.readers import FindingView, ManifestArtifactView
+from runlens.records.status import STORE_STATUSES, StoreStatus, is_terminal
 
-#: A run's status in the store: `queued` for a run submitted to the workers (`runlens
-#: submit`) that no worker has started yet, then the lifecycle's
-#: (`runlens.runtime.state.RunStatus`), plus `damaged` for a workspace whose
-#: `runtime/run.json` cannot be read.
-StoreStatus = Literal[
-    "queued",
-    "created",
-    "running",
-    "validating",
-    "completed",
-    "failed",
-    "cancelled",
-    "interrupted",
-    "damaged",
+__all__ = [
+    "STORE_STATUSES",
+    "ArtifactRow",
+    "CitationRow",
+    "CitationStatus",
+    "FindingRow",
+    "Origin",
+    "RunDetail",
+    "RunSummary",
+    "StoreStatus",
+    "WorkerRow",
 ]
-STORE_STATUSES: tuple[str, ...] = get_args(StoreStatus)
+
 #: Where a run was started from.
 Origin = Literal["cli", "ui", "api"]
 #: A citation the validators traced to its row (`verified`) or could not (`failed`).
@@ -78,7 +77,7 @@ class RunSummary(_Row):
 
     @property
     def is_terminal(self) -> bool:
-        return self.status in {"completed", "failed", "cancelled", "interrupted"}
+        return is_terminal(self.status)
 
 
 class ArtifactRow(_Row):

@@ -1,6 +1,7 @@
 """Bringing the run store in step with workspaces on disk.
 
-A workspace is the record of truth; the store holds what its records say. `sync_workspace`
+A local run's workspace is the record of truth; the store holds what its records say (an
+index of it: `runlens.store.lifecycle` says which copy is the truth for which run). `sync_workspace`
 reads one workspace the way `runlens show` does (`runtime.recovery.load_run`: damaged
 records are named, a run whose process died is settled as `interrupted`) and writes what
 changed: the run's fields, the events the store does not hold yet (by `seq`), and, once the
@@ -24,7 +25,6 @@ that records the run ended is synced as any other. A worker's own sync at the en
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,7 +33,7 @@ from typing import Any, TypedDict
 
 from sqlalchemy import exc as sa_exc
 
-from runlens.errors import UserError, one_line
+from runlens.errors import one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
 from runlens.records.io import run_workspaces
 from runlens.records.readers import (
@@ -45,8 +45,14 @@ from runlens.records.readers import (
     read_manifest,
     read_run_record,
 )
+from runlens.records.status import DAMAGED, TERMINAL
 from runlens.runtime.recovery import RunView, load_run
-from runlens.store.db import TERMINAL, RunStore
+from runlens.store.clashes import (
+    WorkspaceClash,
+    clashing_workspace,
+    record_clashes,
+)
+from runlens.store.db import RunStore
 from runlens.store.files import read_regular, workspace_files
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
 from runlens.tools.workspace import Workspace
@@ -67,22 +73,6 @@ class IndexReport:
     unchanged: int = 0
     damaged: list[tuple[Path, str]] = field(default_factory=list)
     clashes: list[WorkspaceClash] = field(default_factory=list)
-
-
-class WorkspaceClash(UserError):
-    """A workspace names a run the store knows at another folder of this machine, which
-    still holds that run's record: a copy (`cp -r` of a run folder), never indexed in the
-    run's place. The run keeps its row; the copy is listed in its `clashes`."""
-
-    def __init__(self, workspace: Path, run_id: str, known: str) -> None:
-        self.workspace = workspace
-        self.run_id = run_id
-        self.known = known
-        super().__init__(
-            f"{workspace} names run {run_id}, which the run store knows at {known}: a copy "
-            "of that workspace is not indexed in its place (give it a folder of its own "
-            "with a new run, or remove one of the two)"
-        )
 
 
 def record_stamp(workspace: Path) -> str | None:
@@ -165,7 +155,7 @@ def _sync(
             (known for known, s in store.sync_states().items() if s.workspace == str(root.root)),
             run_id,
         )
-    known = _clashing_workspace(store, run_id, root)
+    known = clashing_workspace(store, run_id, root)
     if known is not None:
         raise WorkspaceClash(root.root, run_id, known)
     events = read_events(root.events)
@@ -201,7 +191,7 @@ def _write_state(
         known = 0  # some events never reached the store (it failed a while): add them all
     fresh = [e.encode() for e in events if e.seq is not None and e.seq > known]
     manifest: ManifestView | None = None
-    problems = list(view.problems)
+    problems = [*view.problems, *_status_problem(record, view.problems)]
     terminal = view.status in TERMINAL
     if terminal:
         read = read_manifest(root.manifest)
@@ -215,7 +205,7 @@ def _write_state(
     # An ended run's end state is written last, after its events and results: a reader that
     # sees it ended (the run page, the API's `end` event) finds everything it left.
     final = {"status": fields.pop("status")} if terminal else {}
-    store.upsert_run(run_id, **fields)
+    store.index_run(run_id, **fields)
     if fresh:
         store.append_events(run_id, fresh)
     if upload_files:
@@ -229,24 +219,7 @@ def _write_state(
         if counts is not None:
             final.update(findings_by_code=counts, finding_count=sum(counts.values()))
     if final:
-        store.upsert_run(run_id, **final)
-
-
-def _clashing_workspace(store: RunStore, run_id: str, root: Workspace) -> str | None:
-    """The other folder the store knows the run at, when it is on this machine and its
-    record still names the run (so `root` is a copy, not the run's folder moved); None
-    when `root` may be indexed as the run's workspace."""
-    state = store.sync_states([run_id]).get(run_id)
-    if state is None or not state.workspace or state.host not in (None, store.host):
-        return None
-    known = Path(state.workspace)
-    with contextlib.suppress(OSError):
-        if known.resolve() == root.root or known.samefile(root.root):
-            return None
-    record = read_run_record(known / Workspace.RUN_RECORD).view
-    if record is None or record.run_id != run_id:
-        return None  # moved, removed or replaced: the folder here is the run's now
-    return state.workspace
+        store.finish(run_id, **final)
 
 
 def _held_by_worker(store: RunStore, root: Workspace) -> bool:
@@ -288,34 +261,8 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
         detail = store.get_run(run_id)
         for problem in detail.problems if detail is not None else ():
             report.damaged.append((resolved, problem))
-    _record_clashes(store, home, report.clashes)
+    record_clashes(store, home, report.clashes)
     return report
-
-
-def note_clashes(store: RunStore, clashes: Sequence[WorkspaceClash]) -> None:
-    """Add these copies to their runs' `clashes` (a reindex of folders named one by one)."""
-    lists = store.clash_lists()
-    for clash in clashes:
-        listed = lists.setdefault(clash.run_id, [])
-        if str(clash.workspace) not in listed:
-            listed.append(str(clash.workspace))
-            store.set_clashes(clash.run_id, sorted(listed))
-
-
-def _record_clashes(store: RunStore, home: Path, clashes: Sequence[WorkspaceClash]) -> None:
-    """Keep in each run's `clashes` the copies of it found under `home` now (entries
-    elsewhere stay as they were): a copy removed since is no longer listed."""
-    found: dict[str, set[str]] = {}
-    for clash in clashes:
-        found.setdefault(clash.run_id, set()).add(str(clash.workspace))
-    root = home.resolve()
-    for run_id, listed in store.clash_lists().items():
-        kept = {path for path in listed if not Path(path).is_relative_to(root)}
-        found.setdefault(run_id, set()).update(kept)
-        if found[run_id] == set(listed):
-            del found[run_id]
-    for run_id, paths in found.items():
-        store.set_clashes(run_id, sorted(paths))
 
 
 def missing_events(workspace: Path) -> list[str]:
@@ -382,7 +329,9 @@ def _run_fields(
 ) -> dict[str, Any]:
     status = record.status
     if status is None:
-        status = "damaged" if problems else "unknown"
+        # `load_run` names what is wrong with the record (`_status_problem` a record read
+        # whole without a status): no status of its own is truthful but `damaged`.
+        status = DAMAGED
     source = manifest.input if manifest is not None else None
     input_name = record.input_name or (source.name if source is not None else None)
     counts = _findings_by_code(record) or {}
@@ -406,6 +355,13 @@ def _run_fields(
     if source is not None and source.source_hash is not None:
         fields["source_hash"] = source.source_hash
     return fields
+
+
+def _status_problem(record: RunRecordView, problems: Sequence[str]) -> list[str]:
+    """The problem of a record read whole that names no status (it is stored `damaged`)."""
+    if problems or record.status is not None:
+        return []
+    return [f"{Workspace.RUN_RECORD}: no status"]
 
 
 def _findings_by_code(record: RunRecordView) -> dict[str, int] | None:

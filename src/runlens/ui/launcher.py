@@ -185,7 +185,7 @@ class Launcher:
                 )
         except OSError as error:
             message = f"the run process could not be started: {error.strerror or error}"
-            self.store.finish_unstarted(run_id, "failed", message)
+            self.store.end_unstarted(run_id, "failed", message)
             raise LaunchError(500, message) from None
         child = _Child(process, stderr_path)
         watcher = threading.Thread(
@@ -220,11 +220,11 @@ class Launcher:
         if run.status != "created":
             return  # the run started: its own records (or `refresh_live`) settle it
         if run.cancel_requested:
-            self.store.finish_unstarted(run_id, "cancelled", "cancelled before the run started")
+            self.store.end_unstarted(run_id, "cancelled", "cancelled before the run started")
             return
         last = _last_line(stderr_path)
         message = f"the run process exited with code {code} before the run started"
-        self.store.finish_unstarted(run_id, "failed", f"{message}: {last}" if last else message)
+        self.store.end_unstarted(run_id, "failed", f"{message}: {last}" if last else message)
 
     # -- cancelling --------------------------------------------------------------------------
 
@@ -247,7 +247,7 @@ class Launcher:
         if summary.is_terminal:
             raise LaunchError(409, f"run {run_id} is already {summary.status}: nothing to cancel")
         if summary.status == "created" and summary.origin != "cli" and not self.running(run_id):
-            self.store.finish_unstarted(run_id, "cancelled", "cancelled before the run started")
+            self.store.end_unstarted(run_id, "cancelled", "cancelled before the run started")
             # A run that has ended comes back unchanged.
             return self.store.request_cancel(run_id) or summary
         return summary

@@ -22,6 +22,7 @@ from urllib.parse import quote, urlencode
 
 from markupsafe import Markup
 
+from runlens.records.status import LIVE
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail, RunSummary
 from runlens.ui.compare import artifact_kind, contract_id_fields
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
@@ -35,9 +36,6 @@ from runlens.ui.integrity import (
 from runlens.ui.json_view import render_json_readable, render_json_tree
 from runlens.ui.markdown import is_relative, render_markdown
 
-#: Statuses of a run whose process may still change it (the page follows it live): `queued`
-#: waits for a worker to take it.
-LIVE_STATUSES = frozenset({"queued", "created", "running", "validating"})
 #: The largest artifact a page renders (bigger ones are offered raw only).
 RENDER_LIMIT = 8 * 1024 * 1024
 
@@ -68,7 +66,7 @@ def rows_url(run_id: str, **filters: str) -> str:
 
 
 def is_live(run: RunSummary) -> bool:
-    return run.status in LIVE_STATUSES
+    return run.status in LIVE  # `queued` waits for a worker to take it
 
 
 #: What the verdict banner says of a run in each status that has no error message. The

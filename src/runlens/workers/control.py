@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from runlens.errors import UserError
+from runlens.records.status import QUEUED
 from runlens.store.db import RunStore
 from runlens.store.rows import RunSummary
 
@@ -23,10 +24,10 @@ def cancel_run(store: RunStore, run_id: str, store_url: str | None = None) -> Ru
         raise UserError(f"no run {run_id!r} in the run store {store.url}")
     if summary.is_terminal:
         raise RunEnded(f"run {run_id} has ended already ({summary.status})")
-    if summary.status == "queued":
+    if summary.status == QUEUED:
         if store_url is not None:
             _cancel_queued_workflow(store_url, run_id)
-        store.finish_unstarted(run_id, "cancelled", CANCELLED_IN_QUEUE)
+        store.end_unstarted(run_id, "cancelled", CANCELLED_IN_QUEUE)
     updated = store.get_run(run_id)
     return updated if updated is not None else summary
 

@@ -9,11 +9,26 @@ the ones it did not move; this does the same two steps and reports only the runs
 The move is one conditional UPDATE per workflow (PENDING and still on one of `executor_ids`
 becomes ENQUEUED), so a run is handed over at most once, whoever else recovers it at the
 same moment.
+
+DBOS's public API has no such move: `DBOS.resume_workflow` enqueues a workflow whatever its
+executor and whether it is cancelled, so two workers finding one dead worker at once could
+both hand a run on (and a run cancelled meanwhile would start again). So the private calls
+stay, fenced here: nothing else in RunLens imports `dbos._*`, and
+`tests/workers/test_handover.py` pins the DBOS releases they were checked against
+(`CHECKED_DBOS`: the test fails on any other) and moves a dead executor's workflow for real.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
+
+#: The DBOS releases (version prefixes) whose private functions this module was checked
+#: against: `_dbos._get_dbos_instance`, `_shard_keys.bind_shard_keys`,
+#: `_utils.INTERNAL_QUEUE_NAME`, `_utils.GlobalParams.app_version`, and the system database's
+#: `get_pending_workflows(executor_id, app_version)` and
+#: `reenqueue_for_recovery(workflow_id, executor_ids, queue_name) -> bool`.
+CHECKED_DBOS: Final = ("3.4.",)
 
 
 def requeue_runs_of(executor_ids: Sequence[str]) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 from runlens.errors import UserError, one_line
 from runlens.evidence import require_regular_file
 from runlens.plugins import load_plugin
-from runlens.records.io import new_run_id, utc_now
+from runlens.records.io import new_run_id
 from runlens.start import SCRIPTED_IN_QUEUE, RunOptions, check_model
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
@@ -99,17 +99,7 @@ def _submit_one(
     request = RunRequest(run_id=run_id, input_name=path.name, options=options)
     plugin, model_spec = options.plugin, options.model
     content = path.read_bytes()
-    now = utc_now()
-    store.upsert_run(
-        run_id,
-        plugin=plugin,
-        model=model_spec,
-        status="queued",
-        input_name=path.name,
-        workspace="",
-        origin=origin,
-        created_at=now,
-    )
+    store.queue(run_id, plugin=plugin, model=model_spec, input_name=path.name, origin=origin)
     store.put_files(run_id, {request.input_path: content})
     try:
         client.enqueue(
@@ -125,11 +115,6 @@ def _submit_one(
         )
     except Exception as error:
         reason = one_line(error, 300)
-        store.upsert_run(
-            run_id,
-            status="failed",
-            error_message=f"could not be queued: {reason}",
-            finished_at=utc_now(),
-        )
+        store.end_unstarted(run_id, "failed", f"could not be queued: {reason}")
         raise UserError(f"{path}: could not be queued: {reason}") from None
     return Submitted(run_id, path)

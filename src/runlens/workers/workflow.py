@@ -4,8 +4,10 @@ The workflow (`runlens.run`, one per run, its id the run id) builds the run from
 `RunRequest` and executes it with a `DurableJournal`, which makes every model call, tool call
 and validation round a DBOS step (`runlens.runtime.journal` says what each checkpoints).
 
-When a worker dies, DBOS gives its workflows to another worker (`runlens.workers.worker`),
-which executes the workflow again from the start:
+A queued run's truth is the run store (`runlens.store.lifecycle`): its row, events and files.
+The workspace of the worker executing it is a cache of the store. When a worker dies, DBOS
+gives its workflows to another worker (`runlens.workers.worker`), which executes the workflow
+again from the start:
 
 1. the local workspace is a cache: it is wiped and the input is written again from the store;
 2. the run is replayed: every step that completed returns its checkpoint (so no model call
@@ -18,7 +20,8 @@ which executes the workflow again from the start:
 Side effects are idempotent, since steps run at least once: files are rewritten whole with
 the same bytes, events are keyed by their `seq`, the store's rows are upserts, and the final
 upload writes the workspace files before the terminal status (a run the store shows ended
-always has its files there).
+always has its files there). Every write of the run's row goes through the store's named
+transitions (`claim`, `publish`, `finish`, `drop_events_from`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
 from dbos import DBOS
 from dbos import error as dbos_error
 
@@ -41,12 +43,13 @@ from runlens.errors import RunLensError, UserError
 from runlens.plugins import load_plugin
 from runlens.records import catalogue as c
 from runlens.records.io import utc_now
+from runlens.records.status import RunStatus
 from runlens.runtime.journal import Journal, JsonObject
 from runlens.runtime.run import Run, RunResult
 from runlens.start import SCRIPTED_IN_QUEUE, Durable, open_run
-from runlens.store import tables as t
 from runlens.store.db import EXPIRED, RunStore
 from runlens.store.mirror import StoreMirror
+from runlens.store.rows import Origin
 from runlens.workers.request import RunRequest
 from runlens.workers.system import WORKFLOW_NAME
 
@@ -143,24 +146,27 @@ def execute(context: WorkerContext, raw_request: Mapping[str, Any]) -> dict[str,
     replay = store.events(run_id)
     if row.cancel_requested:
         why = "while its worker was down" if replay else "before a worker started it"
-        _end_unstarted(store, run_id, "cancelled", f"cancelled {why}")
+        _end_unstarted(store, run_id, RunStatus.CANCELLED, f"cancelled {why}")
         context.log(f"run {run_id}: cancelled {why}")
         return {"run_id": run_id, "status": "cancelled"}
     replayed = len(replay)
+    resumed = None
     if row.worker is not None and replay:
         # Taken over: the run's events say so, at the point where it carries on.
-        replay = [*replay, _resumed(context, run_id, row.worker, replayed)]
-        store.append_events(run_id, replay[-1:])
-    store.upsert_run(run_id, worker=context.executor_id, host=context.host)
+        resumed = _resumed(context, run_id, row.worker, replayed)
+        replay = [*replay, resumed]
+    if not store.claim(run_id, worker=context.executor_id, host=context.host, resumed=resumed):
+        ended = store.get_run(run_id)
+        return {"run_id": run_id, "status": ended.status if ended is not None else "failed"}
     context.log(
         f"{'resume' if replayed else 'take'} {run_id} ({request.plugin}, {request.model}, "
         f"{request.input_name}){f', replaying {replayed} events' if replayed else ''}"
     )
     try:
-        run, mirror = _prepare(context, request, replay)
+        run, mirror = _prepare(context, request, replay, row.origin)
     except Exception as error:  # a plugin or model this worker lacks, an unusable input
         message = str(error) if isinstance(error, RunLensError) else _internal(error)
-        _end_unstarted(store, run_id, "failed", message)
+        _end_unstarted(store, run_id, RunStatus.FAILED, message)
         context.log(f"run {run_id}: failed before it started: {message}")
         return {"run_id": run_id, "status": "failed", "error_message": message}
     context.active[run_id] = run
@@ -197,7 +203,7 @@ async def _execute(run: Run) -> RunResult:
 
 
 def _prepare(
-    context: WorkerContext, request: RunRequest, replay: list[dict[str, Any]]
+    context: WorkerContext, request: RunRequest, replay: list[dict[str, Any]], origin: Origin
 ) -> tuple[Run, StoreMirror]:
     store, run_id = context.store, request.run_id
     plugin = load_plugin(request.plugin)
@@ -214,7 +220,7 @@ def _prepare(
     durable = Durable(
         journal=DurableJournal(),
         replay_events=replay,
-        on_replay_diverged=lambda seq: _drop_events_from(store, run_id, seq),
+        on_replay_diverged=lambda seq: store.drop_events_from(run_id, seq),
         worker=context.executor_id,
     )
     try:
@@ -225,7 +231,7 @@ def _prepare(
             staging / request.input_path,
             workspace,
             run_id=run_id,
-            origin=_origin(store, run_id),
+            origin=origin,
             refuse_scripted=SCRIPTED_IN_QUEUE,
             durable=durable,
         )
@@ -233,26 +239,14 @@ def _prepare(
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _origin(store: RunStore, run_id: str) -> Any:
-    row = store.get_run(run_id)
-    return row.origin if row is not None else "cli"
-
-
-def _end_unstarted(store: RunStore, run_id: str, status: str, message: str) -> None:
-    store.upsert_run(run_id, status=status, error_message=message, finished_at=utc_now())
+def _end_unstarted(store: RunStore, run_id: str, status: RunStatus, message: str) -> None:
+    """End a run this worker never got going: queued, or resumed after its worker died (its
+    records then are the store's alone)."""
+    store.finish(run_id, status, error_message=message, finished_at=utc_now())
 
 
 def _internal(error: BaseException) -> str:
     return f"internal error on worker: {type(error).__name__}: {error}"
-
-
-def _drop_events_from(store: RunStore, run_id: str, seq: int) -> None:
-    """A replay published something else at `seq`: the events recorded from there on belong
-    to a past that did not happen again, and go."""
-    with store.engine.begin() as connection:
-        connection.execute(
-            sa.delete(t.events).where(t.events.c.run_id == run_id, t.events.c.seq >= seq)
-        )
 
 
 def _resumed(context: WorkerContext, run_id: str, previous: str, replayed: int) -> dict[str, Any]:

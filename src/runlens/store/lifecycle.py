@@ -1,0 +1,387 @@
+"""A run's stored life: every write of a run's row, its events and its results, as named
+transitions. Nothing else in RunLens writes a run's status to the store.
+
+Which copy of a run is the truth depends on how the run was started:
+
+- **A local run** (`runlens run`, a run the UI starts on this machine): its workspace is the
+  truth, and the store an index of it, rebuilt from it at will (`runlens.store.sync`: the
+  index follows what the workspace records, and `index_run` never refuses it). While the run
+  is live the mirror (`runlens.store.mirror`) publishes its events here.
+- **A queued run** (`runlens submit`, run by `runlens worker`): the store is the truth, and the
+  workspace of the worker executing it a cache, wiped and rebuilt from the store when another
+  worker resumes the run (`runlens.workers.workflow`). Its end is written once: a run a worker
+  holds that the store shows ended never ends another way (`finish` refuses it).
+
+The transitions, in the order of a run's life:
+
+    queue            a submitted run, `queued` (no worker has started it)
+    create_pending   a run about to be started by another process, `created`
+    claim            a worker takes a queued run (or resumes it: `run.resumed` is published)
+    publish          a live run's events, with the fields they change (`running`, `validating`)
+    index_run        what a workspace records (the index of a local run, a damaged record)
+    finish           the end state, after the run's results (`replace_results`)
+    end_unstarted    a run no process got going ends `failed` or `cancelled`
+    request_cancel   someone asks the run to stop (its process polls `cancel_requested`)
+    set_clashes      copies of the run's workspace found on this machine
+    drop_events_from a replay published something else: the events from there on go
+    delete_run       the run is forgotten (its workspace is left alone)
+
+A local run whose process died reaches the store `interrupted` through `finish`, once a reader
+has settled its workspace (`runtime.recovery`). A worker's run is never settled so: a worker
+that stops hands its runs back (`expire_worker`, `runlens.workers.handover`) and the next one
+to `claim` a run resumes it.
+
+Each checks the move with `runlens.records.status` where the stored status is known: a run
+never goes back from an end state (a reader that read the workspace just before the run
+ended must not undo the run's own final write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from runlens.records.io import utc_now
+from runlens.records.status import (
+    LIVE,
+    QUEUED,
+    TERMINAL,
+    UNSTARTED,
+    InvalidTransition,
+    RunStatus,
+    check_stored,
+    is_terminal,
+)
+from runlens.store import tables as t
+from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
+from runlens.store.runs import RunReads, summary_of
+
+#: The highest event `seq` the store keeps (its `INTEGER` column's top).
+MAX_SEQ: Final = 2**31 - 1
+#: Fields `upsert_run` may set (the `runs` columns besides `run_id`).
+RUN_FIELDS: Final = frozenset(column.name for column in t.runs.columns) - {"run_id"}
+_ENDED: Final = sorted(status.value for status in TERMINAL)
+_UNSTARTED: Final = sorted(str(status) for status in UNSTARTED)
+
+
+class RunLife(RunReads):
+    """The store's writes of a run: its row, events and results."""
+
+    def upsert_run(self, run_id: str, **fields: Any) -> None:
+        """Create the run, or update the fields given (`RUN_FIELDS`); `updated_at` is now.
+
+        A new run needs `plugin`, `model`, `status` and `workspace`; `host` defaults to this
+        machine. A run that has ended never goes back to a live status (`LIVE`, `queued`
+        included); `queued` to `created` or `running` is a run moving on. The transitions
+        below are the product's way in; this is theirs (and the tests')."""
+        unknown = set(fields) - RUN_FIELDS
+        if unknown:
+            raise ValueError(f"not fields of a run: {', '.join(sorted(unknown))}")
+        values = {**fields, "updated_at": fields.get("updated_at") or utc_now()}
+        with self._write() as connection:
+            self._upsert_run(connection, run_id, values)
+
+    def _upsert_run(self, connection: Connection, run_id: str, values: dict[str, Any]) -> None:
+        if values.get("status") in LIVE and is_terminal(self._status(connection, run_id)):
+            return  # a stale reader: the run's own end stays
+        updated = connection.execute(
+            sa.update(t.runs).where(t.runs.c.run_id == run_id).values(**values)
+        )
+        if updated.rowcount:
+            return
+        row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
+        # A run first heard of through its events alone (its `run.created` not among them).
+        row.setdefault("plugin", "unknown")
+        row.setdefault("model", "unknown")
+        row.setdefault("status", RunStatus.CREATED.value)
+        row.setdefault("workspace", "")
+        statement = self._insert(t.runs).values(**row)
+        connection.execute(
+            statement.on_conflict_do_update(
+                index_elements=[t.runs.c.run_id], set_={key: values[key] for key in values}
+            )
+        )
+
+    def _status(self, connection: Connection, run_id: str) -> str | None:
+        """The run's stored status, its row locked until the transaction ends."""
+        status = connection.execute(
+            sa.select(t.runs.c.status).where(t.runs.c.run_id == run_id).with_for_update()
+        ).scalar()
+        return str(status) if status is not None else None
+
+    # -- before a run starts ---------------------------------------------------------------
+
+    def queue(
+        self,
+        run_id: str,
+        *,
+        plugin: str,
+        model: str,
+        input_name: str,
+        origin: Origin,
+        created_at: str | None = None,
+    ) -> None:
+        """A run submitted to the workers: `queued`, its workspace not known yet."""
+        self.upsert_run(
+            run_id,
+            plugin=plugin,
+            model=model,
+            status=QUEUED,
+            input_name=input_name,
+            workspace="",
+            origin=origin,
+            created_at=created_at or utc_now(),
+        )
+
+    def create_pending(
+        self,
+        run_id: str,
+        *,
+        plugin: str,
+        model: str,
+        input_name: str | None,
+        workspace: str | Path,
+        origin: Literal["cli", "ui", "api"],
+    ) -> None:
+        """A run about to be started by another process: `created`, on this machine."""
+        now = utc_now()
+        with self._write() as connection:
+            connection.execute(
+                sa.insert(t.runs).values(
+                    run_id=run_id,
+                    plugin=plugin,
+                    model=model,
+                    status=RunStatus.CREATED.value,
+                    input_name=input_name,
+                    workspace=str(workspace),
+                    origin=origin,
+                    host=self.host,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+
+    def claim(
+        self,
+        run_id: str,
+        *,
+        worker: str,
+        host: str,
+        resumed: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """A worker takes the run (its status moves on when the run publishes it): with
+        `resumed`, the `run.resumed` event of a run taken over from another worker, published
+        with the claim. False, and nothing written, when the run has ended (cancelled in the
+        queue as the worker took it)."""
+        with self.transaction():
+            with self._write() as connection:
+                if is_terminal(self._status(connection, run_id)):
+                    return False
+            if resumed is not None:
+                self.append_events(run_id, [resumed])
+            self.upsert_run(run_id, worker=worker, host=host)
+        return True
+
+    # -- while it runs ---------------------------------------------------------------------
+
+    def publish(
+        self,
+        run_id: str,
+        events: Sequence[Mapping[str, Any]],
+        *,
+        first: Mapping[str, Any] | None = None,
+        live: Mapping[str, Any] | None = None,
+        lock_seconds: float | None = None,
+    ) -> None:
+        """A live run's events, in one transaction with `first` (the run's row as it began:
+        plugin, model, workspace, `created`) and `live` (what the events change: status,
+        plan, warnings). Ends are not published: `finish` writes them with the results."""
+        if live is not None and is_terminal(live.get("status")):
+            raise InvalidTransition("a run's end is written by `finish`, not published")
+        with self.transaction(lock_seconds=lock_seconds):
+            if first is not None:
+                self.upsert_run(run_id, **first)
+            self.append_events(run_id, events)
+            if live:
+                self.upsert_run(run_id, **live)
+
+    def append_events(self, run_id: str, events: Sequence[Mapping[str, Any]]) -> int:
+        """Add events (`{seq, ts, type, data}`); ones the store holds already are skipped.
+        The run's `last_seq` becomes the highest `seq` it holds. Returns how many were given
+        with a usable `seq` (an integer from 0 to `MAX_SEQ`: no run has more events)."""
+        rows = [
+            {
+                "run_id": run_id,
+                "seq": event["seq"],
+                "ts": str(event.get("ts") or ""),
+                "type": str(event.get("type") or ""),
+                "data": event.get("data") if isinstance(event.get("data"), dict) else {},
+            }
+            for event in events
+            if _usable_seq(event.get("seq"))
+        ]
+        if not rows:
+            return 0
+        top = max(row["seq"] for row in rows)
+        with self._write() as connection:
+            for start in range(0, len(rows), 500):
+                statement = self._insert(t.events).values(rows[start : start + 500])
+                connection.execute(statement.on_conflict_do_nothing())
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id, t.runs.c.last_seq < top)
+                .values(last_seq=top, updated_at=utc_now())
+            )
+        return len(rows)
+
+    def drop_events_from(self, run_id: str, seq: int) -> None:
+        """A replay published something else at `seq`: the events recorded from there on
+        belong to a past that did not happen again, and go."""
+        with self._write() as connection:
+            connection.execute(
+                sa.delete(t.events).where(t.events.c.run_id == run_id, t.events.c.seq >= seq)
+            )
+
+    def index_run(self, run_id: str, **fields: Any) -> None:
+        """What a workspace records of the run (`runlens.store.sync`): the index of a local
+        run follows its workspace, a damaged record included; only a live status never
+        replaces a stored end (`upsert_run`)."""
+        self.upsert_run(run_id, **fields)
+
+    # -- its end ---------------------------------------------------------------------------
+
+    def replace_results(
+        self,
+        run_id: str,
+        artifacts: Sequence[ArtifactRow],
+        findings: Sequence[FindingRow],
+        citations: Sequence[CitationRow],
+    ) -> None:
+        """Set the run's artifacts, findings and citations (what its manifest and citations
+        file say), replacing what the store held; the run's counts follow."""
+        by_code: dict[str, int] = {}
+        for finding in findings:
+            by_code[finding.code] = by_code.get(finding.code, 0) + 1
+        counts = {"verified": 0, "failed": 0}
+        for citation in citations:
+            counts[citation.status] += 1
+        with self._write() as connection:
+            for table in (t.artifacts, t.findings, t.citations):
+                connection.execute(sa.delete(table).where(table.c.run_id == run_id))
+            if artifacts:
+                connection.execute(
+                    sa.insert(t.artifacts),
+                    [
+                        {"run_id": run_id, "ordinal": number, **artifact.model_dump()}
+                        for number, artifact in enumerate(artifacts)
+                    ],
+                )
+            if findings:
+                connection.execute(
+                    sa.insert(t.findings), [_finding_row(run_id, f) for f in findings]
+                )
+            if citations:
+                connection.execute(
+                    sa.insert(t.citations), [_citation_row(run_id, c) for c in citations]
+                )
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id)
+                .values(
+                    finding_count=len(findings),
+                    findings_by_code=by_code,
+                    citation_counts=counts,
+                    updated_at=utc_now(),
+                )
+            )
+
+    def finish(self, run_id: str, status: str, **fields: Any) -> None:
+        """The run's end state (`TERMINAL`), with the fields that come with it (`error_message`,
+        `finished_at`, the finding counts): written last, after its events and results, so a
+        reader that sees it ended finds everything it left.
+
+        A local run's index follows its workspace; a run a worker holds ends once
+        (`InvalidTransition` for another end of a run the store shows ended)."""
+        if status not in TERMINAL:
+            raise InvalidTransition(f"{status!r} is not an end state")
+        status = RunStatus(status).value
+        with self.transaction():
+            with self._write() as connection:
+                current = self._status(connection, run_id)
+                worker = connection.execute(
+                    sa.select(t.runs.c.worker).where(t.runs.c.run_id == run_id)
+                ).scalar()
+            if current is not None and (worker is not None or not is_terminal(current)):
+                check_stored(current, status)
+            self.upsert_run(run_id, status=status, **fields)
+
+    def end_unstarted(
+        self, run_id: str, status: Literal["failed", "cancelled"], message: str
+    ) -> bool:
+        """End a run still `queued` or `created` (no process ever got it going); False when
+        it is not."""
+        now = utc_now()
+        with self._write() as connection:
+            current = self._status(connection, run_id)
+            if current not in UNSTARTED:
+                return False
+            check_stored(str(current), status)
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id, t.runs.c.status.in_(_UNSTARTED))
+                .values(status=status, error_message=message, finished_at=now, updated_at=now)
+            )
+        return True
+
+    def request_cancel(self, run_id: str) -> RunSummary | None:
+        """Ask a run to stop (its process polls for it); None when there is no such run. A
+        run that has ended is returned unchanged."""
+        with self._write() as connection:
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id, t.runs.c.status.not_in(_ENDED))
+                .values(cancel_requested=True, updated_at=utc_now())
+            )
+            row = connection.execute(sa.select(t.runs).where(t.runs.c.run_id == run_id)).first()
+        return summary_of(row._mapping) if row is not None else None
+
+    # -- around it -------------------------------------------------------------------------
+
+    def set_clashes(self, run_id: str, workspaces: Sequence[str]) -> None:
+        """The folders of this machine found to name the run besides its workspace (copies
+        of it), with the time they were listed; none clears the list."""
+        now = utc_now()
+        entries = [{"workspace": path, "seen_at": now} for path in workspaces]
+        with self._write() as connection:
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id)
+                .values(clashes=entries or None, updated_at=now)
+            )
+
+    def delete_run(self, run_id: str) -> None:
+        """Forget a run (its workspace is left alone)."""
+        with self._write() as connection:
+            connection.execute(sa.delete(t.runs).where(t.runs.c.run_id == run_id))
+
+
+def _usable_seq(seq: Any) -> bool:
+    return isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= MAX_SEQ
+
+
+def _finding_row(run_id: str, finding: FindingRow) -> dict[str, Any]:
+    values = finding.model_dump()
+    values["col"] = values.pop("column")
+    return {"run_id": run_id, **values}
+
+
+def _citation_row(run_id: str, citation: CitationRow) -> dict[str, Any]:
+    values = citation.model_dump()
+    values["col"] = values.pop("column")
+    values["start_offset"] = values.pop("start")
+    values["end_offset"] = values.pop("end")
+    return {"run_id": run_id, **values}
