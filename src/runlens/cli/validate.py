@@ -30,8 +30,11 @@ EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
 REBUILT_INDEX = Workspace.REBUILT_INDEX
 
 
-def read_run_record(workspace: Path) -> dict[str, Any]:
-    """`runtime/run.json` as a dict; {} when the workspace has none (e.g. written by hand)."""
+def strict_run_record(workspace: Path) -> dict[str, Any]:
+    """`runtime/run.json` as the JSON object it holds, raising UserError when it is not one
+    (`validate` judges nothing on a record it cannot read); {} when the workspace has none
+    (e.g. written by hand). Read leniently, by its model, everywhere else
+    (`runlens.records.readers.read_run_record`)."""
     path = workspace / RUN_RECORD
     if not path.is_file():
         return {}
@@ -188,7 +191,7 @@ def validate_command(
     ):
         if value is not None and source is None:
             raise UserError(f"{option} says how to read the --source file: give --source too")
-    record = read_run_record(workspace)
+    record = strict_run_record(workspace)
     plugin = load_plugin(plugin_name or record.get("plugin") or _only_plugin(workspace))
     expected = _expected_hash(record)
     index_file = None
