@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install RunLens with everything its tests need, then lint, type-check and run the whole suite.
+# Install RunLens with everything its tests need, then lint, type-check and run the whole suite
+# with coverage on src/runlens, failing under the gate in pyproject.toml.
 # The real-model test needs llama-cpp-python, built from source once (about 10 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,12 +38,31 @@ python -m pip install --quiet -e ".[test,llm-server]"
 python -m ruff check src tests benchmarks scripts
 python -m ruff format --check src tests benchmarks scripts
 python -m mypy
+# The whole suite, slow tests included (`-m ""`; arguments given here come after and win),
+# measured by coverage in this process and in every Python process the tests start.
+# A test that a tracer changes runs on its own, untraced: under coverage the validator thread
+# this one abandons after 0.3 s holds the run for its whole 30 s sleep.
+untraced=(
+  "tests/runtime/test_hooks.py::test_a_hung_validator_blocks_after_its_timeout_and_does_not_hold_the_process"
+)
+python -m coverage erase
 set +e
-python -m pytest "$@"
+python -m coverage run -m pytest -m "" "${untraced[@]/#/--deselect=}" "$@"
 status=$?
+if [ "$#" -eq 0 ] && [ "$status" -ne 5 ]; then
+  python -m pytest -m "" -p no:cacheprovider "${untraced[@]}" || status=$?
+fi
 set -e
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure here" >&2
   exit 1
+fi
+python -m coverage combine --quiet
+if [ "$#" -eq 0 ]; then
+  # The gate (fail_under in pyproject.toml) holds for the whole suite only: a chosen subset
+  # gets its figure reported, not judged.
+  python -m coverage report || status=$?
+else
+  python -m coverage report --fail-under=0
 fi
 exit "$status"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.slow import is_slow
 
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT, REPORT_HEADINGS
 
@@ -82,6 +83,14 @@ class FeedbackWorkspace:
     @property
     def index_path(self) -> Path:
         return self.root / "runtime" / "evidence_index.json"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests listed in tests/slow.py `slow` before `-m` selects by marker."""
+    for item in items:
+        if is_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)
