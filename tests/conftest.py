@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.slow import is_slow
+from tests.slow import is_slow, is_timed
 
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, REPORT, REPORT_HEADINGS
 
@@ -87,10 +87,13 @@ class FeedbackWorkspace:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests listed in tests/slow.py `slow` before `-m` selects by marker."""
+    """Mark the tests listed in tests/slow.py `slow` or `timed` before `-m` selects by
+    marker."""
     for item in items:
         if is_slow(item.nodeid):
             item.add_marker(pytest.mark.slow)
+        if is_timed(item.nodeid):
+            item.add_marker(pytest.mark.timed)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -241,10 +241,82 @@ SLOW: dict[str, tuple[str, ...]] = {
 SLOW_PATTERNS: tuple[str, ...] = ("tests/store/*[[]postgresql*",)
 
 
+#: Tests that assert how long something took (a cancellation within a second, a bomb refused
+#: within seconds, a linear-time check): `scripts/test.sh` runs them untraced, after the rest
+#: of the suite ran under coverage, since a tracer slows every line they time. Marked
+#: `timed` (they stay in the default run unless they are slow too).
+TIMED: dict[str, tuple[str, ...]] = {
+    "tests/evidence/test_workbook_bounds.py": (
+        "test_a_bomb_declaring_its_size_is_refused_before_inflating",
+        "test_a_bomb_lying_about_its_size_stops_at_the_size_it_declares",
+    ),
+    "tests/feedback/test_offline_runs.py": ("test_ten_thousand_mixed_rows_complete",),
+    "tests/hardening/test_hook_setsid.py": (
+        "test_a_double_forked_daemon_does_not_outlive_a_hook_that_timed_out",
+    ),
+    "tests/hardening/test_locked_store.py": (
+        "test_a_locked_sqlite_store_does_not_delay_the_end_of_a_run",
+    ),
+    "tests/hardening/test_signals.py": (),
+    "tests/hardening/test_tool_abandoned.py": (),
+    "tests/hardening/test_workbook_bombs.py": (),
+    "tests/providers/test_fault_server.py": (
+        "test_close_releases_a_hanging_request_at_once",
+        "test_hang_outlasts_a_client_timeout",
+    ),
+    "tests/providers/test_hostile_responses.py": (
+        "test_a_body_dripping_past_the_timeout_is_a_timeout",
+        "test_an_endless_body_stops_at_16_mib_fast_and_in_bounded_memory",
+        "test_an_endless_error_body_is_still_the_status_error_and_retried",
+    ),
+    "tests/providers/test_hostile_runs.py": (
+        "test_a_gzip_bomb_fails_the_run_at_the_limit",
+        "test_an_endless_body_fails_the_run_at_once_with_the_limit_named",
+        "test_an_endless_body_in_a_subprocess_fails_fast_in_bounded_memory",
+    ),
+    "tests/providers/test_provider_runs.py": (
+        "test_a_hang_past_the_timeout_is_retried_and_the_run_completes",
+        "test_a_server_that_always_hangs_fails_the_run_with_a_timeout_message",
+    ),
+    "tests/runtime/test_hooks.py": (
+        # Under a tracer the validator thread it abandons holds the run for its whole sleep.
+        "test_a_hung_validator_blocks_after_its_timeout_and_does_not_hold_the_process",
+    ),
+    "tests/runtime/test_hooks_hardening.py": (
+        "test_a_background_child_does_not_outlive_a_hook_that_exited",
+        "test_a_hook_flooding_both_pipes_does_not_hang",
+        "test_a_large_payload_is_no_problem_whether_read_or_not",
+        "test_a_stop_hook_past_its_own_timeout_blocks_and_leaves_nothing",
+        "test_a_timed_out_hook_leaves_no_process_behind",
+    ),
+    "tests/store/test_mirror.py": (
+        "test_a_cancel_in_the_store_ends_a_cli_run_cancelled",
+        "test_a_cancel_in_the_store_stops_a_slow_model_within_two_seconds",
+    ),
+    "tests/ui/test_launch_limit.py": (
+        "test_twenty_starts_at_once_start_two_runs_and_refuse_the_rest",
+    ),
+    "tests/validation/test_evidence_citations.py": (
+        "test_a_hundred_thousand_citations_in_linear_time",
+    ),
+    "tests/workers/test_model_server.py": ("test_stop_cuts_a_sleeping_request_short",),
+    "tests/workers/test_worker_lifecycle.py": (
+        "test_sigterm_hands_the_runs_back_and_ends_the_worker_within_2s",
+    ),
+}
+
+
+def _listed(table: dict[str, tuple[str, ...]], nodeid: str) -> bool:
+    path, _, test = nodeid.partition("::")
+    names = table.get(path)
+    return names is not None and (not names or test in names or test.split("[", 1)[0] in names)
+
+
 def is_slow(nodeid: str) -> bool:
     """Whether the test with this node id is one of the slow ones."""
-    path, _, test = nodeid.partition("::")
-    names = SLOW.get(path)
-    if names is not None and (not names or test in names or test.split("[", 1)[0] in names):
-        return True
-    return any(fnmatchcase(nodeid, pattern) for pattern in SLOW_PATTERNS)
+    return _listed(SLOW, nodeid) or any(fnmatchcase(nodeid, p) for p in SLOW_PATTERNS)
+
+
+def is_timed(nodeid: str) -> bool:
+    """Whether the test with this node id asserts how long something took."""
+    return _listed(TIMED, nodeid)
