@@ -16,6 +16,14 @@
 3. Concurrency: 100 runs at once whose model sleeps 50 ms per call (11 calls each); wall time
    against the ideal 11 x 50 ms.
 4. `runlens --help` start-up time.
+5. The run store (`--only store`, stores from `--store none,sqlite,postgresql`): per-step
+   microseconds at N and 10N tool calls, and the concurrent runs, each with the run mirrored
+   into the store as `runlens run` mirrors it (a `StoreMirror` subscribed to the run, started
+   before it and finished after it; a concurrent run finishes its mirror off the event loop).
+   SQLite is a fresh file under `--dir` for every round; PostgreSQL a fresh schema of
+   `$RUNLENS_BENCH_POSTGRES` (default: the `test` database at 127.0.0.1:5432), dropped after
+   the round (skipped, saying so, when unreachable). The stores take turns within each round,
+   and every ratio is taken within a round (the median of the rounds' ratios).
 
 Timings are medians over `--repeat` rounds, with the fastest and slowest round's wall time
 beside them: on a shared machine one round can be slowed by other work, and the median is
@@ -26,7 +34,9 @@ Workspaces go to `--dir` (default: /dev/shm when it exists), so the figures meas
 runtime rather than the disk; section 2 measures the disk's share. `--only` runs one section.
 
 Targets (issue: Agent runtime): <= 0.25 ms per step; 100 concurrent runs within 20 % of the
-ideal; `runlens --help` under 0.3 s. This prints measurements; it asserts nothing.
+ideal; `runlens --help` under 0.3 s. With the store (issue: Fast again): per step with SQLite
+<= 1.2x the same run without a store; 100 concurrent runs <= 1.3x ideal with SQLite, <= 1.6x
+with PostgreSQL. This prints measurements; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import asyncio
 import contextlib
 import gc
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -45,7 +56,7 @@ import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runlens.contracts import ArtifactContract, JsonRules
 from runlens.inputs import TableInput
@@ -56,7 +67,19 @@ from runlens.runtime.run import RunSettings, run_plugin
 from runlens.testing import FunctionModel
 from runlens.tools.base import Tool
 
+if TYPE_CHECKING:
+    from runlens.store.db import RunStore
+
 OUTPUT = "artifacts/out.json"
+#: The stores section 5 can mirror runs into (`none`: no store, the baseline).
+STORES = ("none", "sqlite", "postgresql")
+POSTGRES = os.environ.get(
+    "RUNLENS_BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+#: A provider key as `runlens run` finds one in its environment: every record is redacted.
+SECRET = "bench-key-" + "0" * 24
+#: The runs whose mirror failed a write (said on stderr): counted beside the figures.
+_FAILED_MIRRORS: list[str] = []
 _DIR: str | None = "/dev/shm" if Path("/dev/shm").is_dir() else None
 
 
@@ -371,6 +394,227 @@ def startup(repeat: int) -> None:
     )
 
 
+def _postgres_note() -> str | None:
+    """Why PostgreSQL cannot be measured here; None when it can."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(POSTGRES, connect_args={"connect_timeout": 5})
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.text("SELECT 1"))
+    except Exception as error:
+        return f"no PostgreSQL at {POSTGRES} ({type(error).__name__}): skipped"
+    finally:
+        engine.dispose()
+    return None
+
+
+@contextlib.contextmanager
+def _store(kind: str, root: Path) -> Iterator[RunStore | None]:
+    """A fresh store of `kind` for one round (None for `none`), closed (and a PostgreSQL
+    schema dropped) afterwards."""
+    if kind == "none":
+        yield None
+        return
+    import sqlalchemy as sa
+
+    from runlens.store.db import open_store
+
+    if kind == "sqlite":
+        store = open_store(f"sqlite:///{root / 'store' / 'runlens.db'}")
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    schema = f"rl_bench_{secrets.token_hex(6)}"
+    admin = sa.create_engine(POSTGRES)
+    with admin.begin() as connection:
+        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        store = open_store(f"{POSTGRES}?options=-csearch_path%3D{schema}")
+        try:
+            yield store
+        finally:
+            store.close()
+    finally:
+        with admin.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+async def _mirrored_run(
+    plugin: Plugin,
+    root: Path,
+    number: int,
+    steps: int,
+    latency: float,
+    store: RunStore | None,
+    *,
+    finish_in_thread: bool = False,
+) -> str:
+    """One run as `runlens run` executes it: a `StoreMirror` subscribed to the run (started
+    before it, finished after it), the environment's provider key redacted everywhere."""
+    from runlens.records.io import new_run_id
+    from runlens.secrets import redactor
+
+    settings = RunSettings(
+        limits=LoopLimits(max_turns=steps + 5, max_tool_calls=steps + 5),
+        validator_plugins=False,
+        secrets=(SECRET,),
+    )
+    workspace = root / f"run_{number}"
+    if store is None:
+        result = await run_plugin(
+            plugin, root / "input.txt", _model(steps, latency), workspace=workspace,
+            settings=settings,
+        )  # fmt: skip
+        return result.status.value
+    from runlens.store.mirror import StoreMirror
+
+    run_id = new_run_id()
+    mirror = StoreMirror(
+        store,
+        run_id,
+        workspace,
+        on_cancel=lambda _reason: None,
+        origin="cli",
+        redact=redactor(settings.secrets),
+    ).start()
+    try:
+        result = await run_plugin(
+            plugin, root / "input.txt", _model(steps, latency), workspace=workspace,
+            settings=settings, subscribers=[mirror], run_id=run_id,
+        )  # fmt: skip
+    finally:
+        if finish_in_thread:
+            await asyncio.to_thread(mirror.finish)
+        else:
+            mirror.finish()
+    if not mirror.healthy:
+        _FAILED_MIRRORS.append(run_id)
+    return result.status.value
+
+
+def _usable_stores(kinds: list[str]) -> list[str]:
+    usable = []
+    for kind in kinds:
+        if kind == "postgresql" and (note := _postgres_note()) is not None:
+            print(f"  {note}")
+            continue
+        usable.append(kind)
+    return usable
+
+
+def store_steps(kinds: list[str], runs: int, steps: int, repeat: int) -> None:
+    """Section 5a: per-step cost with each store, the stores taking turns in every round."""
+    plugin = _plugin()
+    print(
+        f"\nPer step with the run store ({runs} sequential runs of {steps} tool calls, "
+        f"{max(runs // 10, 1)} of {steps * 10}; median of {repeat} rounds, stores in turn)"
+    )
+    kinds = _usable_stores(kinds)
+    print(f"{'':<36} {'µs/step':>9} {'cpu µs':>9} {'x none':>7} {'µs/step range':>15}")
+    for n_steps, n_runs in ((steps, runs), (steps * 10, max(runs // 10, 1))):
+        walls: dict[str, list[float]] = {kind: [] for kind in kinds}
+        cpus: dict[str, list[float]] = {kind: [] for kind in kinds}
+        failed = dict.fromkeys(kinds, 0)
+        for _ in range(repeat):
+            for kind in kinds:
+                with _folder() as root, _store(kind, root) as store:
+
+                    async def all_runs(
+                        root: Path = root,
+                        store: RunStore | None = store,
+                        n: int = n_steps,
+                        runs: int = n_runs,
+                    ) -> None:
+                        for number in range(runs):
+                            status = await _mirrored_run(plugin, root, number, n, 0.0, store)
+                            assert status == "completed", status
+
+                    gc.collect()
+                    _FAILED_MIRRORS.clear()
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    asyncio.run(all_runs())
+                    cpus[kind].append(time.process_time() - cpu_started)
+                    walls[kind].append(time.perf_counter() - started)
+                    failed[kind] += len(_FAILED_MIRRORS)
+        calls = n_runs * (n_steps + 1)
+        for kind in kinds:
+            wall = statistics.median(walls[kind]) / calls * 1e6
+            cpu = statistics.median(cpus[kind]) / calls * 1e6
+            ratio = (
+                statistics.median(
+                    w / base for w, base in zip(walls[kind], walls["none"], strict=True)
+                )
+                if "none" in walls
+                else float("nan")
+            )
+            spread = f"{min(walls[kind]) / calls * 1e6:.1f}-{max(walls[kind]) / calls * 1e6:.1f}"
+            goal = " (goal <= 1.2)" if kind == "sqlite" else ""
+            if failed[kind]:
+                goal += f"; {failed[kind]} mirrors failed a write"
+            print(
+                f"{f'{kind}, {n_steps} tool calls/run':<36} {wall:>9.1f} {cpu:>9.1f} "
+                f"{ratio:>7.2f} {spread:>15}{goal}"
+            )
+
+
+def _failures(failed: int, runs: int) -> str:
+    return f"; {failed} of {runs} mirrors failed a write" if failed else ""
+
+
+def store_concurrent(kinds: list[str], count: int, steps: int, latency: float, repeat: int) -> None:
+    """Section 5b: `count` concurrent runs with each store, the stores taking turns."""
+    plugin = _plugin()
+    ideal = (steps + 1) * latency
+    print(
+        f"\n{count} concurrent runs with the run store, model sleeps {latency * 1000:.0f} ms "
+        f"per call, {steps + 1} calls each (median of {repeat} rounds, stores in turn)"
+    )
+    kinds = _usable_stores(kinds)
+    walls: dict[str, list[float]] = {kind: [] for kind in kinds}
+    cpus: dict[str, list[float]] = {kind: [] for kind in kinds}
+    failed = dict.fromkeys(kinds, 0)
+    for _ in range(repeat):
+        for kind in kinds:
+            with _folder() as root, _store(kind, root) as store:
+
+                async def all_runs(root: Path = root, store: RunStore | None = store) -> list[str]:
+                    return await asyncio.gather(
+                        *(
+                            _mirrored_run(
+                                plugin, root, n, steps, latency, store, finish_in_thread=True
+                            )
+                            for n in range(count)
+                        )
+                    )
+
+                gc.collect()
+                _FAILED_MIRRORS.clear()
+                started, cpu_started = time.perf_counter(), time.process_time()
+                statuses = asyncio.run(all_runs())
+                cpus[kind].append(time.process_time() - cpu_started)
+                walls[kind].append(time.perf_counter() - started)
+                failed[kind] += len(_FAILED_MIRRORS)
+            assert statuses == ["completed"] * count
+    goals = {"none": "", "sqlite": " (goal <= 1.3)", "postgresql": " (goal <= 1.6)"}
+    for kind in kinds:
+        wall = statistics.median(walls[kind])
+        print(
+            f"  {kind:<11} wall {wall * 1000:6.0f} ms "
+            f"(range {min(walls[kind]) * 1000:.0f}-{max(walls[kind]) * 1000:.0f}), "
+            f"{wall / ideal:.2f}x ideal {ideal * 1000:.0f} ms{goals.get(kind, '')}; "
+            f"CPU {statistics.median(cpus[kind]) * 1000:.0f} ms"
+            + (
+                f"; {failed[kind]} of {count * repeat} mirrors failed a write"
+                if failed[kind]
+                else ""
+            )
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=200)
@@ -384,8 +628,17 @@ def main() -> None:
         default=",".join(d for d in ("/dev/shm", tempfile.gettempdir()) if Path(d).is_dir()),
         help="comma-separated folders for section 2 (e.g. tmpfs and a real disk)",
     )
-    parser.add_argument("--only", choices=("steps", "writes", "concurrent", "startup"))
+    parser.add_argument(
+        "--store",
+        default=",".join(STORES),
+        help=f"comma-separated stores for section 5, of {', '.join(STORES)}",
+    )
+    parser.add_argument("--only", choices=("steps", "writes", "concurrent", "startup", "store"))
     args = parser.parse_args()
+    kinds = [kind.strip() for kind in args.store.split(",") if kind.strip()]
+    unknown = sorted(set(kinds) - set(STORES))
+    if unknown:
+        parser.error(f"--store: unknown {', '.join(unknown)} (of {', '.join(STORES)})")
     globals()["_DIR"] = args.dir
     print(f"workspaces under {args.dir or tempfile.gettempdir()}")
     if args.only in (None, "steps"):
@@ -396,6 +649,9 @@ def main() -> None:
         concurrent(args.concurrent, args.steps, args.latency, max(args.repeat // 2, 1))
     if args.only in (None, "startup"):
         startup(args.repeat)
+    if args.only in (None, "store"):
+        store_steps(kinds, args.runs, args.steps, args.repeat)
+        store_concurrent(kinds, args.concurrent, args.steps, args.latency, max(args.repeat // 2, 1))
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def test_a_mirrored_batch_that_fails_writes_nothing_and_is_written_whole_later(
     ]  # fmt: skip
     try:
         _refuse(postgres_url, "events")
-        mirror._pending.extend(batch)
+        mirror._unwritten.extend(batch)  # taken from the queue, not yet written
         mirror._flush()
         # The run row was written before the events failed: it went back with them.
         assert store.get_run("run_atomic") is None

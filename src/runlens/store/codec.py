@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -36,11 +37,13 @@ ESCAPE: Final = "\ue000"
 CUT_MARK: Final = "…#"
 _HASH_DIGITS = 16
 _INT_RANGES: Final = {"Integer": (-(2**31), 2**31 - 1), "BigInteger": (-(2**63), 2**63 - 1)}
+#: A character `escape_text` escapes: the escape itself, U+0000, a lone surrogate.
+_NEEDS_ESCAPE: Final = re.compile("[\ue000\x00\ud800-\udfff]")
 
 
 def escape_text(text: str) -> str:
     """`text` with no U+0000 and no lone surrogate, reversibly (`unescape_text`)."""
-    if not any(c == ESCAPE or c == "\x00" or "\ud800" <= c <= "\udfff" for c in text):
+    if _NEEDS_ESCAPE.search(text) is None:
         return text
     out: list[str] = []
     for char in text:

@@ -38,6 +38,7 @@ ended must not undo the run's own final write).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -66,6 +67,38 @@ MAX_SEQ: Final = 2**31 - 1
 RUN_FIELDS: Final = frozenset(column.name for column in t.runs.columns) - {"run_id"}
 _ENDED: Final = sorted(status.value for status in TERMINAL)
 _UNSTARTED: Final = sorted(str(status) for status in UNSTARTED)
+# The statements a run's writes repeat, built once (their parameters given at execution:
+# `the_run` the run's id; an UPDATE without values sets the columns its parameters name).
+#: The run's row: the columns given.
+_UPDATE_RUN: Final = sa.update(t.runs).where(t.runs.c.run_id == sa.bindparam("the_run"))
+#: The run's `last_seq` raised to `top` (never lowered), with `updated_at` `now`.
+_RAISE_LAST_SEQ: Final = (
+    sa.update(t.runs)
+    .where(t.runs.c.run_id == sa.bindparam("the_run"), t.runs.c.last_seq < sa.bindparam("top"))
+    .values(last_seq=sa.bindparam("new_top"), updated_at=sa.bindparam("now"))
+)
+#: The run's stored status and worker, its row locked until the transaction ends.
+_LOCK_RUN: Final = (
+    sa.select(t.runs.c.status, t.runs.c.worker)
+    .where(t.runs.c.run_id == sa.bindparam("the_run"))
+    .with_for_update()
+)
+#: The same, with the highest event `seq` it holds (`end_run`).
+_LOCK_RUN_END: Final = (
+    sa.select(t.runs.c.status, t.runs.c.worker, t.runs.c.last_seq)
+    .where(t.runs.c.run_id == sa.bindparam("the_run"))
+    .with_for_update()
+)
+#: A run's results: its artifacts, findings and citations.
+Results = tuple[Sequence[ArtifactRow], Sequence[FindingRow], Sequence[CitationRow]]
+#: The run's rows of each results table.
+_DROP_RESULTS: Final = tuple(
+    sa.delete(table).where(table.c.run_id == sa.bindparam("the_run"))
+    for table in (t.artifacts, t.findings, t.citations)
+)
+_INSERT_ARTIFACTS: Final = sa.insert(t.artifacts)
+_INSERT_FINDINGS: Final = sa.insert(t.findings)
+_INSERT_CITATIONS: Final = sa.insert(t.citations)
 
 
 class RunLife(RunReads):
@@ -88,9 +121,7 @@ class RunLife(RunReads):
     def _upsert_run(self, connection: Connection, run_id: str, values: dict[str, Any]) -> None:
         if values.get("status") in LIVE and is_terminal(self._status(connection, run_id)):
             return  # a stale reader: the run's own end stays
-        updated = connection.execute(
-            sa.update(t.runs).where(t.runs.c.run_id == run_id).values(**values)
-        )
+        updated = connection.execute(_UPDATE_RUN, {**values, "the_run": run_id})
         if updated.rowcount:
             return
         row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
@@ -108,9 +139,7 @@ class RunLife(RunReads):
 
     def _status(self, connection: Connection, run_id: str) -> str | None:
         """The run's stored status, its row locked until the transaction ends."""
-        status = connection.execute(
-            sa.select(t.runs.c.status).where(t.runs.c.run_id == run_id).with_for_update()
-        ).scalar()
+        status = connection.execute(_LOCK_RUN, {"the_run": run_id}).scalar()
         return str(status) if status is not None else None
 
     # -- before a run starts ---------------------------------------------------------------
@@ -213,30 +242,24 @@ class RunLife(RunReads):
         """Add events (`{seq, ts, type, data}`); ones the store holds already are skipped.
         The run's `last_seq` becomes the highest `seq` it holds. Returns how many were given
         with a usable `seq` (an integer from 0 to `MAX_SEQ`: no run has more events)."""
-        rows = [
-            {
-                "run_id": run_id,
-                "seq": event["seq"],
-                "ts": str(event.get("ts") or ""),
-                "type": str(event.get("type") or ""),
-                "data": event.get("data") if isinstance(event.get("data"), dict) else {},
-            }
-            for event in events
-            if _usable_seq(event.get("seq"))
-        ]
+        rows = _event_rows(run_id, events)
         if not rows:
             return 0
         top = max(row["seq"] for row in rows)
         with self._write() as connection:
-            for start in range(0, len(rows), 500):
-                statement = self._insert(t.events).values(rows[start : start + 500])
-                connection.execute(statement.on_conflict_do_nothing())
+            connection.execute(self._add_events, rows)
             connection.execute(
-                sa.update(t.runs)
-                .where(t.runs.c.run_id == run_id, t.runs.c.last_seq < top)
-                .values(last_seq=top, updated_at=utc_now())
+                _RAISE_LAST_SEQ, {"the_run": run_id, "top": top, "new_top": top, "now": utc_now()}
             )
         return len(rows)
+
+    @functools.cached_property
+    def _add_events(self) -> sa.Insert:
+        """The INSERT of events that skips the ones the store holds, built once: a batch is
+        one `executemany` of it (the driver's batching: on PostgreSQL a round trip per page
+        of rows, not per event)."""
+        statement: sa.Insert = self._insert(t.events).on_conflict_do_nothing()
+        return statement
 
     def drop_events_from(self, run_id: str, seq: int) -> None:
         """A replay published something else at `seq`: the events recorded from there on
@@ -263,40 +286,15 @@ class RunLife(RunReads):
     ) -> None:
         """Set the run's artifacts, findings and citations (what its manifest and citations
         file say), replacing what the store held; the run's counts follow."""
-        by_code: dict[str, int] = {}
-        for finding in findings:
-            by_code[finding.code] = by_code.get(finding.code, 0) + 1
-        counts = {"verified": 0, "failed": 0}
-        for citation in citations:
-            counts[citation.status] += 1
         with self._write() as connection:
-            for table in (t.artifacts, t.findings, t.citations):
-                connection.execute(sa.delete(table).where(table.c.run_id == run_id))
-            if artifacts:
-                connection.execute(
-                    sa.insert(t.artifacts),
-                    [
-                        {"run_id": run_id, "ordinal": number, **artifact.model_dump()}
-                        for number, artifact in enumerate(artifacts)
-                    ],
-                )
-            if findings:
-                connection.execute(
-                    sa.insert(t.findings), [_finding_row(run_id, f) for f in findings]
-                )
-            if citations:
-                connection.execute(
-                    sa.insert(t.citations), [_citation_row(run_id, c) for c in citations]
-                )
+            _write_results(connection, run_id, artifacts, findings, citations, replace=True)
             connection.execute(
-                sa.update(t.runs)
-                .where(t.runs.c.run_id == run_id)
-                .values(
-                    finding_count=len(findings),
-                    findings_by_code=by_code,
-                    citation_counts=counts,
-                    updated_at=utc_now(),
-                )
+                _UPDATE_RUN,
+                {
+                    "the_run": run_id,
+                    **_result_counts(findings, citations),
+                    "updated_at": utc_now(),
+                },
             )
 
     def finish(self, run_id: str, status: str, **fields: Any) -> None:
@@ -311,13 +309,63 @@ class RunLife(RunReads):
         status = RunStatus(status).value
         with self.transaction():
             with self._write() as connection:
-                current = self._status(connection, run_id)
-                worker = connection.execute(
-                    sa.select(t.runs.c.worker).where(t.runs.c.run_id == run_id)
-                ).scalar()
+                row = connection.execute(_LOCK_RUN, {"the_run": run_id}).first()
+            current, worker = (str(row.status), row.worker) if row is not None else (None, None)
             if current is not None and (worker is not None or not is_terminal(current)):
                 check_stored(current, status)
             self.upsert_run(run_id, status=status, **fields)
+
+    def end_run(
+        self,
+        run_id: str,
+        status: str,
+        fields: Mapping[str, Any],
+        events: Sequence[Mapping[str, Any]],
+        results: Results | None,
+        final: Mapping[str, Any] | None = None,
+        *,
+        lock_seconds: float | None = None,
+    ) -> None:
+        """A local run's end in one transaction of few statements, whatever its size: the
+        rows `index_run(**fields)`, `append_events(events)`, `replace_results(*results)` and
+        `finish(status, **final)` would leave one after the other. The run's row is written
+        once (`status` checked as `finish` checks it), then the events the store does not
+        hold and the results. The end of a run a mirror has streamed
+        (`runlens.store.sync.finish_streamed`)."""
+        if status not in TERMINAL:
+            raise InvalidTransition(f"{status!r} is not an end state")
+        values: dict[str, Any] = dict(fields)
+        if results is not None:
+            values.update(_result_counts(results[1], results[2]))
+        values.update(final or {})
+        unknown = set(values) - RUN_FIELDS
+        if unknown:
+            raise ValueError(f"not fields of a run: {', '.join(sorted(unknown))}")
+        values["status"] = RunStatus(status).value
+        values["updated_at"] = utc_now()
+        rows = _event_rows(run_id, events)
+        with self.transaction(lock_seconds=lock_seconds), self._write() as connection:
+            held = connection.execute(_LOCK_RUN_END, {"the_run": run_id}).first()
+            if held is not None:
+                current = str(held.status)
+                if held.worker is not None or not is_terminal(current):
+                    check_stored(current, values["status"])
+            top = max((row["seq"] for row in rows), default=None)
+            if top is not None and (held is None or held.last_seq < top):
+                values["last_seq"] = top
+            if held is None:
+                row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
+                row.setdefault("plugin", "unknown")
+                row.setdefault("model", "unknown")
+                row.setdefault("workspace", "")
+                connection.execute(self._insert(t.runs), row)
+            else:
+                connection.execute(_UPDATE_RUN, {**values, "the_run": run_id})
+            if rows:
+                connection.execute(self._add_events, rows)
+            if results is not None:
+                # A run first written now has no results to replace.
+                _write_results(connection, run_id, *results, replace=held is not None)
 
     def end_unstarted(
         self, run_id: str, status: Literal["failed", "cancelled"], message: str
@@ -371,6 +419,61 @@ class RunLife(RunReads):
 
 def _usable_seq(seq: Any) -> bool:
     return isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= MAX_SEQ
+
+
+def _event_rows(run_id: str, events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The `events` rows of the events with a usable `seq` (`append_events`)."""
+    return [
+        {
+            "run_id": run_id,
+            "seq": event["seq"],
+            "ts": str(event.get("ts") or ""),
+            "type": str(event.get("type") or ""),
+            "data": event.get("data") if isinstance(event.get("data"), dict) else {},
+        }
+        for event in events
+        if _usable_seq(event.get("seq"))
+    ]
+
+
+def _result_counts(
+    findings: Sequence[FindingRow], citations: Sequence[CitationRow]
+) -> dict[str, Any]:
+    """The run's columns that count its results."""
+    by_code: dict[str, int] = {}
+    for finding in findings:
+        by_code[finding.code] = by_code.get(finding.code, 0) + 1
+    counts = {"verified": 0, "failed": 0}
+    for citation in citations:
+        counts[citation.status] += 1
+    return {"finding_count": len(findings), "findings_by_code": by_code, "citation_counts": counts}
+
+
+def _write_results(
+    connection: Connection,
+    run_id: str,
+    artifacts: Sequence[ArtifactRow],
+    findings: Sequence[FindingRow],
+    citations: Sequence[CitationRow],
+    *,
+    replace: bool,
+) -> None:
+    """Insert the run's results (`replace`: after deleting those the store holds)."""
+    if replace:
+        for statement in _DROP_RESULTS:
+            connection.execute(statement, {"the_run": run_id})
+    if artifacts:
+        connection.execute(
+            _INSERT_ARTIFACTS,
+            [
+                {"run_id": run_id, "ordinal": number, **artifact.model_dump()}
+                for number, artifact in enumerate(artifacts)
+            ],
+        )
+    if findings:
+        connection.execute(_INSERT_FINDINGS, [_finding_row(run_id, f) for f in findings])
+    if citations:
+        connection.execute(_INSERT_CITATIONS, [_citation_row(run_id, c) for c in citations])
 
 
 def _finding_row(run_id: str, finding: FindingRow) -> dict[str, Any]:

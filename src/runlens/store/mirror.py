@@ -1,10 +1,11 @@
 """Keeping the run store in step with a live run, and hearing from it when to stop.
 
-`StoreMirror` subscribes to a run's event log. Publishing an event only appends it to a
-list: a background thread writes what has gathered every `flush_seconds` (so the store is
-at most that far behind), with the run's status, plan and warnings folded from the events
-(`live_record`), and asks the store every `poll_seconds` whether someone wants the run to
-stop (`RunStore.request_cancel`, from the UI or the API); if so it calls `on_cancel` once.
+`StoreMirror` subscribes to a run's event log. Publishing an event costs the run one append
+to a bounded queue: a background thread takes what has gathered every `flush_seconds` (so
+the store is at most that far behind), redacts and encodes it there, and writes it in one
+transaction with the run's status, plan and warnings folded from the events (`live_record`);
+every `poll_seconds` it asks the store whether someone wants the run to stop
+(`RunStore.request_cancel`, from the UI or the API); if so it calls `on_cancel` once.
 
 The store is a convenience, never a condition of the run: when a write fails the mirror
 says so once on stderr and tries again with the next batch; the workspace holds every
@@ -13,11 +14,18 @@ from it. The run itself never waits on the store: writes happen on the mirror's 
 every write of the mirror, `finish()`'s too, waits at most `lock_seconds` for a lock another
 process holds (a SQLite store another writer has locked), then fails and is said so. Only a
 worker's final sync (`upload_files`), which hands the run back, waits as long as the store.
+A store so far behind that `queue_size` events wait for it (or for a write that keeps
+failing) stops being written while the run lasts: the run never waits, and `finish()` reads
+the rest from the workspace.
 
-Terminal states are not mirrored from events: `finish()` syncs the workspace once its
-records are written, so the store never shows a run ended without its artifacts. A worker's
-mirror (`worker`, `upload_files`) names the worker in the run's first write and has that
-sync put every workspace file in the store first (`sync_workspace(upload_files=True)`).
+Terminal states are not mirrored from events: `finish()` writes them with the run's final
+records, so the store never shows a run ended without its artifacts. It writes what the
+store does not hold yet, once, in one transaction (`finish_streamed`): the events not yet
+written, the run's fields from its final `run.json`, its artifacts, findings and citations,
+then its end state; the events it has streamed are not read back. A run whose workspace does
+not record its end, a mirror that fell behind, and a worker's mirror (`worker`,
+`upload_files`, which names the worker in the run's first write and puts every workspace file
+in the store first) sync the workspace instead (`sync_workspace`).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import json
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,11 +46,16 @@ from runlens.records.run_record import live_record
 from runlens.records.status import RunStatus
 from runlens.store.db import RunStore
 from runlens.store.rows import Origin
-from runlens.store.sync import sync_workspace
+from runlens.store.sync import finish_streamed, sync_workspace
 from runlens.tools.workspace import Workspace
 
 #: How long a write of the mirror waits for a lock another process holds on the store.
 LOCK_SECONDS = 1.0
+#: How many events wait for the store at most (queued, or in a write that failed) before
+#: the mirror stops writing the run live and leaves the rest to `finish()`.
+QUEUE_SIZE = 50_000
+#: The event type whose events order a run's findings (`runlens.store.sync._report_order`).
+_REPORT_ORDER = "validator.completed"
 #: What `on_cancel` is given as the reason the run ends `cancelled`.
 CANCEL_REASON = "cancelled on request from the run store (runlens ui or the API)"
 
@@ -63,6 +77,7 @@ class StoreMirror:
         flush_seconds: float = 0.2,
         poll_seconds: float = 0.5,
         lock_seconds: float = LOCK_SECONDS,
+        queue_size: int = QUEUE_SIZE,
         warn: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
@@ -79,7 +94,15 @@ class StoreMirror:
         self._poll_seconds = poll_seconds
         self._lock_seconds = lock_seconds
         self._warn = warn or _warn_on_stderr
-        self._pending: list[dict[str, Any]] = []
+        self._queue_size = queue_size
+        #: Events published and not yet taken by the thread (appends and pops are atomic).
+        self._queue: deque[Event] = deque()
+        #: Events taken, encoded, not yet in the store (a write failed, or not yet tried).
+        self._unwritten: list[dict[str, Any]] = []
+        #: Whether an event found the queue full: the rest of the run comes from its workspace.
+        self._behind = False
+        #: The run's `validator.completed` events (the order of its findings), as written.
+        self._report_events: list[EventView] = []
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = False
@@ -92,12 +115,13 @@ class StoreMirror:
         self.healthy = True
 
     def __call__(self, event: Event) -> None:
-        """The subscriber: queue the event (the thread writes it)."""
-        data = event.to_dict()
-        if self._redact is not None:
-            data = json.loads(self._redact(json.dumps(data, ensure_ascii=False)))
-        with self._lock:
-            self._pending.append(data)
+        """The subscriber: queue the event (the thread encodes and writes it)."""
+        if self._behind:
+            return
+        if len(self._queue) >= self._queue_size:
+            self._behind = True
+            return
+        self._queue.append(event)
 
     def start(self) -> StoreMirror:
         """Start writing and polling (on a daemon thread: it never keeps the process up)."""
@@ -109,24 +133,59 @@ class StoreMirror:
         return self
 
     def finish(self) -> None:
-        """After the run: stop the thread, write what is left, then sync the workspace (its
-        final records, artifacts, findings and citations; with `upload_files`, its files
-        first)."""
+        """After the run: stop the thread, then write what the store does not hold yet
+        once (`finish_streamed`: the events not yet written, the final records, artifacts,
+        findings and citations, the end state). A run whose workspace does not record its
+        end, a mirror that fell behind and a worker's mirror sync the workspace instead
+        (with `upload_files`, its files first)."""
         self._stopping = True
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
-        self._flush()
-        try:
-            sync_workspace(
-                self.store,
-                self.workspace.root,
-                origin=self.origin,
-                upload_files=self.upload_files,
-                lock_seconds=None if self.upload_files else self._lock_seconds,
-            )
-        except Exception as error:  # a broken store never fails the run: say so, go on
-            self._failed(error)
+        with self._lock:
+            try:
+                if self._finish_streamed():
+                    return
+            except Exception as error:  # a broken store never fails the run: say so, go on
+                self._failed(error)
+                return
+            self._flush_locked()
+            try:
+                sync_workspace(
+                    self.store,
+                    self.workspace.root,
+                    origin=self.origin,
+                    upload_files=self.upload_files,
+                    lock_seconds=None if self.upload_files else self._lock_seconds,
+                )
+            except Exception as error:  # a broken store never fails the run: say so, go on
+                self._failed(error)
+
+    def _finish_streamed(self) -> bool:
+        """Write the end of a run every event of which is written or waiting here; False
+        when that is not the case or the workspace does not record the run ended."""
+        if self.upload_files or self._behind:
+            return False
+        self._take()
+        if self._behind:
+            return False
+        report_events = [
+            *self._report_events,
+            *event_views(e for e in self._unwritten if e.get("type") == _REPORT_ORDER)[0],
+        ]
+        done = finish_streamed(
+            self.store,
+            self.workspace.root,
+            self.run_id,
+            unwritten=self._unwritten,
+            report_events=report_events,
+            origin=self.origin,
+            lock_seconds=self._lock_seconds,
+        )
+        if done:
+            self._unwritten = []
+            self.healthy = True
+        return done
 
     # -- the thread ------------------------------------------------------------------------
 
@@ -156,17 +215,40 @@ class StoreMirror:
 
     def _flush(self) -> None:
         with self._lock:
-            batch, self._pending = self._pending, []
-        if not batch:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        self._take()
+        if self._behind or not self._unwritten:
             return
         try:
-            self._write(batch)
-        except Exception as error:
-            with self._lock:  # kept for the next try (writes are idempotent by seq)
-                self._pending[:0] = batch
+            self._write(self._unwritten)
+        except Exception as error:  # kept for the next try (writes are idempotent by seq)
             self._failed(error)
         else:
+            self._unwritten = []
             self.healthy = True
+
+    def _take(self) -> None:
+        """Move the queued events to `_unwritten`, redacted and encoded as the store keeps
+        them; past `queue_size` waiting, stop writing the run live (`finish` reads the rest
+        from the workspace)."""
+        taken: list[Event] = []
+        while True:
+            try:
+                taken.append(self._queue.popleft())
+            except IndexError:
+                break
+        if self._behind or len(self._unwritten) + len(taken) > self._queue_size:
+            self._behind = True
+            self._queue.clear()
+            self._unwritten = []
+            return
+        for event in taken:
+            data = event.to_dict()
+            if self._redact is not None:
+                data = json.loads(self._redact(json.dumps(data, ensure_ascii=False)))
+            self._unwritten.append(data)
 
     def _write(self, batch: list[dict[str, Any]]) -> None:
         """Write one batch in one transaction: its events, the run's fields they change and
@@ -193,7 +275,9 @@ class StoreMirror:
             live=fields,
             lock_seconds=self._lock_seconds,
         )
+        self._created = True
         self._record = folded if folded is not None else self._record
+        self._report_events.extend(e for e in events if e.type == _REPORT_ORDER)
 
     def _create(self, events: list[EventView]) -> dict[str, Any]:
         created = next((e for e in events if e.type == "run.created"), None)

@@ -174,22 +174,69 @@ def _sync(
     return run_id, True
 
 
-def _write_state(
+def finish_streamed(
     store: RunStore,
+    workspace: Path,
     run_id: str,
+    *,
+    unwritten: Sequence[dict[str, Any]],
+    report_events: Sequence[EventView],
+    origin: Origin | None,
+    lock_seconds: float | None = None,
+) -> bool:
+    """The end of a run whose events a live mirror has streamed (`StoreMirror.finish`):
+    what the store does not hold yet is written once, in one transaction
+    (`RunStore.end_run`), as `sync_workspace` would write it: the events the mirror has not
+    written (`unwritten`), the run's fields from its final `run.json`, its artifacts,
+    findings and citations, and its end state. The event log is not read again:
+    `report_events` are the run's `validator.completed` events, which order its findings
+    (`_report_order`).
+
+    False, and nothing written, when the workspace does not record the run `run_id` ended
+    with a record read whole: `sync_workspace` then reads the workspace as a reader would.
+    The run is the mirror's own, written at this workspace: no copy of it is looked for
+    (`clashing_workspace`)."""
+    root = Workspace(workspace)
+    read = read_run_record(root.run_record)
+    record = read.view
+    if record is None or read.problems or read.damaged or record.run_id != run_id:
+        return False
+    view = RunView(root.root, record, [])
+    if view.status not in TERMINAL:
+        return False
+    state = _state(root, view, report_events, [], origin)
+    store.end_run(
+        run_id,
+        state.final.pop("status"),
+        state.fields,
+        unwritten,
+        state.results,
+        state.final,
+        lock_seconds=lock_seconds,
+    )
+    return True
+
+
+@dataclass
+class _State:
+    """What a workspace records of its run, as the store's columns: `fields` (`index_run`),
+    `final` (`finish`: the end state, with the finding counts of the run's metrics; empty
+    for a live run) and, for an ended run with a manifest, its `results`."""
+
+    fields: dict[str, Any]
+    final: dict[str, Any]
+    results: tuple[list[ArtifactRow], list[FindingRow], list[CitationRow]] | None
+
+
+def _state(
     root: Workspace,
     view: RunView,
-    events: list[EventView],
+    events: Sequence[EventView],
     event_problems: list[str],
     origin: Origin | None,
-    upload_files: bool,
-) -> None:
+) -> _State:
+    """The run's state read from its workspace (`events` order its findings)."""
     record = view.record
-    state = store.sync_states([run_id]).get(run_id)
-    known = state.last_seq if state is not None else 0
-    if known and store.event_count(run_id) < known:
-        known = 0  # some events never reached the store (it failed a while): add them all
-    fresh = [e.encode() for e in events if e.seq is not None and e.seq > known]
     manifest: ManifestView | None = None
     problems = [*view.problems, *_status_problem(record, view.problems)]
     terminal = view.status in TERMINAL
@@ -202,24 +249,47 @@ def _write_state(
     fields["problems"] = problems
     if origin is not None:
         fields["origin"] = origin
-    # An ended run's end state is written last, after its events and results: a reader that
-    # sees it ended (the run page, the API's `end` event) finds everything it left.
     final = {"status": fields.pop("status")} if terminal else {}
-    store.index_run(run_id, **fields)
-    if fresh:
-        store.append_events(run_id, fresh)
-    if upload_files:
-        upload_workspace(store, run_id, root.root)
+    results = None
     if terminal and manifest is not None:
         artifacts, findings = _results(manifest, events)
-        citations = _citations(root, findings)
-        store.replace_results(run_id, artifacts, findings, citations)
+        results = (artifacts, findings, _citations(root, findings))
         # The run's count comes from its metrics (the events), as while it was live.
         counts = _findings_by_code(record)
         if counts is not None:
             final.update(findings_by_code=counts, finding_count=sum(counts.values()))
-    if final:
-        store.finish(run_id, **final)
+    return _State(fields, final, results)
+
+
+def _write_state(
+    store: RunStore,
+    run_id: str,
+    root: Workspace,
+    view: RunView,
+    events: list[EventView],
+    event_problems: list[str],
+    origin: Origin | None,
+    upload_files: bool,
+) -> None:
+    """Write the run's state: its fields, the events the store does not hold, with
+    `upload_files` its files, its results once it has ended, and its end state last."""
+    state = store.sync_states([run_id]).get(run_id)
+    known = state.last_seq if state is not None else 0
+    if known and store.event_count(run_id) < known:
+        known = 0  # some events never reached the store (it failed a while): add them all
+    fresh = [e.encode() for e in events if e.seq is not None and e.seq > known]
+    read = _state(root, view, events, event_problems, origin)
+    # An ended run's end state is written last, after its events and results: a reader that
+    # sees it ended (the run page, the API's `end` event) finds everything it left.
+    store.index_run(run_id, **read.fields)
+    if fresh:
+        store.append_events(run_id, fresh)
+    if upload_files:
+        upload_workspace(store, run_id, root.root)
+    if read.results is not None:
+        store.replace_results(run_id, *read.results)
+    if read.final:
+        store.finish(run_id, **read.final)
 
 
 def _held_by_worker(store: RunStore, root: Workspace) -> bool:

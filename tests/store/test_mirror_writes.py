@@ -1,0 +1,296 @@
+"""What the mirror writes, and how: a finished mirrored run's rows equal what a reindex of
+its workspace alone writes (however its events reached the store), a batch of events is a
+bounded number of statements whatever its size, and the run's thread only queues events
+(they are redacted and encoded on the mirror's)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from runlens.models.registry import ModelContext, resolve_model
+from runlens.plugins import load_plugin
+from runlens.records.events import Event, read_events
+from runlens.runtime.run import Run, RunSettings
+from runlens.secrets import redactor
+from runlens.store import RunStore, StoreMirror, sync_workspace, tables
+from runlens.testing import ScriptedModel
+
+from .helpers import failing_documents, turns
+
+Documents = tuple[dict[str, Any], dict[str, Any], str]
+SECRET = "test-key-0123456789abcdef"
+_TABLES = (tables.runs, tables.events, tables.artifacts, tables.findings, tables.citations)
+
+
+def _rows(store: RunStore, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Every row the store holds of the run, table by table in key order (`updated_at`, the
+    time of the last write, left out)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    with store.engine.connect() as connection:
+        for table in _TABLES:
+            rows = connection.execute(
+                sa.select(table)
+                .where(table.c.run_id == run_id)
+                .order_by(*table.primary_key.columns)
+            ).all()
+            found[table.name] = [
+                {key: value for key, value in row._mapping.items() if key != "updated_at"}
+                for row in rows
+            ]
+    return found
+
+
+def _mirrored_run(
+    store: RunStore,
+    workspace: Path,
+    csv: Path,
+    documents: Documents | None,
+    *,
+    run_id: str,
+    flush_seconds: float,
+    queue_size: int = 50_000,
+    live_batches: bool = False,
+) -> StoreMirror:
+    """A run of the feedback plugin mirrored into `store` as `runlens run` mirrors it, its
+    key (`SECRET`) redacted; finished. `live_batches`: the run waits, before validating,
+    until the mirror has written some of its events."""
+    plugin = load_plugin("feedback-analysis")
+    if documents is None:
+        model: Any = resolve_model("offline", ModelContext(plugin=plugin))
+    else:
+        script = turns(*documents)
+        script[1]["content"] = f"Writing, with {SECRET} echoed."
+        model = ScriptedModel(script)
+    settings = RunSettings(secrets=(SECRET,))
+    mirror = StoreMirror(
+        store,
+        run_id,
+        workspace,
+        on_cancel=lambda _reason: None,
+        redact=redactor(settings.secrets),
+        flush_seconds=flush_seconds,
+        queue_size=queue_size,
+    )
+
+    def wait_for_the_store(event: Event) -> None:
+        if live_batches and event.type == "run.validating":
+            for _ in range(600):
+                if store.events(run_id):
+                    return
+                threading.Event().wait(0.05)
+            raise AssertionError("the mirror wrote nothing while the run was live")
+
+    run = Run(
+        plugin=plugin,
+        input_path=csv,
+        model=model,
+        workspace=workspace,
+        settings=settings,
+        run_id=run_id,
+        subscribers=[mirror, wait_for_the_store],
+    )
+    mirror.start()
+    try:
+        asyncio.run(run.execute())
+    finally:
+        mirror.finish()
+    return mirror
+
+
+@pytest.mark.parametrize(
+    ("scripted", "flush_seconds", "live_batches", "queue_size"),
+    [
+        (False, 0.01, True, 50_000),  # streamed while live, the rest written at the end
+        (True, 3600, False, 50_000),  # every event written at the end
+        (True, 3600, False, 5),  # fell behind: the end syncs the workspace
+    ],
+    ids=["streamed", "at-the-end", "fell-behind"],
+)
+def test_a_mirrored_runs_rows_equal_what_a_reindex_of_its_workspace_writes(
+    store: RunStore,
+    tmp_path: Path,
+    feedback_csv: Path,
+    good_documents: Documents,
+    scripted: bool,
+    flush_seconds: float,
+    live_batches: bool,
+    queue_size: int,
+) -> None:
+    workspace = tmp_path / "ws"
+    documents = failing_documents(good_documents) if scripted else None
+    mirror = _mirrored_run(
+        store,
+        workspace,
+        feedback_csv,
+        documents,
+        run_id="run_mirrored",
+        flush_seconds=flush_seconds,
+        live_batches=live_batches,
+        queue_size=queue_size,
+    )
+    assert mirror.healthy
+    mirrored = _rows(store, "run_mirrored")
+    assert mirrored["runs"][0]["status"] == ("failed" if scripted else "completed")
+    events = list(read_events(workspace / "runtime" / "events.jsonl"))
+    assert store.events("run_mirrored") == events
+    assert SECRET not in repr(mirrored)
+    assert mirrored["artifacts"] and mirrored["citations"]
+    if scripted:
+        assert mirrored["findings"] and "[REDACTED]" in repr(mirrored["events"])
+    # `runlens reindex` of the workspace alone, into a store that has forgotten the run.
+    store.delete_run("run_mirrored")
+    assert _rows(store, "run_mirrored")["events"] == []
+    assert sync_workspace(store, workspace) == "run_mirrored"
+    assert _rows(store, "run_mirrored") == mirrored
+
+
+@contextmanager
+def _statements(store: RunStore) -> Iterator[list[tuple[str, bool]]]:
+    """Every statement the store's engine sends (its SQL, and whether it is an executemany),
+    while the block runs."""
+    sent: list[tuple[str, bool]] = []
+
+    def count(
+        _conn: Any, _cursor: Any, statement: str, _params: Any, _context: Any, many: bool
+    ) -> None:
+        sent.append((statement, many))
+
+    sa.event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        yield sent
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", count)
+
+
+def _events(run_id: str, first: int, count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "seq": seq,
+            "ts": "2026-12-01T10:00:00.000+00:00",
+            "run_id": run_id,
+            "type": "tool.called",
+            "data": {"tool": "note", "call": f"c{seq}"},
+        }
+        for seq in range(first, first + count)
+    ]
+
+
+def test_a_batch_of_events_is_the_same_few_statements_whatever_its_size(
+    store: RunStore,
+) -> None:
+    first = {"plugin": "p", "model": "m", "workspace": "/w", "status": "created"}
+    store.publish("run_batches", _events("run_batches", 1, 1), first=first)
+    counts = []
+    start = 2
+    for size in (2, 40, 800):
+        with _statements(store) as sent:
+            store.publish(
+                "run_batches",
+                _events("run_batches", start, size),
+                live={"status": "running", "plan": [], "warnings": []},
+            )
+        start += size
+        inserts = [many for statement, many in sent if "INSERT INTO events" in statement]
+        assert inserts and all(inserts), sent  # the events go as one executemany
+        counts.append(len(sent))
+    assert counts[0] == counts[1] == counts[2] <= 8, counts
+    assert store.event_count("run_batches") == start - 1
+    summary = store.get_run("run_batches")
+    assert summary is not None and summary.last_seq == start - 1
+
+
+def test_the_end_of_a_run_is_the_same_few_statements_however_many_events_wait(
+    store: RunStore, tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    """Every event of the run waits for `finish` (the thread never flushed): the events go
+    in one statement, not one each, and the workspace's event log is not read back."""
+    counts = []
+    plugin = load_plugin("feedback-analysis")
+    for number in range(2):
+        run_id = f"run_end_{number}"
+        script = turns(*failing_documents(good_documents))
+        # More events in the second run: the model writes its documents again and again.
+        script = [script[0], *([script[1]] * (1 + 5 * number)), script[2]]
+        mirror = StoreMirror(
+            store, run_id, tmp_path / run_id, on_cancel=lambda _r: None, flush_seconds=3600
+        )
+        run = Run(
+            plugin=plugin,
+            input_path=feedback_csv,
+            model=ScriptedModel(script),
+            workspace=tmp_path / run_id,
+            run_id=run_id,
+            subscribers=[mirror],
+        )
+        mirror.start()
+        asyncio.run(run.execute())
+        with _statements(store) as sent:
+            mirror.finish()
+        assert mirror.healthy
+        assert store.events(run_id) == list(
+            read_events(tmp_path / run_id / "runtime" / "events.jsonl")
+        )
+        counts.append((len(sent), store.event_count(run_id)))
+    (few, few_events), (many, many_events) = counts
+    assert many_events > few_events + 20
+    assert few == many, counts
+
+
+def test_the_runs_thread_only_queues_events(
+    sqlite_url: str, tmp_path: Path, feedback_csv: Path
+) -> None:
+    """The redaction and encoding of events happen on the mirror's thread."""
+    from runlens.store import open_store
+
+    store = open_store(sqlite_url)
+    threads: set[int] = set()
+    mask = redactor((SECRET,))
+    assert mask is not None
+
+    def redact(text: str) -> str:
+        threads.add(threading.get_ident())
+        return mask(text)
+
+    published: set[int] = set()
+
+    def on_the_runs_thread(event: Event) -> None:
+        published.add(threading.get_ident())
+        if event.type == "run.validating":  # the mirror has taken some events by now
+            for _ in range(600):
+                if threads:
+                    return
+                threading.Event().wait(0.05)
+
+    plugin = load_plugin("feedback-analysis")
+    mirror = StoreMirror(
+        store,
+        "run_thread",
+        tmp_path / "ws",
+        on_cancel=lambda _r: None,
+        redact=redact,
+        flush_seconds=0.01,
+    )
+    run = Run(
+        plugin=plugin,
+        input_path=feedback_csv,
+        model=resolve_model("offline", ModelContext(plugin=plugin)),
+        workspace=tmp_path / "ws",
+        run_id="run_thread",
+        subscribers=[mirror, on_the_runs_thread],
+    )
+    mirror.start()
+    try:
+        asyncio.run(run.execute())
+        while_live = set(threads)  # `finish` encodes what is left where it is called
+        mirror.finish()
+    finally:
+        store.close()
+    assert while_live and published and not while_live & published
