@@ -514,7 +514,7 @@ def store_steps(kinds: list[str], runs: int, steps: int, repeat: int) -> None:
         f"{max(runs // 10, 1)} of {steps * 10}; median of {repeat} rounds, stores in turn)"
     )
     kinds = _usable_stores(kinds)
-    print(f"{'':<36} {'µs/step':>9} {'cpu µs':>9} {'x none':>7} {'µs/step range':>15}")
+    print(f"{'':<36} {'µs/step':>9} {'cpu µs':>9} {'x none':>7} {'cpu x':>7} {'µs/step range':>15}")
     for n_steps, n_runs in ((steps, runs), (steps * 10, max(runs // 10, 1))):
         walls: dict[str, list[float]] = {kind: [] for kind in kinds}
         cpus: dict[str, list[float]] = {kind: [] for kind in kinds}
@@ -544,12 +544,10 @@ def store_steps(kinds: list[str], runs: int, steps: int, repeat: int) -> None:
         for kind in kinds:
             wall = statistics.median(walls[kind]) / calls * 1e6
             cpu = statistics.median(cpus[kind]) / calls * 1e6
-            ratio = (
-                statistics.median(
-                    w / base for w, base in zip(walls[kind], walls["none"], strict=True)
-                )
+            ratio, cpu_ratio = (
+                (_ratio(walls[kind], walls["none"]), _ratio(cpus[kind], cpus["none"]))
                 if "none" in walls
-                else float("nan")
+                else (float("nan"), float("nan"))
             )
             spread = f"{min(walls[kind]) / calls * 1e6:.1f}-{max(walls[kind]) / calls * 1e6:.1f}"
             goal = " (goal <= 1.2)" if kind == "sqlite" else ""
@@ -557,8 +555,13 @@ def store_steps(kinds: list[str], runs: int, steps: int, repeat: int) -> None:
                 goal += f"; {failed[kind]} mirrors failed a write"
             print(
                 f"{f'{kind}, {n_steps} tool calls/run':<36} {wall:>9.1f} {cpu:>9.1f} "
-                f"{ratio:>7.2f} {spread:>15}{goal}"
+                f"{ratio:>7.2f} {cpu_ratio:>7.2f} {spread:>15}{goal}"
             )
+
+
+def _ratio(figures: list[float], bases: list[float]) -> float:
+    """The median of the rounds' ratios (each taken within its round)."""
+    return statistics.median(f / base for f, base in zip(figures, bases, strict=True))
 
 
 def _failures(failed: int, runs: int) -> str:

@@ -2,15 +2,17 @@
 
 `StoreMirror` subscribes to a run's event log. Publishing an event costs the run one append
 to a bounded queue: a background thread takes what has gathered every `flush_seconds` (so
-the store is at most that far behind), redacts and encodes it there, and writes it in one
-transaction with the run's status, plan and warnings folded from the events (`live_record`);
-every `poll_seconds` it asks the store whether someone wants the run to stop
-(`RunStore.request_cancel`, from the UI or the API); if so it calls `on_cancel` once.
+the store is at most that far behind, give or take the other mirrors' writes), redacts and
+encodes it there, and writes it in one transaction with the run's status, plan and warnings
+folded from the events (`live_record`); every `poll_seconds` it asks the store whether
+someone wants the run to stop (`RunStore.request_cancel`, from the UI or the API); if so it
+calls `on_cancel` once. The mirrors of one store in a process share that thread (`_Writer`):
+a hundred concurrent runs are one writer, not a hundred contending for the store's lock.
 
 The store is a convenience, never a condition of the run: when a write fails the mirror
 says so once on stderr and tries again with the next batch; the workspace holds every
 record, and `finish()` (or `runlens reindex`, `runlens runs`) brings the store up to date
-from it. The run itself never waits on the store: writes happen on the mirror's thread, and
+from it. The run itself never waits on the store: writes happen on the mirrors' thread, and
 every write of the mirror, `finish()`'s too, waits at most `lock_seconds` for a lock another
 process holds (a SQLite store another writer has locked), then fails and is said so. Only a
 worker's final sync (`upload_files`), which hands the run back, waits as long as the store.
@@ -37,7 +39,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from runlens.errors import one_line
 from runlens.records.events import Event
@@ -56,6 +58,21 @@ LOCK_SECONDS = 1.0
 QUEUE_SIZE = 50_000
 #: The event type whose events order a run's findings (`runlens.store.sync._report_order`).
 _REPORT_ORDER = "validator.completed"
+#: The event types a batch is read for: the run's first fields (`run.created`), what
+#: `live_record` folds into its status, plan, warnings and Evidence Index, and the order of
+#: its findings. The others are written as they are, never parsed.
+_FOLDED = frozenset(
+    {
+        "run.created",
+        "run.started",
+        "run.validating",
+        "repair.requested",
+        "plan.step.updated",
+        "run.warned",
+        "evidence.indexed",
+        _REPORT_ORDER,
+    }
+)
 #: What `on_cancel` is given as the reason the run ends `cancelled`.
 CANCEL_REASON = "cancelled on request from the run store (runlens ui or the API)"
 
@@ -104,10 +121,12 @@ class StoreMirror:
         #: The run's `validator.completed` events (the order of its findings), as written.
         self._report_events: list[EventView] = []
         self._lock = threading.Lock()
-        self._wake = threading.Event()
+        self._started = False
         self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._due_flush = self._due_poll = 0.0
         self._created = False
+        #: The run's live fields as last written (a batch that changes none writes none).
+        self._live: dict[str, Any] = {}
         self._record: RunRecordView | None = None
         self._cancelled = False
         self._warned = False
@@ -124,12 +143,13 @@ class StoreMirror:
         self._queue.append(event)
 
     def start(self) -> StoreMirror:
-        """Start writing and polling (on a daemon thread: it never keeps the process up)."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._loop, name=f"runlens-store-{self.run_id}", daemon=True
-            )
-            self._thread.start()
+        """Start writing and polling, on the thread the store's mirrors share in this
+        process (`_Writer`, a daemon thread: it never keeps the process up)."""
+        if not self._started:
+            self._started = True
+            now = time.monotonic()
+            self._due_flush = self._due_poll = now + self._flush_seconds
+            _Writer.add(self)
         return self
 
     def finish(self) -> None:
@@ -139,10 +159,8 @@ class StoreMirror:
         end, a mirror that fell behind and a worker's mirror sync the workspace instead
         (with `upload_files`, its files first)."""
         self._stopping = True
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-        with self._lock:
+        _Writer.remove(self)
+        with self._lock:  # a write of the shared thread under way ends first
             try:
                 if self._finish_streamed():
                     return
@@ -187,22 +205,23 @@ class StoreMirror:
             self.healthy = True
         return done
 
-    # -- the thread ------------------------------------------------------------------------
+    # -- the shared thread -----------------------------------------------------------------
 
-    def _loop(self) -> None:
-        last_poll = 0.0
-        while not self._stopping:
-            self._wake.wait(self._flush_seconds)
-            if self._stopping:
-                return
+    def _tick(self, now: float) -> float:
+        """What is due at `now`: write what has gathered, ask whether to stop. When this
+        mirror needs the thread next."""
+        if self._stopping:
+            return now + self._flush_seconds
+        if now >= self._due_flush:
             self._flush()
-            now = time.monotonic()
-            if now - last_poll >= self._poll_seconds:
-                last_poll = now
-                self._poll_cancel()
+            self._due_flush = time.monotonic() + self._flush_seconds
+        if now >= self._due_poll:
+            self._poll_cancel()
+            self._due_poll = time.monotonic() + self._poll_seconds
+        return min(self._due_flush, self._due_poll)
 
     def _poll_cancel(self) -> None:
-        if self._cancelled:
+        if self._cancelled or self._stopping:
             return
         try:
             requested = self.store.cancel_requested(self.run_id)
@@ -256,7 +275,7 @@ class StoreMirror:
         tried again whole."""
         if self._record is None:
             self._record = read_run_record(self.workspace.run_record).view
-        events, _ = event_views(batch)
+        events, _ = event_views(e for e in batch if e.get("type") in _FOLDED)
         folded = live_record(self._record, events) if self._record is not None else None
         fields: dict[str, Any] = {}
         if folded is not None:
@@ -268,14 +287,16 @@ class StoreMirror:
             }
             if fields["status"] not in (RunStatus.RUNNING, RunStatus.VALIDATING):
                 fields.pop("status")  # terminal states come with the final records
+        unchanged = self._created and fields == self._live
         self.store.publish(
             self.run_id,
             batch,
             first=None if self._created else self._create(events),
-            live=fields,
+            live=None if unchanged else fields,
             lock_seconds=self._lock_seconds,
         )
         self._created = True
+        self._live = fields
         self._record = folded if folded is not None else self._record
         self._report_events.extend(e for e in events if e.type == _REPORT_ORDER)
 
@@ -308,6 +329,58 @@ class StoreMirror:
             f"{reason}); the run goes on and its workspace keeps every record "
             "(`runlens reindex` brings the store up to date)."
         )
+
+
+class _Writer:
+    """The thread that writes and polls for every started mirror of one store in this
+    process (a worker's runs, the runs of a test or a benchmark): one thread however many
+    runs, each mirror's writes in transactions of its own, never two at once from here (on
+    SQLite, the mirrors of a process do not contend for its write lock). It ends when no
+    mirror is left, and starts again with the next."""
+
+    _lock: ClassVar = threading.Lock()
+    #: The writer of each store (by `id`) that has started mirrors.
+    _writers: ClassVar[dict[int, _Writer]] = {}
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.mirrors: list[StoreMirror] = []
+        self.wake = threading.Event()
+
+    @classmethod
+    def add(cls, mirror: StoreMirror) -> None:
+        with cls._lock:
+            writer = cls._writers.get(id(mirror.store))
+            if writer is None:
+                writer = cls._writers[id(mirror.store)] = _Writer(id(mirror.store))
+                threading.Thread(target=writer._loop, name="runlens-store", daemon=True).start()
+            writer.mirrors.append(mirror)
+            writer.wake.set()
+
+    @classmethod
+    def remove(cls, mirror: StoreMirror) -> None:
+        with cls._lock:
+            writer = cls._writers.get(id(mirror.store))
+            if writer is not None and mirror in writer.mirrors:
+                writer.mirrors.remove(mirror)
+                writer.wake.set()
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                mirrors = list(self.mirrors)
+                if not mirrors:
+                    del self._writers[self.key]
+                    return
+                self.wake.clear()
+            now = time.monotonic()
+            due = now + 1.0
+            for mirror in mirrors:
+                try:
+                    due = min(due, mirror._tick(now))
+                except Exception as error:  # an `on_cancel` that raised: said, not fatal
+                    mirror._failed(error)
+            self.wake.wait(max(due - time.monotonic(), 0.0))
 
 
 def _warn_on_stderr(message: str) -> None:
