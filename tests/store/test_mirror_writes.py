@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from runlens.models.registry import ModelContext, resolve_model
 from runlens.plugins import load_plugin
 from runlens.records.events import Event, read_events
 from runlens.runtime.run import Run, RunSettings
@@ -52,7 +51,7 @@ def _mirrored_run(
     store: RunStore,
     workspace: Path,
     csv: Path,
-    documents: Documents | None,
+    documents: Documents,
     *,
     run_id: str,
     flush_seconds: float,
@@ -63,12 +62,9 @@ def _mirrored_run(
     key (`SECRET`) redacted; finished. `live_batches`: the run waits, before validating,
     until the mirror has written some of its events."""
     plugin = load_plugin("feedback-analysis")
-    if documents is None:
-        model: Any = resolve_model("offline", ModelContext(plugin=plugin))
-    else:
-        script = turns(*documents)
-        script[1]["content"] = f"Writing, with {SECRET} echoed."
-        model = ScriptedModel(script)
+    script = turns(*documents)
+    script[1]["content"] = f"Writing, with {SECRET} echoed."
+    model = ScriptedModel(script)
     settings = RunSettings(secrets=(SECRET,))
     mirror = StoreMirror(
         store,
@@ -106,7 +102,7 @@ def _mirrored_run(
 
 
 @pytest.mark.parametrize(
-    ("scripted", "flush_seconds", "live_batches", "queue_size"),
+    ("failing", "flush_seconds", "live_batches", "queue_size"),
     [
         (False, 0.01, True, 50_000),  # streamed while live, the rest written at the end
         (True, 3600, False, 50_000),  # every event written at the end
@@ -119,13 +115,13 @@ def test_a_mirrored_runs_rows_equal_what_a_reindex_of_its_workspace_writes(
     tmp_path: Path,
     feedback_csv: Path,
     good_documents: Documents,
-    scripted: bool,
+    failing: bool,
     flush_seconds: float,
     live_batches: bool,
     queue_size: int,
 ) -> None:
     workspace = tmp_path / "ws"
-    documents = failing_documents(good_documents) if scripted else None
+    documents = failing_documents(good_documents) if failing else good_documents
     mirror = _mirrored_run(
         store,
         workspace,
@@ -138,13 +134,13 @@ def test_a_mirrored_runs_rows_equal_what_a_reindex_of_its_workspace_writes(
     )
     assert mirror.healthy
     mirrored = _rows(store, "run_mirrored")
-    assert mirrored["runs"][0]["status"] == ("failed" if scripted else "completed")
+    assert mirrored["runs"][0]["status"] == ("failed" if failing else "completed")
     events = list(read_events(workspace / "runtime" / "events.jsonl"))
     assert store.events("run_mirrored") == events
-    assert SECRET not in repr(mirrored)
+    assert SECRET not in repr(mirrored) and "[REDACTED]" in repr(mirrored["events"])
     assert mirrored["artifacts"] and mirrored["citations"]
-    if scripted:
-        assert mirrored["findings"] and "[REDACTED]" in repr(mirrored["events"])
+    if failing:
+        assert mirrored["findings"]
     # `runlens reindex` of the workspace alone, into a store that has forgotten the run.
     store.delete_run("run_mirrored")
     assert _rows(store, "run_mirrored")["events"] == []
@@ -245,7 +241,7 @@ def test_the_end_of_a_run_is_the_same_few_statements_however_many_events_wait(
 
 
 def test_the_runs_thread_only_queues_events(
-    sqlite_url: str, tmp_path: Path, feedback_csv: Path
+    sqlite_url: str, tmp_path: Path, feedback_csv: Path, good_documents: Documents
 ) -> None:
     """The redaction and encoding of events happen on the mirror's thread."""
     from runlens.store import open_store
@@ -281,7 +277,7 @@ def test_the_runs_thread_only_queues_events(
     run = Run(
         plugin=plugin,
         input_path=feedback_csv,
-        model=resolve_model("offline", ModelContext(plugin=plugin)),
+        model=ScriptedModel(turns(*good_documents)),
         workspace=tmp_path / "ws",
         run_id="run_thread",
         subscribers=[mirror, on_the_runs_thread],
