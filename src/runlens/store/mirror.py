@@ -331,12 +331,16 @@ class StoreMirror:
         )
 
 
+#: How long the mirrors' thread waits for another mirror once the last one has finished.
+_IDLE_SECONDS = 2.0
+
+
 class _Writer:
     """The thread that writes and polls for every started mirror of one store in this
     process (a worker's runs, the runs of a test or a benchmark): one thread however many
     runs, each mirror's writes in transactions of its own, never two at once from here (on
     SQLite, the mirrors of a process do not contend for its write lock). It ends when no
-    mirror is left, and starts again with the next."""
+    mirror has been left for `_IDLE_SECONDS`, and starts again with the next."""
 
     _lock: ClassVar = threading.Lock()
     #: The writer of each store (by `id`) that has started mirrors.
@@ -346,6 +350,8 @@ class _Writer:
         self.key = key
         self.mirrors: list[StoreMirror] = []
         self.wake = threading.Event()
+        #: Whether the thread found no mirror last time it looked (it ends if none came).
+        self.idle = False
 
     @classmethod
     def add(cls, mirror: StoreMirror) -> None:
@@ -369,10 +375,14 @@ class _Writer:
         while True:
             with self._lock:
                 mirrors = list(self.mirrors)
-                if not mirrors:
+                if not mirrors and self.idle:
                     del self._writers[self.key]
                     return
+                self.idle = not mirrors
                 self.wake.clear()
+            if not mirrors:  # the next run, one after the other, finds the thread up
+                self.wake.wait(_IDLE_SECONDS)
+                continue
             now = time.monotonic()
             due = now + 1.0
             for mirror in mirrors:
