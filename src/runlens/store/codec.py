@@ -26,7 +26,6 @@ import math
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
@@ -156,7 +155,9 @@ class Json(TypeDecorator[Any]):
     cache_ok = True
 
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
-        if dialect.name == "postgresql":
+        if dialect.name == "postgresql":  # the dialect is loaded only for a PostgreSQL store
+            from sqlalchemy.dialects.postgresql import JSONB
+
             return dialect.type_descriptor(JSONB())
         return dialect.type_descriptor(sa.JSON())
 
