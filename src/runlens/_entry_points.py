@@ -23,11 +23,6 @@ def group_entry_points(group: str) -> tuple[EntryPoint, ...]:
     return tuple(_installed(tuple(sys.path)).select(group=group))
 
 
-def forget() -> None:
-    """Read the distributions again at the next call (for a process that installed some)."""
-    _installed.cache_clear()
-
-
 @functools.lru_cache(maxsize=2)
 def _installed(_path: tuple[str, ...]) -> Any:
     """Every installed entry point: `EntryPoints`, or on Python 3.11 the `SelectableGroups`

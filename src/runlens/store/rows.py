@@ -38,7 +38,7 @@ CitationStatus = Literal["verified", "failed"]
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)  # built on first use
 
 
 class RunSummary(_Row):
