@@ -14,9 +14,11 @@
    `--runs` runs. Each command is run once untimed first, which lets a store index the home's
    workspaces (what the first listing after copying them does once) and a fresh store's
    first run create its tables.
-3. Prints each command's median wall time with the fastest and slowest round; with more
-   than one `--runlens`, rounds alternate between them and each figure is also given as a
-   ratio to the first command's, taken within the same rounds.
+3. Prints each command's median wall time with the fastest and slowest round, and the same
+   for its CPU time (user and system, the process and its children): on a loaded machine
+   the wall time follows the load, the CPU time much less. With more than one `--runlens`,
+   rounds alternate between them and each figure is also given as a ratio to the first
+   command's, taken within the same rounds.
 
 `--runlens` is the command prefix that runs RunLens, split like a shell line; leading
 `NAME=value` words go to its environment, so another checkout is measured with
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -66,21 +69,29 @@ class Runlens:
             words[0] = sys.executable
         return cls(prefix, words, env)
 
-    def run(self, *args: object, home: Path, check: bool = True) -> tuple[float, str]:
-        """Run `runlens ARGS` with `home` as its runs home: seconds taken and stdout."""
+    def run(self, *args: object, home: Path, check: bool = True) -> tuple[float, float, str]:
+        """Run `runlens ARGS` with `home` as its runs home: wall seconds, CPU seconds (user
+        and system, of the process and its children) and stdout."""
         env = {**os.environ, **self.env, "RUNLENS_HOME": str(home), "COLUMNS": "120"}
         env.pop("RUNLENS_DATABASE_URL", None)
+        cpu_before = _children_cpu()
         started = time.perf_counter()
         done = subprocess.run(
             [*self.argv, *map(str, args)], env=env, capture_output=True, text=True, check=False
         )
         seconds = time.perf_counter() - started
+        cpu = _children_cpu() - cpu_before
         if check and done.returncode != 0:
             raise SystemExit(
                 f"{self.label} {' '.join(map(str, args))} exited {done.returncode}:\n"
                 f"{done.stderr[-2000:]}"
             )
-        return seconds, done.stdout
+        return seconds, cpu, done.stdout
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def scripted_run() -> list[object]:
@@ -90,12 +101,12 @@ def scripted_run() -> list[object]:
 
 def build_home(runlens: Runlens, home: Path, runs: int) -> str:
     """Fill `home` with `runs` workspaces (one real run and copies of it); a run id in it."""
-    existing = sorted(path.parent.name for path in home.glob("*/runtime/run.json"))
+    existing = sorted(path.parents[1].name for path in home.glob("*/runtime/run.json"))
     if existing:
         print(f"home {home}: {len(existing)} runs already (used as they are)")
         return existing[len(existing) // 2]
     home.mkdir(parents=True, exist_ok=True)
-    _, stdout = runlens.run(*scripted_run(), home=home)
+    _, _, stdout = runlens.run(*scripted_run(), home=home)
     first = json.loads(stdout)["run_id"]
     source = home / first
     started = time.perf_counter()
@@ -138,23 +149,29 @@ def measure(
     for name, args in cases.items():  # untimed: a store indexes the home, a fresh one is made
         for number, runlens in enumerate(commands):
             runlens.run(*args, home=home_of(name, number))
-    timings: dict[tuple[str, int], list[float]] = {}
+    walls: dict[tuple[str, int], list[float]] = {}
+    cpus: dict[tuple[str, int], list[float]] = {}
     for _ in range(repeat):
         for name, args in cases.items():
             for number, runlens in enumerate(commands):
-                seconds, _ = runlens.run(*args, home=home_of(name, number))
-                timings.setdefault((name, number), []).append(seconds)
-    print(f"\nwall seconds, median (fastest-slowest) of {repeat} rounds, each a new process")
-    for name in cases:
-        base = timings[(name, 0)]
-        for number, runlens in enumerate(commands):
-            values = timings[(name, number)]
-            ratios = [value / first for value, first in zip(values, base, strict=True)]
-            ratio = f"  x{statistics.median(ratios):.2f}" if number else ""
-            print(
-                f"  {name:<20} {statistics.median(values):6.3f} s "
-                f"({min(values):.3f}-{max(values):.3f}){ratio}  [{runlens.label}]"
-            )
+                wall, cpu, _ = runlens.run(*args, home=home_of(name, number))
+                walls.setdefault((name, number), []).append(wall)
+                cpus.setdefault((name, number), []).append(cpu)
+    for title, timings in (("wall", walls), ("CPU (user + system)", cpus)):
+        print(
+            f"\n{title} seconds, median (fastest-slowest) of {repeat} rounds, each a new "
+            "process; x: median ratio to the first command within a round"
+        )
+        for name in cases:
+            base = timings[(name, 0)]
+            for number, runlens in enumerate(commands):
+                values = timings[(name, number)]
+                ratios = [value / first for value, first in zip(values, base, strict=True)]
+                ratio = f"  x{statistics.median(ratios):.2f}" if number else ""
+                print(
+                    f"  {name:<20} {statistics.median(values):6.3f} s "
+                    f"({min(values):.3f}-{max(values):.3f}){ratio}  [{runlens.label}]"
+                )
 
 
 def main() -> None:
