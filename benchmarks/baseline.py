@@ -44,7 +44,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_peers import Worker, gap_growth, interleaved, print_table, start_worker
+from bench_peers import (
+    Worker,
+    gap_growth,
+    goal_row,
+    interleaved,
+    print_table,
+    start_worker,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_COMMIT = "9f49e1d"
@@ -115,6 +122,21 @@ def median_ratio(mine: list[float], base: list[float]) -> float:
     return statistics.median(a / b for a, b in zip(mine, base, strict=True))
 
 
+#: Goal rows gathered by the sections, printed at the end: (goal, figure, comparison, met).
+GOALS: list[tuple[str, str, str, bool | None]] = []
+
+
+def add_goal(goal: str, rows: dict[str, list[float]], label: str, base: str, limit: float) -> None:
+    """A goal row: `label`'s median within-round ratio to `base`, met when <= `limit`."""
+    if label in rows and base in rows:
+        ratio = median_ratio(rows[label], rows[base])
+        figure = (
+            f"×{ratio:.2f} ({statistics.median(rows[label]):.2f} s vs "
+            f"{statistics.median(rows[base]):.2f} s)"
+        )
+        GOALS.append((goal, figure, f"{base}, same round", ratio <= limit))
+
+
 def print_rows(title: str, rows: dict[str, list[float]], base: str) -> None:
     """Median seconds (range) per tree and the median within-round ratio to `base`."""
     print(f"\n{title}")
@@ -135,9 +157,10 @@ def section_run(trees: list[Tree], rounds: int) -> None:
     for number in range(rounds):
         for tree in trees if number % 2 == 0 else trees[::-1]:
             times[tree.label].append(tree.scripted_run(homes[tree.label]))
-    print_rows(
-        "a short scripted `runlens run` (passing.json, 6 feedback rows)", times, trees[0].label
-    )
+    base = trees[0].label
+    print_rows("a short scripted `runlens run` (passing.json, 6 feedback rows)", times, base)
+    add_goal("a short scripted `runlens run` (≤ 1.1× the old commit)", times, "now", base, 1.1)
+    add_goal("the same with PostgreSQL", times, "now PostgreSQL", base, 1.1)
 
 
 def build_home(tree: Tree, size: int) -> tuple[Path, str]:
@@ -189,6 +212,10 @@ def section_listing(trees: list[Tree], size: int, rounds: int) -> None:
             show.setdefault(f"{tree.label} (warm)", []).append(tree.cli("show", run_id, home=home))
     print_rows(f"`runlens runs` with {size} runs", runs, base)
     print_rows(f"`runlens show RUN` with {size} runs", show, base)
+    goal = f"`runlens {{}}` with {size} runs, {{}} (≤ 1.5× the old commit)"
+    add_goal(goal.format("runs", "warm store"), runs, "now (warm)", base, 1.5)
+    add_goal(goal.format("runs", "first call, indexing"), runs, "now (cold)", base, 1.5)
+    add_goal(goal.format("show RUN", "warm store"), show, "now (warm)", base, 1.5)
 
 
 def section_steps(trees: list[Tree], rounds: int, steps: int) -> None:
@@ -244,6 +271,9 @@ def main() -> None:
             section_listing(trees, args.runs_home_size, args.rounds)
         if "steps" in sections:
             section_steps(trees, args.rounds, args.steps)
+    print("\nGoals\n| goal | figure | comparison | met? |\n| --- | --- | --- | --- |")
+    for row in GOALS:
+        goal_row(*row)
 
 
 if __name__ == "__main__":

@@ -213,6 +213,7 @@ def _pydantic_ai() -> tuple[RunOnce, Callable[[], None], str]:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import UsageLimits
 
     agent: Agent[None, str] = Agent(instructions="Benchmark.")
 
@@ -233,7 +234,8 @@ def _pydantic_ai() -> tuple[RunOnce, Callable[[], None], str]:
                 )
             return ModelResponse(parts=[TextPart("done")])
 
-        result = await agent.run("Work.", model=FunctionModel(respond))
+        limits = UsageLimits(request_limit=calls + 5)
+        result = await agent.run("Work.", model=FunctionModel(respond), usage_limits=limits)
         assert result.output == "done", result.output
 
     return run_once, lambda: None, version("pydantic-ai-slim")
@@ -440,7 +442,7 @@ def worker(name: str) -> None:
                 await run_once(calls, stamps)
                 gaps.append(_gap_us(stamps))
             wall = time.perf_counter() - started
-            if name not in RUNLENS and _Counter.calls != calls * runs:
+            if not name.startswith("runlens") and _Counter.calls != calls * runs:
                 raise RuntimeError(f"{name}: {_Counter.calls} tool calls, not {calls * runs}")
             return wall, gaps
 
@@ -568,30 +570,65 @@ def gap_growth(figures: Figures, name: str, sizes: list[int]) -> float | None:
     return statistics.median(big["gap_us"] / few["gap_us"] for few, big in pairs)
 
 
+def goal_row(goal: str, figure: str, comparison: str, met: bool | None) -> None:
+    """One row of the goal table (benchmarks/goals.py gathers these rows from every benchmark):
+    `| goal | figure | comparison | met? |`."""
+    verdict = "–" if met is None else ("yes" if met else "no")
+    print(f"| {goal} | {figure} | {comparison} | {verdict} |")
+
+
 def print_goals(figures: Figures, peers: list[str], sizes: list[int]) -> None:
-    """The goal lines: RunLens (SQLite store, the default) against the fastest peer, and the
-    gap between model calls at the largest size against the smallest."""
-    print("\nGoals")
+    """The goal rows: the store's cost per step, RunLens (SQLite store, the default) against
+    the fastest peer, and the gap between model calls at the largest size against the
+    smallest."""
+    print("\nGoals\n| goal | figure | comparison | met? |\n| --- | --- | --- | --- |")
+    for calls in sizes:
+        plain = figures.get(("runlens", calls))
+        for store, label in (("runlens-sqlite", "SQLite"), ("runlens-postgresql", "PostgreSQL")):
+            stored = figures.get((store, calls))
+            if plain and stored:
+                cost = statistics.median(
+                    mine["us_per_step"] / theirs["us_per_step"]
+                    for mine, theirs in zip(stored, plain, strict=True)
+                )
+                goal_row(
+                    f"per step with the {label} store, {calls} tool calls"
+                    + (" (≤ 1.2× no store)" if label == "SQLite" else ""),
+                    f"×{cost:.2f}",
+                    "no store, same round",
+                    cost <= 1.2 if label == "SQLite" else None,
+                )
     for calls in sizes:
         ours = figures.get(("runlens-sqlite", calls))
-        theirs = [figures[(peer, calls)] for peer in peers if (peer, calls) in figures]
+        theirs = {peer: figures[(peer, calls)] for peer in peers if (peer, calls) in figures}
         if not ours or not theirs:
             continue
         # Within each round: the fastest peer of that round over RunLens.
         leads = [
-            min(rounds[index]["us_per_step"] for rounds in theirs) / mine["us_per_step"]
+            min(rounds[index]["us_per_step"] for rounds in theirs.values()) / mine["us_per_step"]
             for index, mine in enumerate(ours)
         ]
-        print(
-            f"  {calls} tool calls: fastest peer / RunLens (SQLite store) = "
-            f"{statistics.median(leads):.2f} (goal: >= 5)"
+        fastest = min(
+            theirs,
+            key=lambda peer: statistics.median(figure["us_per_step"] for figure in theirs[peer]),
+        )
+        lead = statistics.median(leads)
+        goal_row(
+            f"RunLens (SQLite store) faster per step than the fastest peer, {calls} tool calls "
+            "(≥ 5×)",
+            f"×{lead:.2f} (fastest: {fastest})",
+            ", ".join(theirs) + ", same round",
+            lead >= 5,
         )
     for name in RUNLENS:
         growth = gap_growth(figures, name, sizes)
         if growth is not None:
-            print(
-                f"  {name}: gap between model calls at {max(sizes)} / at {min(sizes)} calls = "
-                f"{growth:.2f} (goal: <= 1.1)"
+            goal_row(
+                f"gap between two model calls at {max(sizes)} tool calls, {name} (≤ 1.1× at "
+                f"{min(sizes)})",
+                f"×{growth:.2f}",
+                f"{min(sizes)} tool calls, same round",
+                growth <= 1.1,
             )
 
 
