@@ -242,7 +242,7 @@ def section_steps(trees: list[Tree], rounds: int, steps: int) -> None:
     for name in names:
         growth = gap_growth(figures, name, sizes)
         if growth is not None:
-            print(f"  {name}: gap between model calls at 100 / at 10 calls = {growth:.2f}")
+            print(f"  {name}: late gap between model calls at 100 / at 10 calls = {growth:.2f}")
 
 
 def main() -> None:

@@ -2,6 +2,10 @@
 
     python benchmarks/bench_peers.py [--calls 10,100] [--steps 400] [--rounds 5]
         [--peers-python /work/peers-venv/bin/python] [--only runlens,langgraph,...]
+        [--database-url postgresql://root@127.0.0.1:5432/test]
+
+The peers' venv: `python3 -m venv /work/peers-venv && /work/peers-venv/bin/pip install -r
+benchmarks/requirements-peers.txt`.
 
 The run: a zero-cost fake model asks for one tool call per turn, N times, then gives a final
 answer; the tool returns a small dict. Each framework runs it with its own test double:
@@ -14,13 +18,19 @@ answer; the tool returns a small dict. Each framework runs it with its own test 
 - pydantic-ai: `pydantic_ai.models.function.FunctionModel` and `Agent.run`.
 - openai-agents: a `Model` subclass returning canned `ModelResponse`s, tracing disabled,
   `Runner.run`.
-- langgraph: `create_react_agent` with a fake chat model (`bind_tools` returns itself).
+- langgraph: `create_react_agent` with a fake chat model (`bind_tools` returns itself; it
+  answers from the conversation's length, so one compiled graph serves every run).
 - langchain: `langchain.agents.create_agent` (langchain >= 1.0) with the same fake chat model.
+
+Every peer's tool counts its calls: a measurement whose runs did not make exactly N tool calls
+each stops the benchmark. RunLens's workspaces go to tmpfs (/dev/shm, or `$BENCH_DIR`).
 
 A step is one model call (N tool calls + the final answer = N + 1 steps); the figure is a
 run's wall time over its steps, runs one after another in one event loop. Beside it, the
-median gap between two model calls inside a run: a run's fixed costs (start, end, records)
-drop out, so it shows whether a step gets dearer as the history grows (10 vs 100 calls).
+median gap between two model calls inside a run, where a run's fixed costs (start, end,
+records) drop out, and the late gap: the median of the ten gaps before the last one, where
+the history is longest. The late gap at 100 calls over the late gap at 10 shows whether a
+step gets dearer as the conversation grows.
 
 Every framework runs in a worker process of its own, started once and kept for all rounds:
 RunLens under this interpreter (its `src` on PYTHONPATH, or installed), the peers under
@@ -34,7 +44,9 @@ start and imports are not counted. A framework that is not installed prints "not
 Rounds are interleaved: in each round every framework measures each size once (the order
 rotates), so load on the shared machine hits all of them alike; the ratio of each peer to
 RunLens is taken within a round and its median printed. Each worker makes one untimed run
-of a size before its first measurement of it. This prints measurements; it asserts nothing.
+of a size before its first measurement of it. The "Goals" rows at the end (the store's cost
+per step, the lead over the fastest peer, the late gap's growth) are what benchmarks/goals.py
+gathers. This prints measurements; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -68,6 +80,14 @@ def _gap_us(stamps: list[float]) -> float:
     """Median time between two consecutive model calls of a run, in µs."""
     gaps = [later - earlier for earlier, later in itertools.pairwise(stamps)]
     return statistics.median(gaps) * 1e6 if gaps else 0.0
+
+
+def _late_gap_us(stamps: list[float]) -> float:
+    """Median of the ten gaps between model calls before the last one, in µs: the step's cost
+    where the history is longest (the last gap, before the final answer, is left out)."""
+    gaps = [later - earlier for earlier, later in itertools.pairwise(stamps)]
+    late = gaps[-11:-1] or gaps
+    return statistics.median(late) * 1e6 if late else 0.0
 
 
 # --- RunLens -------------------------------------------------------------------------------
@@ -434,23 +454,26 @@ def worker(name: str) -> None:
             if calls not in warmed:
                 await run_once(calls, [])
                 warmed.add(calls)
-            gaps = []
+            gaps: list[float] = []
+            late_gaps: list[float] = []
             _Counter.calls = 0
             started = time.perf_counter()
             for _ in range(runs):
                 stamps: list[float] = []
                 await run_once(calls, stamps)
                 gaps.append(_gap_us(stamps))
+                late_gaps.append(_late_gap_us(stamps))
             wall = time.perf_counter() - started
             if not name.startswith("runlens") and _Counter.calls != calls * runs:
                 raise RuntimeError(f"{name}: {_Counter.calls} tool calls, not {calls * runs}")
-            return wall, gaps
+            return wall, gaps, late_gaps
 
-        wall, gaps = asyncio.run(batch())
+        wall, gaps, late_gaps = asyncio.run(batch())
         clean_up()
         answer = {
             "us_per_step": wall / (runs * (calls + 1)) * 1e6,
             "gap_us": statistics.median(gaps),
+            "late_gap_us": statistics.median(late_gaps),
         }
         print(json.dumps(answer), flush=True)
 
@@ -539,7 +562,10 @@ def print_table(figures: Figures, names: list[str], sizes: list[int], reference:
     the ratios taken within each round)."""
     for calls in sizes:
         print(f"\n{calls} tool calls per run ({calls + 1} steps)")
-        print(f"  {'':<24} {'µs/step':>9} {'range':>15} {'gap µs':>8} {'x ' + reference:>20}")
+        print(
+            f"  {'':<24} {'µs/step':>9} {'range':>15} {'gap µs':>8} {'late gap':>9} "
+            f"{'x ' + reference:>20}"
+        )
         base = figures.get((reference, calls))
         for name in names:
             rounds = figures.get((name, calls))
@@ -547,6 +573,7 @@ def print_table(figures: Figures, names: list[str], sizes: list[int], reference:
                 continue
             steps = [figure["us_per_step"] for figure in rounds]
             gap = statistics.median(figure["gap_us"] for figure in rounds)
+            late = statistics.median(figure["late_gap_us"] for figure in rounds)
             ratio = ""
             if base:
                 ratios = [
@@ -557,17 +584,18 @@ def print_table(figures: Figures, names: list[str], sizes: list[int], reference:
             spread = f"{min(steps):.0f}-{max(steps):.0f}"
             print(
                 f"  {name:<24} {statistics.median(steps):>9.1f} "
-                f"{spread:>15} {gap:>8.1f} {ratio:>20}"
+                f"{spread:>15} {gap:>8.1f} {late:>9.1f} {ratio:>20}"
             )
 
 
 def gap_growth(figures: Figures, name: str, sizes: list[int]) -> float | None:
-    """Median over rounds of (gap between model calls at the largest size) / (at the smallest)."""
+    """Median over rounds of (late gap between model calls at the largest size) / (at the
+    smallest): what a step costs where the history is longest."""
     small, large = min(sizes), max(sizes)
     if small == large or (name, small) not in figures or (name, large) not in figures:
         return None
     pairs = zip(figures[(name, small)], figures[(name, large)], strict=True)
-    return statistics.median(big["gap_us"] / few["gap_us"] for few, big in pairs)
+    return statistics.median(big["late_gap_us"] / few["late_gap_us"] for few, big in pairs)
 
 
 def goal_row(goal: str, figure: str, comparison: str, met: bool | None) -> None:
@@ -624,8 +652,8 @@ def print_goals(figures: Figures, peers: list[str], sizes: list[int]) -> None:
         growth = gap_growth(figures, name, sizes)
         if growth is not None:
             goal_row(
-                f"gap between two model calls at {max(sizes)} tool calls, {name} (≤ 1.1× at "
-                f"{min(sizes)})",
+                f"gap between two model calls late in a run of {max(sizes)} tool calls, {name} "
+                f"(≤ 1.1× at {min(sizes)})",
                 f"×{growth:.2f}",
                 f"{min(sizes)} tool calls, same round",
                 growth <= 1.1,
@@ -669,7 +697,8 @@ def main() -> None:
             started.close()
     print(
         f"\nµs per step: median of {args.rounds} interleaved rounds, each about {args.steps} "
-        "steps; gap: median time between two model calls inside a run"
+        "steps; gap: median time between two model calls inside a run; late gap: the median "
+        "of the ten gaps before the last"
     )
     reference = "runlens-sqlite" if "runlens-sqlite" in workers else next(iter(workers), "")
     print_table(figures, list(workers), sizes, reference)

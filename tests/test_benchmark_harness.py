@@ -69,6 +69,15 @@ def test_gap_is_the_median_time_between_model_calls(bench_peers: ModuleType) -> 
     assert bench_peers._gap_us([0.0]) == 0.0
 
 
+def test_late_gap_leaves_out_the_last_gap_and_the_early_ones(bench_peers: ModuleType) -> None:
+    # Twelve gaps of 1 ms, then ten of 3 ms, then a last one of 50 ms (before the answer).
+    stamps = [0.0]
+    for gap in [0.001] * 12 + [0.003] * 10 + [0.05]:
+        stamps.append(stamps[-1] + gap)
+    assert bench_peers._late_gap_us(stamps) == pytest.approx(3000.0)
+    assert bench_peers._late_gap_us([0.0, 0.002]) == pytest.approx(2000.0)
+
+
 def test_goal_rows_are_gathered_after_the_goals_line() -> None:
     goals = _load("goals")
     output = "\n".join(
