@@ -144,7 +144,7 @@ def print_rows(title: str, rows: dict[str, list[float]], base: str) -> None:
         ratio = "" if label == base else f"x{median_ratio(times, rows[base]):.2f} {base}"
         print(
             f"  {label:<22} {statistics.median(times):7.3f} s "
-            f"({min(times):.3f}-{max(times):.3f})  {ratio}"
+            f"({min(times):.3f}-{max(times):.3f})  {ratio}".rstrip()
         )
 
 
