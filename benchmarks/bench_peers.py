@@ -76,6 +76,18 @@ TEXT = "x" * 40
 RunOnce = Callable[[int, list[float]], Awaitable[None]]
 
 
+class Latency:
+    """How long every fake model waits before it answers (0 for the per-step figures; the
+    concurrent measurement sets it, like a provider's 50 ms)."""
+
+    seconds = 0.0
+
+    @classmethod
+    async def wait(cls) -> None:
+        if cls.seconds:
+            await asyncio.sleep(cls.seconds)
+
+
 def _gap_us(stamps: list[float]) -> float:
     """Median time between two consecutive model calls of a run, in µs."""
     gaps = [later - earlier for earlier, later in itertools.pairwise(stamps)]
@@ -159,7 +171,8 @@ def _runlens(store_url: str | None) -> tuple[RunOnce, Callable[[], None], str]:
     def model(calls: int, stamps: list[float]) -> Any:
         turns = iter(range(calls + 1))
 
-        def respond(messages: Any, tools: Any) -> ModelResponse:
+        async def respond(messages: Any, tools: Any) -> ModelResponse:
+            await Latency.wait()
             stamps.append(time.perf_counter())
             done = next(turns)
             if done < calls - 1:
@@ -245,7 +258,8 @@ def _pydantic_ai() -> tuple[RunOnce, Callable[[], None], str]:
     async def run_once(calls: int, stamps: list[float]) -> None:
         turns = iter(range(calls + 1))
 
-        def respond(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        async def respond(messages: list[Any], info: AgentInfo) -> ModelResponse:
+            await Latency.wait()
             stamps.append(time.perf_counter())
             done = next(turns)
             if done < calls:
@@ -295,6 +309,7 @@ def _openai_agents() -> tuple[RunOnce, Callable[[], None], str]:
             self.stamps = stamps
 
         async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            await Latency.wait()
             self.stamps.append(time.perf_counter())
             done = next(self.turns)
             if done < self.calls:
@@ -365,6 +380,7 @@ def _fake_chat_model() -> Any:
             return self._reply(messages)
 
         async def _agenerate(self, messages: list[Any], *args: Any, **kwargs: Any) -> ChatResult:
+            await Latency.wait()
             return self._reply(messages)
 
     return FakeToolModel()
@@ -437,7 +453,9 @@ def worker(name: str) -> None:
 
     First line out: {"version": ...} or {"missing": reason}. Then for each request
     {"calls": N, "runs": R}: R runs one after another in one event loop, timed together,
-    answered with µs per step and the median gap between two model calls.
+    answered with µs per step and the gaps between model calls; for each request
+    {"calls": N, "concurrent": C, "latency": L}: C runs at once whose model waits L seconds
+    per call, answered with their wall time.
     """
     try:
         run_once, clean_up, version = _setup(name)
@@ -448,6 +466,10 @@ def worker(name: str) -> None:
     warmed: set[int] = set()
     for line in sys.stdin:
         request = json.loads(line)
+        if "concurrent" in request:
+            print(json.dumps(_concurrent(name, run_once, request)), flush=True)
+            clean_up()
+            continue
         calls, runs = int(request["calls"]), int(request["runs"])
 
         async def batch(calls: int = calls, runs: int = runs) -> tuple[float, list[float]]:
@@ -476,6 +498,27 @@ def worker(name: str) -> None:
             "late_gap_us": statistics.median(late_gaps),
         }
         print(json.dumps(answer), flush=True)
+
+
+def _concurrent(name: str, run_once: RunOnce, request: dict[str, Any]) -> dict[str, float]:
+    """`concurrent` runs of `calls` tool calls at once, the model waiting `latency` per call."""
+    calls, count = int(request["calls"]), int(request["concurrent"])
+    Latency.seconds = float(request["latency"])
+
+    async def together() -> float:
+        _Counter.calls = 0
+        started = time.perf_counter()
+        await asyncio.gather(*(run_once(calls, []) for _ in range(count)))
+        wall = time.perf_counter() - started
+        if not name.startswith("runlens") and _Counter.calls != calls * count:
+            raise RuntimeError(f"{name}: {_Counter.calls} tool calls, not {calls * count}")
+        return wall
+
+    try:
+        wall = asyncio.run(together())
+    finally:
+        Latency.seconds = 0.0
+    return {"wall_s": wall, "ideal_s": (calls + 1) * float(request["latency"])}
 
 
 # --- the driver ----------------------------------------------------------------------------
@@ -507,8 +550,11 @@ class Worker:
         return answer
 
     def measure(self, calls: int, runs: int) -> dict[str, float]:
+        return self.ask({"calls": calls, "runs": runs})
+
+    def ask(self, request: dict[str, Any]) -> dict[str, float]:
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"calls": calls, "runs": runs}) + "\n")
+        self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         answer = self._read()
         if "missing" in answer:
@@ -555,6 +601,62 @@ def interleaved(workers: dict[str, Worker], sizes: list[int], steps: int, rounds
                 figures.setdefault((name, calls), []).append(figure)
         print(f"  round {number + 1}/{rounds} done", file=sys.stderr, flush=True)
     return figures
+
+
+def concurrent_rounds(
+    workers: dict[str, Worker], count: int, calls: int, latency: float, rounds: int
+) -> dict[str, list[dict[str, float]]]:
+    """Every worker runs `count` runs at once, once per round, in an order that rotates."""
+    names = list(workers)
+    figures: dict[str, list[dict[str, float]]] = {}
+    request = {"calls": calls, "concurrent": count, "latency": latency}
+    for number in range(rounds):
+        for name in names[number % len(names) :] + names[: number % len(names)]:
+            figures.setdefault(name, []).append(workers[name].ask(request))
+        print(f"  concurrent round {number + 1}/{rounds} done", file=sys.stderr, flush=True)
+    return figures
+
+
+def print_concurrent(
+    figures: dict[str, list[dict[str, float]]], count: int, calls: int, latency: float
+) -> None:
+    """Wall time of the runs at once, over the ideal and over RunLens's (SQLite store) within a
+    round, and the goal rows: ≤ 1.3× the ideal with the SQLite store, ≤ 1.6× with PostgreSQL."""
+    ideal = (calls + 1) * latency
+    reference = "runlens-sqlite"
+    print(
+        f"\n{count} runs at once, {calls} tool calls each, the model waiting "
+        f"{latency * 1000:.0f} ms per call (ideal {ideal * 1000:.0f} ms)"
+    )
+    print(f"  {'':<24} {'wall ms':>9} {'range':>13} {'x ideal':>8} {'x ' + reference:>20}")
+    over: dict[str, float] = {}
+    for name, rounds in figures.items():
+        walls = [figure["wall_s"] for figure in rounds]
+        over[name] = statistics.median(wall / ideal for wall in walls)
+        ratio = ""
+        if reference in figures:
+            pairs = zip(walls, figures[reference], strict=True)
+            ratio = f"{statistics.median(wall / theirs['wall_s'] for wall, theirs in pairs):.2f}"
+        spread = f"{min(walls) * 1000:.0f}-{max(walls) * 1000:.0f}"
+        print(
+            f"  {name:<24} {statistics.median(walls) * 1000:>9.0f} {spread:>13} "
+            f"{over[name]:>8.2f} {ratio:>20}"
+        )
+    print("\nGoals\n| goal | figure | comparison | met? |\n| --- | --- | --- | --- |")
+    for name, label, limit in (
+        ("runlens-sqlite", "SQLite", 1.3),
+        ("runlens-postgresql", "PostgreSQL", 1.6),
+    ):
+        if name in over:
+            peers = {peer: over[peer] for peer in PEERS if peer in over}
+            best = min(peers, key=peers.__getitem__) if peers else None
+            beside = f"; fastest peer {best} ×{peers[best]:.2f}" if best else ""
+            goal_row(
+                f"{count} concurrent runs, {label} store (≤ {limit}× ideal)",
+                f"×{over[name]:.2f} ideal",
+                f"ideal {ideal * 1000:.0f} ms; no store ×{over.get('runlens', 0):.2f}{beside}",
+                over[name] <= limit,
+            )
 
 
 def print_table(figures: Figures, names: list[str], sizes: list[int], reference: str) -> None:
@@ -668,6 +770,13 @@ def main() -> None:
     parser.add_argument("--peers-python", default=DEFAULT_PEERS_PYTHON)
     parser.add_argument("--database-url", help="also measure RunLens with this store (PostgreSQL)")
     parser.add_argument("--only", help="comma-separated frameworks (default: all)")
+    parser.add_argument(
+        "--concurrent",
+        type=int,
+        default=100,
+        help="runs at once after the per-step rounds (0: none)",
+    )
+    parser.add_argument("--latency", type=float, default=0.05, help="model wait, concurrent runs")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -690,8 +799,13 @@ def main() -> None:
         started = start_worker(name, name, python, env)
         if started is not None:
             workers[name] = started
+    concurrent: dict[str, list[dict[str, float]]] = {}
     try:
         figures = interleaved(workers, sizes, args.steps, args.rounds)
+        if args.concurrent:
+            concurrent = concurrent_rounds(
+                workers, args.concurrent, min(sizes), args.latency, args.rounds
+            )
     finally:
         for started in workers.values():
             started.close()
@@ -703,6 +817,8 @@ def main() -> None:
     reference = "runlens-sqlite" if "runlens-sqlite" in workers else next(iter(workers), "")
     print_table(figures, list(workers), sizes, reference)
     print_goals(figures, [name for name in PEERS if name in workers], sizes)
+    if concurrent:
+        print_concurrent(concurrent, args.concurrent, min(sizes), args.latency)
 
 
 if __name__ == "__main__":
