@@ -29,9 +29,13 @@ HERE = Path(__file__).resolve().parent
 
 #: (script, arguments, arguments with --quick). Each prints its own goal rows, or its figures.
 BENCHMARKS: tuple[tuple[str, list[str], list[str]], ...] = (
-    ("bench_peers", ["--calls", "10,100", "--rounds", "5"], ["--calls", "3,10", "--rounds", "1"]),
+    (
+        "bench_peers",
+        ["--calls", "10,100", "--rounds", "5"],
+        ["--calls", "3,10", "--rounds", "1", "--steps", "40", "--concurrent", "20"],
+    ),
     ("baseline", ["--rounds", "5"], ["--rounds", "1", "--runs-home-size", "20", "--steps", "40"]),
-    ("bench_runtime", ["--only", "concurrent"], ["--only", "concurrent", "--repeat", "1"]),
+    ("bench_runtime", [], ["--runs", "20", "--repeat", "1", "--concurrent", "20"]),
     ("bench_validation", [], ["--rows", "2000", "--rounds", "1"]),
     ("bench_pages", [], []),
     ("bench_offline", ["--rows", "100000"], ["--rows", "2000"]),
