@@ -10,7 +10,9 @@ comparison in the same run (interleaved rounds, ratios within a round). This scr
 those rows in order; a benchmark that printed none gets a row saying so, and its whole
 output stays in `--log-dir` (default: a temporary folder, named at the end). `--quick` runs
 each with small sizes, to check the harness rather than to measure. The table goes to
-docs/performance.md by hand, with its "Machine and load" line.
+docs/performance.md by hand, with its "Machine and load" line. The benchmarks measure the
+RunLens this interpreter imports: from a checkout, run it with `PYTHONPATH=src`
+(baseline.py sets each tree's path itself).
 """
 
 from __future__ import annotations
