@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import itertools
 import json
 import os
@@ -167,6 +168,13 @@ def _runlens(store_url: str | None) -> tuple[RunOnce, Callable[[], None], str]:
         from runlens.store.engine import store_url as resolve
 
         store = open_store(resolve(store_url if store_url != "sqlite" else None, home=root))
+
+    @atexit.register
+    def remove_root() -> None:
+        """The worker's folder (workspaces, the SQLite store) goes when the worker ends."""
+        if store is not None:
+            store.close()
+        shutil.rmtree(root, ignore_errors=True)
 
     def model(calls: int, stamps: list[float]) -> Any:
         turns = iter(range(calls + 1))
