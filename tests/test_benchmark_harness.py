@@ -1,0 +1,96 @@
+"""The harness the speed goals are measured with (benchmarks/bench_peers.py, goals.py) runs
+against the current tree: a RunLens run completes, with and without the run store, and the
+goal rows a benchmark prints are gathered. Timings themselves are printed by the benchmarks,
+never asserted."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from runlens.store.db import open_store
+from runlens.store.engine import store_url
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def bench_peers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
+    monkeypatch.setenv("BENCH_DIR", str(tmp_path))
+    return _load("bench_peers")
+
+
+def test_runlens_worker_runs_the_requested_tool_calls_without_a_store(
+    bench_peers: ModuleType, tmp_path: Path
+) -> None:
+    run_once, clean_up, _version = bench_peers._setup("runlens")
+    stamps: list[float] = []
+    asyncio.run(run_once(3, stamps))
+    assert len(stamps) == 4  # three tool calls, then the final answer
+    (root,) = tmp_path.iterdir()
+    assert [child.name for child in root.iterdir() if child.name.startswith("run_")] != []
+    assert not (root / "runlens.db").exists()
+    clean_up()
+    assert [child.name for child in root.iterdir() if child.name.startswith("run_")] == []
+
+
+def test_runlens_worker_mirrors_each_run_into_the_sqlite_store(
+    bench_peers: ModuleType, tmp_path: Path
+) -> None:
+    run_once, _clean_up, _version = bench_peers._setup("runlens-sqlite")
+    asyncio.run(run_once(2, []))
+    asyncio.run(run_once(2, []))
+    (root,) = tmp_path.iterdir()
+    store = open_store(store_url(None, home=root))
+    try:
+        runs, total = store.list_runs()
+    finally:
+        store.close()
+    assert total == 2
+    assert {summary.status for summary in runs} == {"completed"}
+
+
+def test_gap_is_the_median_time_between_model_calls(bench_peers: ModuleType) -> None:
+    assert bench_peers._gap_us([0.0, 0.001, 0.003, 0.004]) == pytest.approx(1000.0)
+    assert bench_peers._gap_us([0.0]) == 0.0
+
+
+def test_late_gap_leaves_out_the_last_gap_and_the_early_ones(bench_peers: ModuleType) -> None:
+    # Twelve gaps of 1 ms, then ten of 3 ms, then a last one of 50 ms (before the answer).
+    stamps = [0.0]
+    for gap in [0.001] * 12 + [0.003] * 10 + [0.05]:
+        stamps.append(stamps[-1] + gap)
+    assert bench_peers._late_gap_us(stamps) == pytest.approx(3000.0)
+    assert bench_peers._late_gap_us([0.0, 0.002]) == pytest.approx(2000.0)
+
+
+def test_goal_rows_are_gathered_after_the_goals_line() -> None:
+    goals = _load("goals")
+    output = "\n".join(
+        [
+            "| a table row before the goals | x | y | – |",
+            "Goals",
+            "| goal | figure | comparison | met? |",
+            "| --- | --- | --- | --- |",
+            "| per step with the SQLite store | ×1.10 | no store, same round | yes |",
+            "a closing remark",
+        ]
+    )
+    assert goals.goal_rows(output) == [
+        "| per step with the SQLite store | ×1.10 | no store, same round | yes |"
+    ]
+    assert goals.goal_rows("no goals here\n| a | b | c | d |") == []
