@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import json
 import os
+import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -40,7 +41,7 @@ from json import decoder as _json_decoder
 from pathlib import Path
 from typing import Any
 
-from runlens.atomic import atomic_output
+from runlens.atomic import AtomicFile, atomic_output
 from runlens.errors import EvidenceIndexError
 from runlens.evidence._ids import FROM_COLUMN, check_id_rule
 from runlens.evidence._stores import (
@@ -81,6 +82,10 @@ _METADATA_BYTES = _METADATA_KEY.encode("ascii")
 _HEX64 = re.compile("[0-9a-f]{64}")
 #: Bytes written between two early syncs of the index file (`_EarlyWriteback`).
 _WRITEBACK = 32 << 20
+#: Indexes of this many rows on are hashed and written in a thread (`_Writer`), at most
+#: `_QUEUED` batches behind.
+_THREADED_ROWS = 20_000
+_QUEUED = 8
 _datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 #: The json module's C string decoder (json.loads uses it); absent from typeshed's stubs.
 _scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
@@ -102,12 +107,64 @@ def write_index(path: Path, header: IndexHeader, store: RowStore) -> str:
     with (
         atomic_output(path, mode=0o644, durable=True) as out,
         _EarlyWriteback(out.fileno()) as writeback,
+        _Writer(digest, out, writeback, threaded=len(store) >= _THREADED_ROWS) as writer,
     ):
         for data in _index_bytes(header, store):
-            digest.update(data)
-            out.write(data)
-            writeback.wrote(len(data))
+            writer.write(data)
     return digest.hexdigest()
+
+
+class _Writer:
+    """Hashes and writes the index's bytes in order: in a thread of its own for a large
+    index, so that hashing and writing (hashlib and `os.write` let go of the GIL) overlap
+    with laying out the next batch. At most `_QUEUED` batches wait. An error in the thread
+    (a full disk) is raised by the next `write`, or on leaving the block."""
+
+    def __init__(
+        self, digest: Any, out: AtomicFile, writeback: _EarlyWriteback, *, threaded: bool
+    ) -> None:
+        self._digest = digest
+        self._out = out
+        self._writeback = writeback
+        self._error: BaseException | None = None
+        self._queue: queue.Queue[bytes | None] | None = queue.Queue(_QUEUED) if threaded else None
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self._run, name="runlens-index-writer")
+            self._thread.start()
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        if self._thread is not None and self._queue is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._error is not None and kind is None:
+            raise self._error
+
+    def write(self, data: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._queue is None:
+            self._write(data)
+        else:
+            self._queue.put(data)
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (data := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._write(data)
+                except BaseException as error:  # raised in the writing thread by `write`
+                    self._error = error
+
+    def _write(self, data: bytes) -> None:
+        self._digest.update(data)
+        self._out.write(data)
+        self._writeback.wrote(len(data))
 
 
 class _EarlyWriteback:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from runlens_feedback.analyst.labels import Lang
 from runlens_feedback.analyst.sentiment import SentimentResult, score_text
 from runlens_feedback.analyst.text import Clause, detect_language, split_clauses
-from runlens_feedback.analyst.tokens import Token, tokenize
+from runlens_feedback.analyst.tokens import Token, kept_segments, tokenize
 from runlens_feedback.analyst.units import Unit, clause_units
 
 
@@ -28,10 +28,12 @@ class Document:
 
 
 def parse(text: str) -> Document:
-    """Parse `text` (any mix of Chinese and English; `lang` is the dominant one)."""
+    """Parse `text` (any mix of Chinese and English; `lang` is the dominant one). Its Chinese
+    runs are segmented here unless theme discovery kept their words (`kept_segments`)."""
     lang = detect_language(text)
     clauses = split_clauses(text)
-    tokens = [tokenize(text, clause.start, clause.end) for clause in clauses]
+    segments = kept_segments(text)
+    tokens = [tokenize(text, clause.start, clause.end, segments) for clause in clauses]
     units = [
         clause_units(text, clause.start, clause.end, clause_tokens)
         for clause, clause_tokens in zip(clauses, tokens, strict=True)
