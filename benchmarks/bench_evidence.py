@@ -19,9 +19,11 @@ fresh subprocess so that every peak memory figure is its own:
 - `validate`: checking C citations (default 100,000; 1% unknown ids and 1% paraphrases
   planted) against the written index: `EvidenceIndex.load`, then membership and `locate`.
 
-Printed per step: the median and the fastest wall time, the median CPU time, the median wall
-time relative to the bare pass, the peak RSS (median over the runs; the process's high-water
-mark, `resource.getrusage`) and its ratio to the file's size. Wall times move with whatever
+Printed per step: the median and the fastest wall time, the median CPU time (all threads,
+and the main thread's alone: `main s`, the critical path when the second core is free), the
+median wall time and main-thread CPU time relative to the bare pass's (`x bare`, `main x`),
+the peak RSS (median over the runs; the process's high-water mark, `resource.getrusage`)
+and its ratio to the file's size. Wall times move with whatever
 else the machine does, so the load average before and after is printed too, and CPU seconds
 beside the wall seconds.
 
@@ -252,10 +254,11 @@ def measure(name: str, csv_path: Path, index_path: Path, analysis_path: Path) ->
 
 
 def _timed(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
     result = work()
     result["wall"] = time.perf_counter() - wall
     result["cpu"] = time.process_time() - cpu
+    result["main_cpu"] = time.thread_time() - main
     result["peak_mb"] = _peak_rss_mb()
     return result
 
@@ -374,9 +377,10 @@ def print_table(results: dict[str, list[dict[str, Any]]], size_mb: float, citati
         return statistics.median(float(run[key]) for run in results[name])
 
     bare = median("bare", "wall") if results.get("bare") else None
+    bare_cpu = median("bare", "main_cpu") if results.get("bare") else None
     header = (
-        f"{'step':<32}{'median s':>9}{'min s':>8}{'cpu s':>8}{'x bare':>8}"
-        f"{'peak RSS MB':>13}{'x file':>8}"
+        f"{'step':<32}{'median s':>9}{'min s':>8}{'cpu s':>8}{'main s':>8}{'x bare':>8}"
+        f"{'main x':>8}{'peak RSS MB':>13}{'x file':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -384,12 +388,16 @@ def print_table(results: dict[str, list[dict[str, Any]]], size_mb: float, citati
         if not runs:
             continue
         wall, cpu, peak = median(name, "wall"), median(name, "cpu"), median(name, "peak_mb")
+        main = median(name, "main_cpu")
         fastest = min(run["wall"] for run in runs)
         ratio = f"{wall / bare:.2f}" if bare and name not in ("write", "validate") else ""
+        main_ratio = (
+            f"{main / bare_cpu:.2f}" if bare_cpu and name not in ("write", "validate") else ""
+        )
         label = LABELS[name] if name != "validate" else f"validate {citations:,} citations"
         print(
-            f"{label:<32}{wall:>9.2f}{fastest:>8.2f}{cpu:>8.2f}{ratio:>8}"
-            f"{peak:>13.0f}{peak / size_mb:>8.2f}"
+            f"{label:<32}{wall:>9.2f}{fastest:>8.2f}{cpu:>8.2f}{main:>8.2f}{ratio:>8}"
+            f"{main_ratio:>8}{peak:>13.0f}{peak / size_mb:>8.2f}"
         )
     print()
     if results.get("write"):

@@ -32,6 +32,7 @@ TEXTS = [
 @pytest.fixture(autouse=True)
 def _nothing_kept() -> Iterator[None]:
     forget_segmentations()
+    tokens_module._segment.cache_clear()
     yield
     forget_segmentations()
 
@@ -89,6 +90,15 @@ def test_a_text_in_several_rows_is_kept_for_each() -> None:
     assert not tokens_module._kept and tokens_module._kept_chars == 0
 
 
+def test_a_run_seen_before_is_not_segmented_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    counting = _CountingJieba(monkeypatch)
+    first = tokenize(TEXTS[0])
+    calls = counting.calls
+    assert calls > 0
+    assert tokenize(TEXTS[0]) == first
+    assert counting.calls == calls
+
+
 def test_what_is_kept_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     cjk_words(TEXTS[0], keep=True)
     monkeypatch.setattr(tokens_module, "KEPT_CHARS", tokens_module._kept_chars + 10)
@@ -111,9 +121,11 @@ def test_analysis_after_discovery_segments_nothing_again(
     rows = [{"feedback_id": f"fb_{n}", "text": text} for n, text in enumerate(texts)]
     expected = analyze_rows(rows)
     expected_themes = discover_themes(texts, vectors=False)
+    tokens_module._segment.cache_clear()
     counting = _CountingJieba(monkeypatch)
     catalogue = discover_themes(texts, vectors=False, keep_segmentation=True)
     assert counting.calls > 0
+    tokens_module._segment.cache_clear()  # what the analysis finds is what discovery kept
     before = counting.calls
     assert analyze_rows(rows) == expected
     assert counting.calls == before  # every row's words were kept by discovery

@@ -218,17 +218,20 @@ def _items_bytes(batch: JsonBatch, first: bool) -> bytes:
     count = len(batch.ids)
     id_quote = b"" if batch.ids_quoted else b'"'
     text_quote = b"" if batch.texts_quoted else b'"'
+    metadata = batch.metadata_parts if batch.metadata_parts is not None else [batch.metadata]
     # Per row: what comes before the id (the end of the previous item), the id, ..., the
-    # text, what comes between it and the metadata, the metadata.
-    layout: list[bytes] = [b""] * (8 * count)
-    layout[0::8] = [b"},\n" + id_quote] * count
-    layout[1::8] = batch.ids
-    layout[2::8] = [id_quote + b':\n{"row_hash":"'] * count
-    layout[3::8] = batch.hashes
-    layout[4::8] = [b'","text":' + text_quote] * count
-    layout[5::8] = batch.texts
-    layout[6::8] = [text_quote + _METADATA_KEY.encode()] * count
-    layout[7::8] = batch.metadata
+    # text, what comes between it and the metadata, the metadata's parts.
+    stride = 7 + len(metadata)
+    layout: list[bytes] = [b""] * (stride * count)
+    layout[0::stride] = [b"},\n" + id_quote] * count
+    layout[1::stride] = batch.ids
+    layout[2::stride] = [id_quote + b':\n{"row_hash":"'] * count
+    layout[3::stride] = batch.hashes
+    layout[4::stride] = [b'","text":' + text_quote] * count
+    layout[5::stride] = batch.texts
+    layout[6::stride] = [text_quote + _METADATA_BYTES] * count
+    for at, pieces in enumerate(metadata, start=7):
+        layout[at::stride] = pieces
     layout[0] = (b"\n" if first else b",\n") + id_quote
     return b"".join(layout) + b"}"
 

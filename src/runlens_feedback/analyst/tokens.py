@@ -17,7 +17,9 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ KEPT_CHARS = 24_000_000
 #: text are yet to take them).
 _kept: dict[str, tuple[str, int]] = {}
 _kept_chars = 0
+#: Runs of Chinese characters whose words `_segment` remembers (about 20 MB).
+SEGMENTED_RUNS = 65_536
 _RUN_BREAK = "\n"  # between the runs of a packed segmentation (no run holds one)
 _WORD_BREAK = " "  # between the words of a run (no run holds one)
 
@@ -98,9 +102,9 @@ def tokenize(
     position = start
     for run in _CJK_RUN.finditer(text, start, stop):
         tokens.extend(_latin_tokens(text, position, run.start()))
-        words = segments.get(run.span()) if segments is not None else None
+        words: Sequence[str] | None = segments.get(run.span()) if segments is not None else None
         if words is None:
-            words = _jieba().lcut(run.group())
+            words = _segment(run.group())
         tokens.extend(_cjk_tokens(words, run.start()))
         position = run.end()
     tokens.extend(_latin_tokens(text, position, stop))
@@ -114,7 +118,7 @@ def _latin_tokens(text: str, start: int, end: int) -> list[Token]:
     ]
 
 
-def _cjk_tokens(words: list[str], offset: int) -> list[Token]:
+def _cjk_tokens(words: Sequence[str], offset: int) -> list[Token]:
     tokens: list[Token] = []
     for word in words:
         end = offset + len(word)
@@ -123,13 +127,20 @@ def _cjk_tokens(words: list[str], offset: int) -> list[Token]:
     return tokens
 
 
-def cjk_words(text: str, *, keep: bool = False) -> list[list[str]]:
+@lru_cache(maxsize=SEGMENTED_RUNS)
+def _segment(run: str) -> tuple[str, ...]:
+    """jieba's words of one run of Chinese characters. The most recent runs are remembered:
+    short runs (太慢了, 很好用, 登录失败) recur across rows, and their words are the same
+    wherever they occur."""
+    return tuple(_jieba().lcut(run))
+
+
+def cjk_words(text: str, *, keep: bool = False) -> list[tuple[str, ...]]:
     """jieba's words of each run of Chinese characters in `text`, in order (the runs
     `_CJK_RUN` finds). `keep`: keep them for the analysis of the same text (`kept_segments`)
     while the kept ones hold fewer than `KEPT_CHARS` characters."""
     global _kept_chars
-    tokenizer = _jieba()
-    found = [tokenizer.lcut(run.group()) for run in _CJK_RUN.finditer(text)]
+    found = [_segment(run.group()) for run in _CJK_RUN.finditer(text)]
     if keep and found:
         packed = _RUN_BREAK.join(_WORD_BREAK.join(words) for words in found)
         size = len(text) + len(packed)
