@@ -58,6 +58,7 @@ def test_threaded_write_gives_the_same_bytes(
     plain_hash = index.write(plain)
     monkeypatch.setattr(_storage, "_THREADED_ROWS", 1)
     monkeypatch.setattr(_storage, "_QUEUED", 1)
+    monkeypatch.setattr(_storage, "_HANDOFF", 1000)  # many handovers, and a rest at the end
     threaded_hash = index.write(threaded)
     assert threaded.read_bytes() == plain.read_bytes()
     assert threaded_hash == plain_hash == hashlib.sha256(plain.read_bytes()).hexdigest()
@@ -69,6 +70,7 @@ def test_a_failing_write_raises_and_leaves_no_file(
 ) -> None:
     index = _build(write_csv(_rows(3000)))
     monkeypatch.setattr(_storage, "_THREADED_ROWS", threaded_rows)
+    monkeypatch.setattr(_storage, "_HANDOFF", 1000)
 
     def full_disk(self: object, data: bytes) -> None:
         raise OSError(28, "No space left on device")

@@ -82,10 +82,11 @@ _METADATA_BYTES = _METADATA_KEY.encode("ascii")
 _HEX64 = re.compile("[0-9a-f]{64}")
 #: Bytes written between two early syncs of the index file (`_EarlyWriteback`).
 _WRITEBACK = 32 << 20
-#: Indexes of this many rows on are hashed and written in a thread (`_Writer`), at most
-#: `_QUEUED` batches behind.
+#: Indexes of this many rows on are hashed and written in a thread (`_Writer`), handed over
+#: `_HANDOFF` bytes at a time, at most `_QUEUED` handovers behind.
 _THREADED_ROWS = 20_000
-_QUEUED = 8
+_QUEUED = 2
+_HANDOFF = 4 << 20
 _datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 #: The json module's C string decoder (json.loads uses it); absent from typeshed's stubs.
 _scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
@@ -117,8 +118,10 @@ def write_index(path: Path, header: IndexHeader, store: RowStore) -> str:
 class _Writer:
     """Hashes and writes the index's bytes in order: in a thread of its own for a large
     index, so that hashing and writing (hashlib and `os.write` let go of the GIL) overlap
-    with laying out the next batch. At most `_QUEUED` batches wait. An error in the thread
-    (a full disk) is raised by the next `write`, or on leaving the block."""
+    with laying out the next batches. Batches are handed over joined, `_HANDOFF` bytes at a
+    time (each handover makes the thread wait for the GIL once), at most `_QUEUED` waiting.
+    An error in the thread (a full disk) is raised by a later `write`, or on leaving the
+    block."""
 
     def __init__(
         self, digest: Any, out: AtomicFile, writeback: _EarlyWriteback, *, threaded: bool
@@ -127,6 +130,8 @@ class _Writer:
         self._out = out
         self._writeback = writeback
         self._error: BaseException | None = None
+        self._pending: list[bytes] = []
+        self._pending_size = 0
         self._queue: queue.Queue[bytes | None] | None = queue.Queue(_QUEUED) if threaded else None
         self._thread: threading.Thread | None = None
         if threaded:
@@ -138,6 +143,8 @@ class _Writer:
 
     def __exit__(self, kind: object, *rest: object) -> None:
         if self._thread is not None and self._queue is not None:
+            if self._pending and kind is None:
+                self._queue.put(b"".join(self._pending))
             self._queue.put(None)
             self._thread.join()
             self._thread = None
@@ -149,8 +156,13 @@ class _Writer:
             raise self._error
         if self._queue is None:
             self._write(data)
-        else:
-            self._queue.put(data)
+            return
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= _HANDOFF:
+            self._queue.put(b"".join(self._pending))
+            self._pending.clear()
+            self._pending_size = 0
 
     def _run(self) -> None:
         assert self._queue is not None
