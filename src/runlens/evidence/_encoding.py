@@ -233,7 +233,7 @@ class BackgroundHash:
 
 
 #: Buffers a `BackgroundHash` lets wait; files from this size on are hashed in a thread.
-_QUEUED = 8
+_QUEUED = 4
 THREADED_HASH_BYTES = 8 * READ_CHUNK
 
 

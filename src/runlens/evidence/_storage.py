@@ -86,7 +86,7 @@ _WRITEBACK = 32 << 20
 #: `_HANDOFF` bytes at a time, at most `_QUEUED` handovers behind.
 _THREADED_ROWS = 20_000
 _QUEUED = 2
-_HANDOFF = 4 << 20
+_HANDOFF = 2 << 20
 _datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 #: The json module's C string decoder (json.loads uses it); absent from typeshed's stubs.
 _scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
