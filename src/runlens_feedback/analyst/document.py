@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from runlens_feedback.analyst.labels import Lang
+from runlens_feedback.analyst.matching import ClauseWords, clause_words
 from runlens_feedback.analyst.sentiment import SentimentResult, score_text
 from runlens_feedback.analyst.text import Clause, detect_language, split_clauses
 from runlens_feedback.analyst.tokens import Token, kept_segments, tokenize
@@ -25,6 +27,17 @@ class Document:
     def clause_text(self, index: int) -> str:
         clause = self.clauses[index]
         return self.text[clause.start : clause.end]
+
+    def clause_words(self, index: int) -> ClauseWords:
+        """One clause as keyword patterns read it, made once for all the sets scanned."""
+        return self._clause_words[index]
+
+    @cached_property
+    def _clause_words(self) -> tuple[ClauseWords, ...]:
+        return tuple(
+            clause_words(self.clause_text(index), tokens)
+            for index, tokens in enumerate(self.tokens)
+        )
 
 
 def parse(text: str) -> Document:

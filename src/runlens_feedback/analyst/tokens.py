@@ -178,6 +178,24 @@ def kept_segments(text: str) -> dict[tuple[int, int], list[str]] | None:
     return {span: run.split(_WORD_BREAK) for span, run in zip(spans, runs, strict=True)}
 
 
+def release_segments(text: str) -> None:
+    """Count a row of `text` as having taken its kept words without reading them (its
+    analysis is already known), so that they are dropped when no row needs them."""
+    global _kept_chars
+    if not _kept:
+        return
+    with _lock:
+        kept = _kept.get(text)
+        if kept is None:
+            return
+        packed, rows = kept
+        if rows > 1:
+            _kept[text] = (packed, rows - 1)
+        else:
+            del _kept[text]
+            _kept_chars -= len(text) + len(packed)
+
+
 def forget_segmentations() -> None:
     """Drop every kept segmentation (a run's discovery starts afresh)."""
     global _kept_chars
