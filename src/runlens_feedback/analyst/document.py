@@ -10,7 +10,7 @@ from runlens_feedback.analyst.matching import ClauseWords, clause_words
 from runlens_feedback.analyst.sentiment import SentimentResult, score_text
 from runlens_feedback.analyst.text import Clause, detect_language, split_clauses
 from runlens_feedback.analyst.tokens import Token, kept_segments, tokenize
-from runlens_feedback.analyst.units import Unit, clause_units
+from runlens_feedback.analyst.units import Unit, remembered_units
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def parse(text: str) -> Document:
     segments = kept_segments(text)
     tokens = [tokenize(text, clause.start, clause.end, segments) for clause in clauses]
     units = [
-        clause_units(text, clause.start, clause.end, clause_tokens)
+        remembered_units(text, clause.start, clause.end, clause_tokens)
         for clause, clause_tokens in zip(clauses, tokens, strict=True)
     ]
     return Document(
