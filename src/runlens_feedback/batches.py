@@ -126,10 +126,9 @@ async def analyze_in_batches(
 
 def _discover(table: SourceTable, text_column: str) -> ThemeCatalogue:
     """The input's themes, discovered once over every row's text (`discover_themes`)."""
-    position = table.columns.index(text_column)
-    texts = [table.row_values(at)[position] for at in range(table.total_rows)]
+    texts = table.column(text_column)
     checkpoint()
-    return discover_themes(texts)
+    return discover_themes(texts, keep_segmentation=True)
 
 
 def batch_message(

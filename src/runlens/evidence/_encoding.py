@@ -12,6 +12,9 @@ from __future__ import annotations
 import codecs
 import hashlib
 import io
+import os
+import queue
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -186,16 +189,64 @@ class DecodeFailure(Exception):
         self.bytes_read = bytes_read
 
 
+class BackgroundHash:
+    """A SHA-256 fed from a thread of its own, so hashing a large file overlaps with the
+    work on what was read (hashlib lets go of the GIL while it hashes a large buffer).
+
+    `update` queues the bytes (in order; at most `_QUEUED` buffers wait, so memory stays
+    bounded); `hexdigest` waits for the queue to be hashed; `close` stops the thread (after
+    `hexdigest`, or when the reading is abandoned). With `threaded=False` it hashes in the
+    caller's thread (small inputs: a thread costs more than it saves).
+    """
+
+    __slots__ = ("_digest", "_queue", "_thread")
+
+    def __init__(self, *, threaded: bool) -> None:
+        self._digest = hashlib.sha256()
+        self._queue: queue.Queue[bytes | None] | None = None
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._queue = queue.Queue(_QUEUED)
+            self._thread = threading.Thread(target=self._run, name="runlens-sha256", daemon=True)
+            self._thread.start()
+
+    def update(self, data: bytes) -> None:
+        if self._queue is None:
+            self._digest.update(data)
+        else:
+            self._queue.put(data)
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (data := self._queue.get()) is not None:
+            self._digest.update(data)
+
+    def close(self) -> None:
+        if self._thread is not None and self._queue is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = self._queue = None
+
+    def hexdigest(self) -> str:
+        self.close()
+        return str(self._digest.hexdigest())
+
+
+#: Buffers a `BackgroundHash` lets wait; files from this size on are hashed in a thread.
+_QUEUED = 4
+THREADED_HASH_BYTES = 8 * READ_CHUNK
+
+
 @dataclass(slots=True)
 class RawProbe:
     """What the raw reader saw: the running SHA-256 and the bytes read."""
 
-    digest: Any = field(default_factory=hashlib.sha256)
+    digest: BackgroundHash = field(default_factory=lambda: BackgroundHash(threaded=False))
     bytes_read: int = 0
 
     @property
     def hexdigest(self) -> str:
-        return str(self.digest.hexdigest())
+        return self.digest.hexdigest()
 
 
 class _HashingReader(io.RawIOBase):
@@ -213,7 +264,8 @@ class _HashingReader(io.RawIOBase):
         size = len(data)
         buffer[:size] = data
         probe = self._probe
-        probe.digest.update(data)
+        if size:
+            probe.digest.update(data)
         probe.bytes_read += size
         return size
 
@@ -225,8 +277,10 @@ def open_text(path: Path, encoding: str) -> Iterator[tuple[io.TextIOWrapper, Raw
     The probe's digest covers the whole file only once the stream has been read to the end.
     A byte that does not decode raises `DecodeFailure` (how far the read got) out of the block.
     """
-    probe = RawProbe()
     raw = io.FileIO(path, "r")
+    # A large file is hashed in a thread, beside the decoding and parsing of what was read.
+    hasher = BackgroundHash(threaded=os.fstat(raw.fileno()).st_size >= THREADED_HASH_BYTES)
+    probe = RawProbe(hasher)
     try:
         buffered = io.BufferedReader(_HashingReader(raw, probe), buffer_size=READ_CHUNK)
         text = io.TextIOWrapper(buffered, encoding=encoding, errors="strict", newline="")
@@ -240,4 +294,5 @@ def open_text(path: Path, encoding: str) -> Iterator[tuple[io.TextIOWrapper, Raw
             except UnicodeDecodeError:
                 raise DecodeFailure(probe.bytes_read) from None
     finally:
+        hasher.close()
         raw.close()

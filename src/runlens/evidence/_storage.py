@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import json
 import os
+import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -40,7 +41,7 @@ from json import decoder as _json_decoder
 from pathlib import Path
 from typing import Any
 
-from runlens.atomic import atomic_output
+from runlens.atomic import AtomicFile, atomic_output
 from runlens.errors import EvidenceIndexError
 from runlens.evidence._ids import FROM_COLUMN, check_id_rule
 from runlens.evidence._stores import (
@@ -81,6 +82,11 @@ _METADATA_BYTES = _METADATA_KEY.encode("ascii")
 _HEX64 = re.compile("[0-9a-f]{64}")
 #: Bytes written between two early syncs of the index file (`_EarlyWriteback`).
 _WRITEBACK = 32 << 20
+#: Indexes of this many rows on are hashed and written in a thread (`_Writer`), handed over
+#: `_HANDOFF` bytes at a time, at most `_QUEUED` handovers behind.
+_THREADED_ROWS = 20_000
+_QUEUED = 2
+_HANDOFF = 2 << 20
 _datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 #: The json module's C string decoder (json.loads uses it); absent from typeshed's stubs.
 _scanstring: Callable[[str, int], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
@@ -102,12 +108,75 @@ def write_index(path: Path, header: IndexHeader, store: RowStore) -> str:
     with (
         atomic_output(path, mode=0o644, durable=True) as out,
         _EarlyWriteback(out.fileno()) as writeback,
+        _Writer(digest, out, writeback, threaded=len(store) >= _THREADED_ROWS) as writer,
     ):
         for data in _index_bytes(header, store):
-            digest.update(data)
-            out.write(data)
-            writeback.wrote(len(data))
+            writer.write(data)
     return digest.hexdigest()
+
+
+class _Writer:
+    """Hashes and writes the index's bytes in order: in a thread of its own for a large
+    index, so that hashing and writing (hashlib and `os.write` let go of the GIL) overlap
+    with laying out the next batches. Batches are handed over joined, `_HANDOFF` bytes at a
+    time (each handover makes the thread wait for the GIL once), at most `_QUEUED` waiting.
+    An error in the thread (a full disk) is raised by a later `write`, or on leaving the
+    block."""
+
+    def __init__(
+        self, digest: Any, out: AtomicFile, writeback: _EarlyWriteback, *, threaded: bool
+    ) -> None:
+        self._digest = digest
+        self._out = out
+        self._writeback = writeback
+        self._error: BaseException | None = None
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._queue: queue.Queue[bytes | None] | None = queue.Queue(_QUEUED) if threaded else None
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self._run, name="runlens-index-writer")
+            self._thread.start()
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        if self._thread is not None and self._queue is not None:
+            if self._pending and kind is None:
+                self._queue.put(b"".join(self._pending))
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._error is not None and kind is None:
+            raise self._error
+
+    def write(self, data: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._queue is None:
+            self._write(data)
+            return
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= _HANDOFF:
+            self._queue.put(b"".join(self._pending))
+            self._pending.clear()
+            self._pending_size = 0
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (data := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._write(data)
+                except BaseException as error:  # raised in the writing thread by `write`
+                    self._error = error
+
+    def _write(self, data: bytes) -> None:
+        self._digest.update(data)
+        self._out.write(data)
+        self._writeback.wrote(len(data))
 
 
 class _EarlyWriteback:
@@ -161,17 +230,20 @@ def _items_bytes(batch: JsonBatch, first: bool) -> bytes:
     count = len(batch.ids)
     id_quote = b"" if batch.ids_quoted else b'"'
     text_quote = b"" if batch.texts_quoted else b'"'
+    metadata = batch.metadata_parts if batch.metadata_parts is not None else [batch.metadata]
     # Per row: what comes before the id (the end of the previous item), the id, ..., the
-    # text, what comes between it and the metadata, the metadata.
-    layout: list[bytes] = [b""] * (8 * count)
-    layout[0::8] = [b"},\n" + id_quote] * count
-    layout[1::8] = batch.ids
-    layout[2::8] = [id_quote + b':\n{"row_hash":"'] * count
-    layout[3::8] = batch.hashes
-    layout[4::8] = [b'","text":' + text_quote] * count
-    layout[5::8] = batch.texts
-    layout[6::8] = [text_quote + _METADATA_KEY.encode()] * count
-    layout[7::8] = batch.metadata
+    # text, what comes between it and the metadata, the metadata's parts.
+    stride = 7 + len(metadata)
+    layout: list[bytes] = [b""] * (stride * count)
+    layout[0::stride] = [b"},\n" + id_quote] * count
+    layout[1::stride] = batch.ids
+    layout[2::stride] = [id_quote + b':\n{"row_hash":"'] * count
+    layout[3::stride] = batch.hashes
+    layout[4::stride] = [b'","text":' + text_quote] * count
+    layout[5::stride] = batch.texts
+    layout[6::stride] = [text_quote + _METADATA_BYTES] * count
+    for at, pieces in enumerate(metadata, start=7):
+        layout[at::stride] = pieces
     layout[0] = (b"\n" if first else b",\n") + id_quote
     return b"".join(layout) + b"}"
 

@@ -75,7 +75,9 @@ class IndexHeader(TypedDict):
 class JsonBatch:
     """Consecutive rows ready for the index file, in UTF-8: ids and texts as JSON string
     literals (`*_quoted`) or as raw values holding nothing JSON escapes; row hashes in hex;
-    each row's metadata as a JSON object."""
+    each row's metadata as a JSON object: `metadata` has one a row, or `metadata_parts`
+    the pieces each row's object is the concatenation of (`object_parts`), so that a table's
+    columns need no object of their own per row."""
 
     ids: Sequence[bytes]
     ids_quoted: bool
@@ -83,6 +85,7 @@ class JsonBatch:
     texts: Sequence[bytes]
     texts_quoted: bool
     metadata: Sequence[bytes]
+    metadata_parts: Sequence[Sequence[bytes]] | None = None
 
 
 class RowStore(ABC):
@@ -242,21 +245,24 @@ class TableStore(RowStore):
     def json_batches(self) -> Iterator[JsonBatch]:
         ids = self._id_pieces()
         texts = self._columns.encoded_pieces(self._text_at)
-        metadata = self._metadata_objects()
+        metadata = self._metadata_parts()
         chunks = zip(texts, self._columns.chunk_digests(), metadata, strict=True)
-        for (text_pieces, texts_quoted), digests, objects in chunks:
+        for (text_pieces, texts_quoted), digests, parts in chunks:
             row_ids, ids_quoted = next(ids)
             hashes = binascii.hexlify(digests, b"\n", DIGEST_SIZE).split(b"\n")
-            yield JsonBatch(row_ids, ids_quoted, hashes, text_pieces, texts_quoted, objects)
+            yield JsonBatch(
+                row_ids, ids_quoted, hashes, text_pieces, texts_quoted, (), metadata_parts=parts
+            )
 
-    def _metadata_objects(self) -> Iterator[list[bytes]]:
-        """Per chunk, each row's metadata as a JSON object in UTF-8, laid out a chunk at a
-        time from the columns' stored pieces (no dict and no `json.dumps` per row)."""
+    def _metadata_parts(self) -> Iterator[list[Sequence[bytes]]]:
+        """Per chunk, the parts of each row's metadata as a JSON object in UTF-8
+        (`object_parts`), from the columns' stored pieces (no dict and no `json.dumps` per
+        row)."""
         names = self._columns.names
         keys = [encode_basestring(names[at]).encode("utf-8") for at in self._metadata_at]
         columns = [self._columns.encoded_pieces(at) for at in self._metadata_at]
         for size in self._columns.chunk_sizes():
-            yield json_objects(keys, [next(column) for column in columns], size)
+            yield object_parts(keys, [next(column) for column in columns], size)
 
     def _id_pieces(self) -> Iterator[tuple[list[bytes], bool]]:
         """Per chunk, the ids as the index file writes them, in UTF-8 (raw: False)."""
@@ -314,25 +320,23 @@ def _has_control(cell: str, quoted: bool) -> bool:
     return _records.has_control(decode_cell(cell, quoted))
 
 
-def json_objects(
+def object_parts(
     keys: Sequence[bytes], columns: Sequence[tuple[Sequence[bytes], bool]], count: int
-) -> list[bytes]:
-    """`count` JSON objects `{"<key>":<value>,...}`, one a row, from each key's column of
-    values (JSON string literals, or raw values holding nothing JSON escapes: False), laid
-    out as one list, joined and split at newlines (which no value holds)."""
+) -> list[Sequence[bytes]]:
+    """The parts of `count` JSON objects `{"<key>":<value>,...}`, one a row, from each key's
+    column of values (JSON string literals, or raw values holding nothing JSON escapes:
+    False): row n's object is the concatenation of every part's n-th piece."""
     if not keys:
-        return [b"{}"] * count
-    stride = 2 * len(keys) + 1
-    layout: list[bytes] = [b""] * (stride * count)
+        return [[b"{}"] * count]
+    parts: list[Sequence[bytes]] = []
     closing = b""  # the quote that ends the previous raw value
     for rank, (key, (pieces, quoted)) in enumerate(zip(keys, columns, strict=True)):
         opening = b"" if quoted else b'"'
-        separator = closing + (b"," if rank else b"{") + key + b":" + opening
-        layout[2 * rank :: stride] = [separator] * count
-        layout[2 * rank + 1 :: stride] = pieces
+        parts.append([closing + (b"," if rank else b"{") + key + b":" + opening] * count)
+        parts.append(pieces)
         closing = opening
-    layout[stride - 1 :: stride] = [closing + b"}\n"] * count
-    return b"".join(layout).split(b"\n")[:-1]
+    parts.append([closing + b"}"] * count)
+    return parts
 
 
 def _json_object(metadata: Metadata) -> bytes:

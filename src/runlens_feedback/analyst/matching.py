@@ -9,14 +9,49 @@ the Chinese keywords ("PDF", "SSO") match as English ones.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from runlens_feedback.analyst.resources import lexicon
 from runlens_feedback.analyst.tokens import Token
 
 _PARTICLES = "了得的"
+
+
+@dataclass(frozen=True, slots=True)
+class ClauseWords:
+    """One clause as the patterns read it, made once per clause (`clause_words`) and shared
+    by every keyword set scanned over it: its Latin words and the cores of its Chinese words
+    (`_core`), each with its offset from the clause's first token, and their sets and the
+    words joined (" w1 w2 ...") so that a set with no pattern in the clause is passed over
+    in a few C calls."""
+
+    text: str
+    words: tuple[str, ...]
+    offsets: tuple[int, ...]
+    word_set: frozenset[str]
+    joined: str
+    cores: tuple[tuple[str, int], ...]
+    core_set: frozenset[str]
+
+
+def clause_words(clause_text: str, tokens: Sequence[Token]) -> ClauseWords:
+    """The `ClauseWords` of a clause and its tokens."""
+    clause_start = tokens[0].start if tokens else 0
+    latin = [token for token in tokens if not token.cjk]
+    words = tuple(token.norm for token in latin)
+    cores = tuple((_core(token.norm), token.start - clause_start) for token in tokens if token.cjk)
+    return ClauseWords(
+        text=clause_text,
+        words=words,
+        offsets=tuple(token.start - clause_start for token in latin),
+        word_set=frozenset(words),
+        joined="".join(" " + word for word in words),
+        cores=cores,
+        core_set=frozenset(core for core, _ in cores),
+    )
 
 
 @dataclass(frozen=True)
@@ -28,41 +63,61 @@ class KeywordSet:
     phrases: dict[str, tuple[tuple[str, ...], ...]]  # first word -> rest of each phrase
     prefixes: tuple[tuple[str, tuple[str, ...]], ...]  # (prefix of first word, rest)
     # Fast rejection only (the analyst spends most of its time here): the first characters
-    # of the substrings, and every first-word prefix as one tuple for str.startswith.
+    # of the substrings, every first-word prefix as one tuple for str.startswith, the first
+    # words of the phrases, and a pattern finding a word with one of the prefixes in
+    # `ClauseWords.joined`.
     initials: frozenset[str] = frozenset()
     any_prefix: tuple[str, ...] = ()
+    heads: frozenset[str] = frozenset()
+    prefix_pattern: re.Pattern[str] | None = None
 
     def scan(self, clause_text: str, tokens: Sequence[Token]) -> tuple[int, int]:
         """(number of matches, offset in the clause of the first one, or len(clause) if none)."""
-        count, first = 0, len(clause_text)
-        if not self.initials.isdisjoint(clause_text):
+        return self.scan_words(clause_words(clause_text, tokens))
+
+    def scan_words(self, clause: ClauseWords) -> tuple[int, int]:
+        """`scan` of a clause read once (`clause_words`)."""
+        text = clause.text
+        count, first = 0, len(text)
+        if not self.initials.isdisjoint(text):
             for word in self.substrings:
-                found = clause_text.find(word)
+                found = text.find(word)
                 if found >= 0:
-                    count += clause_text.count(word)
+                    count += text.count(word)
                     first = min(first, found)
-        clause_start = tokens[0].start if tokens else 0
-        latin = [token for token in tokens if not token.cjk]
-        words = [token.norm for token in latin]
-        for token in tokens:
-            if token.cjk and self.chars and _core(token.norm) in self.chars:
-                count += 1
-                first = min(first, token.start - clause_start)
-        for index, word in enumerate(words):
-            hits = sum(1 for rest in self.phrases.get(word, ()) if _rest_at(words, index, rest))
-            if word.startswith(self.any_prefix):
-                hits += sum(
-                    1
-                    for prefix, rest in self.prefixes
-                    if word.startswith(prefix) and _rest_at(words, index, rest)
-                )
-            if hits:
-                count += hits
-                first = min(first, latin[index].start - clause_start)
+        if self.chars and not self.chars.isdisjoint(clause.core_set):
+            for core, offset in clause.cores:
+                if core in self.chars:
+                    count += 1
+                    first = min(first, offset)
+        heads = not self.heads.isdisjoint(clause.word_set)
+        prefixed = self.prefix_pattern is not None and (
+            self.prefix_pattern.search(clause.joined) is not None
+        )
+        if heads or prefixed:
+            words = clause.words
+            for index, word in enumerate(words):
+                hits = 0
+                if heads:
+                    hits = sum(
+                        1 for rest in self.phrases.get(word, ()) if _rest_at(words, index, rest)
+                    )
+                if prefixed and word.startswith(self.any_prefix):
+                    hits += sum(
+                        1
+                        for prefix, rest in self.prefixes
+                        if word.startswith(prefix) and _rest_at(words, index, rest)
+                    )
+                if hits:
+                    count += hits
+                    first = min(first, clause.offsets[index])
         return count, first
 
     def count(self, clause_text: str, tokens: Sequence[Token]) -> int:
         return self.scan(clause_text, tokens)[0]
+
+    def count_words(self, clause: ClauseWords) -> int:
+        return self.scan_words(clause)[0]
 
 
 def compile_keywords(patterns: Iterable[str]) -> KeywordSet:
@@ -90,10 +145,16 @@ def compile_keywords(patterns: Iterable[str]) -> KeywordSet:
         prefixes=tuple(prefixes),
         initials=frozenset(word[0] for word in substrings),
         any_prefix=tuple(prefix for prefix, _ in prefixes),
+        heads=frozenset(phrases),
+        prefix_pattern=(
+            re.compile(" (?:" + "|".join(re.escape(prefix) for prefix, _ in prefixes) + ")")
+            if prefixes
+            else None
+        ),
     )
 
 
-def _rest_at(words: list[str], index: int, rest: tuple[str, ...]) -> bool:
+def _rest_at(words: Sequence[str], index: int, rest: tuple[str, ...]) -> bool:
     if index + 1 + len(rest) > len(words):
         return False
     for offset, part in enumerate(rest, start=index + 1):
@@ -106,6 +167,7 @@ def _rest_at(words: list[str], index: int, rest: tuple[str, ...]) -> bool:
     return True
 
 
+@lru_cache(maxsize=65_536)
 def _core(word: str) -> str:
     """A Chinese word without a glued-on modifier or particle: 太慢 -> 慢, 慢得 -> 慢."""
     if len(word) > 1 and word[-1] in _PARTICLES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,11 +13,18 @@ from runlens_feedback.analyst.resources import theme_by_key
 from runlens_feedback.analyst.severity import assess_severity
 from runlens_feedback.analyst.text import detect_language
 from runlens_feedback.analyst.themes import ThemeChoice, choose_theme
+from runlens_feedback.analyst.tokens import release_segments
 from runlens_feedback.theme_keys import OTHER_THEME as OTHER
 from runlens_feedback.theme_keys import theme_name
 
 _SNIPPET = {"zh": 30, "en": 80}
 EMPTY_TEXT_FLAG = "empty_text"
+#: Texts whose analysis is remembered (the most recent ones, about 20 MB): feedback repeats
+#: itself ("很好用", "Great app", a form's stock answers), and a row's analysis depends on
+#: its text and theme hint alone, so a repeated text is analysed once.
+REMEMBERED_TEXTS = 16_384
+_remembered: dict[tuple[str, str | None], dict[str, Any]] = {}
+_remembered_lock = threading.Lock()
 
 
 def analyze_rows(
@@ -65,11 +73,27 @@ def analyze_text(feedback_id: str, text: str, *, theme_hint: str | None = None) 
     """The analysis item of one feedback text (see `analyze_rows`)."""
     if not text.strip():
         return _empty_item(feedback_id, text)
+    key = (text, theme_hint)
+    analysis = _remembered.get(key)
+    if analysis is None:
+        analysis = _analysis(text, theme_hint)
+        with _remembered_lock:
+            if len(_remembered) >= REMEMBERED_TEXTS:
+                del _remembered[next(iter(_remembered))]
+            _remembered[key] = analysis
+    else:
+        release_segments(text)
+    item = {"feedback_id": feedback_id, **analysis}
+    item["flags"] = list(analysis["flags"])
+    return item
+
+
+def _analysis(text: str, theme_hint: str | None) -> dict[str, Any]:
+    """The item of a non-empty text without its `feedback_id`."""
     doc = parse(text)
     choice = _hinted(doc, theme_hint) if theme_hint else choose_theme(doc)
     evidence = pick_evidence(doc, choice.key)
     return {
-        "feedback_id": feedback_id,
         "sentiment": doc.sentiment.label,
         "severity": assess_severity(doc),
         "theme": choice.key,

@@ -35,7 +35,7 @@ def _cues(kinds: tuple[str, ...]) -> KeywordSet:
 
 def _count(doc: Document, kinds: tuple[str, ...], clauses: range | list[int]) -> int:
     cues = _cues(kinds)
-    return sum(cues.count(doc.clause_text(index), doc.tokens[index]) for index in clauses)
+    return sum(cues.count_words(doc.clause_words(index)) for index in clauses)
 
 
 def impact_signals(doc: Document) -> dict[str, int]:

@@ -160,6 +160,11 @@ def _sense_patterns() -> tuple[tuple[str, KeywordSet, KeywordSet | None], ...]:
 
 
 @cache
+def _senses() -> dict[str, tuple[KeywordSet, KeywordSet | None]]:
+    return {key: (strong, weak) for key, strong, weak in _sense_patterns()}
+
+
+@cache
 def _software_context() -> KeywordSet:
     strong = [
         k
@@ -175,7 +180,7 @@ def about_software(doc: Document) -> bool:
     """Whether the row names software (see the module docstring)."""
     context = _software_context()
     clauses = range(len(doc.clauses))
-    return any(context.count(doc.clause_text(i), doc.tokens[i]) for i in clauses)
+    return any(context.count_words(doc.clause_words(i)) for i in clauses)
 
 
 @cache
@@ -195,7 +200,7 @@ def theme_hits(doc: Document, clause_index: int, theme_key: str) -> int:
     keywords = _keywords(theme_key)
     if keywords is None:
         return 0
-    return keywords.count(doc.clause_text(clause_index), doc.tokens[clause_index])
+    return keywords.count_words(doc.clause_words(clause_index))
 
 
 def choose_theme(doc: Document, *, unmatched: str | None = None) -> ThemeChoice:
@@ -230,7 +235,7 @@ def _focus_clauses(doc: Document) -> list[int]:
 def _best_table_theme(doc: Document, clauses: list[int], excluded: set[str]) -> str | None:
     ranked = []
     software = about_software(doc)
-    senses = {key: (strong, weak) for key, strong, weak in _sense_patterns()}
+    senses = _senses()
     for order, spec in enumerate(themes()):
         if spec.key in excluded:
             continue
@@ -255,7 +260,7 @@ def _matches(doc: Document, theme_key: str, clauses: list[int]) -> tuple[int, in
 def _scan(doc: Document, keywords: KeywordSet, clauses: list[int]) -> tuple[int, int]:
     count, first = 0, len(doc.text)
     for index in clauses:
-        found, offset = keywords.scan(doc.clause_text(index), doc.tokens[index])
+        found, offset = keywords.scan_words(doc.clause_words(index))
         if found:
             count += found
             first = min(first, doc.clauses[index].start + offset)

@@ -232,9 +232,12 @@ def _tokenised(
     indices: Sequence[int],
     folds: dict[str, str] | None = None,
     known: dict[int, list[str]] | None = None,
+    *,
+    keep: bool = False,
 ) -> list[list[str]]:
     """`terms` of each text at `indices` (plural-folded with `folds`; `known` rows as they
-    are), with a cancellation checkpoint every `CHECKPOINT_ROWS` rows."""
+    are), with a cancellation checkpoint every `CHECKPOINT_ROWS` rows. `keep`: keep each
+    text's segmentation for its analysis (`terms`)."""
     rows: list[list[str]] = []
     for position, i in enumerate(indices):
         if position % CHECKPOINT_ROWS == 0:
@@ -242,19 +245,27 @@ def _tokenised(
         if known is not None and i in known:
             rows.append(known[i])
             continue
-        row = terms(str(texts[i] or ""))
+        row = terms(str(texts[i] or ""), keep=keep)
         rows.append(row if folds is None else _fold(row, folds))
     return rows
 
 
-def discover_themes(texts: Sequence[str], *, vectors: bool | None = None) -> ThemeCatalogue:
+def discover_themes(
+    texts: Sequence[str], *, vectors: bool | None = None, keep_segmentation: bool = False
+) -> ThemeCatalogue:
     """The themes of `texts` and each text's theme (package docstring for the rules).
 
     `vectors`: topics from sentence vectors (True), from words only (False) or, by default,
-    from sentence vectors when the encoder is installed."""
+    from sentence vectors when the encoder is installed. `keep_segmentation`: keep each
+    text's segmentation for the analysis of its row that follows (`analyst.tokens`), so a
+    run segments each row once; segmentations kept before are dropped first."""
+    if keep_segmentation:
+        from runlens_feedback.analyst.tokens import forget_segmentations
+
+        forget_segmentations()
     count = len(texts)
     fit_rows = _sample(count, FIT_ROWS)
-    fit_terms = _tokenised(texts, fit_rows)
+    fit_terms = _tokenised(texts, fit_rows, keep=keep_segmentation)
     folds = _plural_folds(fit_terms)
     fit_terms = [_fold(row, folds) for row in fit_terms]
     usable = sum(1 for row in fit_terms if row)
@@ -293,7 +304,7 @@ def discover_themes(texts: Sequence[str], *, vectors: bool | None = None) -> The
     core_sizes = np.zeros(leaf_count, dtype=np.int64)
     cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     for chunk in _chunks(count):
-        chunk_terms = _tokenised(texts, chunk, folds, cached)
+        chunk_terms = _tokenised(texts, chunk, folds, cached, keep=keep_segmentation)
         matrix = vectorizer.transform(chunk_terms)
         chunk_labels = root.assign(chunk_terms, matrix)
         decided = np.zeros(len(chunk), dtype=bool)

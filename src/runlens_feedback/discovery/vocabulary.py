@@ -105,12 +105,14 @@ def _kept(word: str, cjk: bool, excluded: frozenset[str]) -> str | None:
     return None if single in excluded else single
 
 
-def _words_of(text: str) -> list[tuple[str, bool] | None]:
+def _words_of(text: str, *, keep: bool = False) -> list[tuple[str, bool] | None]:
     """(word, is Chinese) in order: the analyst's tokens (`analyst.tokens`) without offsets,
-    with None where punctuation or a symbol stands between two words (no phrase spans it)."""
-    from runlens_feedback.analyst.tokens import _CJK_RUN, _LATIN_TOKEN, _jieba, normalise_latin
+    with None where punctuation or a symbol stands between two words (no phrase spans it).
+    `keep`: keep the Chinese words for the analysis of the same text (`tokens.cjk_words`)."""
+    from runlens_feedback.analyst.tokens import _CJK_RUN, _LATIN_TOKEN, cjk_words, normalise_latin
 
     words: list[tuple[str, bool] | None] = []
+    segmented = iter(cjk_words(text, keep=keep))
     end = 0  # where the last word ended
 
     def latin_words(stop: int) -> None:
@@ -125,7 +127,7 @@ def _words_of(text: str) -> list[tuple[str, bool] | None]:
         latin_words(run.start())
         if text[end : run.start()].strip():
             words.append(None)
-        words.extend((word, True) for word in _jieba().lcut(run.group()))
+        words.extend((word, True) for word in next(segmented))
         end = run.end()
     latin_words(len(text))
     return words
@@ -221,9 +223,10 @@ def concept_of(term: str) -> str | None:
     return next((c for word, c in chinese if word in term), None)
 
 
-def terms(text: str) -> list[str]:
+def terms(text: str, *, keep: bool = False) -> list[str]:
     """The terms of one text (package docstring, step 1): kept words, adjacent bigrams and the
-    words' concepts (`concept_of`, each once); none for a damaged text (`damaged`)."""
+    words' concepts (`concept_of`, each once); none for a damaged text (`damaged`). `keep`:
+    keep its segmentation for the analysis of the same text (`analyst.tokens.cjk_words`)."""
     if damaged(text):
         return []
     excluded = _excluded()
@@ -231,7 +234,7 @@ def terms(text: str) -> list[str]:
     concepts: dict[str, None] = {}
     previous_cjk: bool | None = None
     previous_term: str | None = None
-    for found_word in _words_of(text):
+    for found_word in _words_of(text, keep=keep):
         if found_word is None:  # punctuation: no phrase spans it
             previous_term = None
             continue

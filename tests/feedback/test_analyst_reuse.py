@@ -1,0 +1,123 @@
+"""What the analyst reads once and reuses gives what reading again gives: a clause's words
+shared by every keyword set, the units of a clause seen before, the analysis of a text seen
+before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from runlens_feedback.analyst import rows as rows_module
+from runlens_feedback.analyst import tokens as tokens_module
+from runlens_feedback.analyst import units as units_module
+from runlens_feedback.analyst.document import parse
+from runlens_feedback.analyst.matching import clause_words, compile_keywords
+from runlens_feedback.analyst.rows import analyze_text
+from runlens_feedback.analyst.text import split_clauses
+from runlens_feedback.analyst.tokens import cjk_words, forget_segmentations, tokenize
+from runlens_feedback.analyst.units import clause_units, remembered_units
+
+PATTERNS = [
+    "crash*",
+    "log in",
+    "can't log*",
+    "export* fail*",
+    "sso",
+    "导出失败",
+    "慢",
+    "卡",
+]
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    forget_segmentations()
+    rows_module._remembered.clear()
+    units_module._remembered.clear()
+    yield
+    forget_segmentations()
+    rows_module._remembered.clear()
+    units_module._remembered.clear()
+
+
+def _tokens(text: str) -> list[tokens_module.Token]:
+    return tokenize(text, 0, len(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The app crashes and crashed again", (2, 8)),
+        ("I can't login, can't log in at all", (3, 2)),
+        ("Exports failing since Monday; SSO too", (2, 0)),
+        ("导出失败，太慢了，卡得不行", (3, 0)),
+        ("这个月很满意", (0, 6)),
+        ("all good here", (0, 13)),
+        ("", (0, 0)),
+    ],
+)
+def test_a_clause_read_once_scans_like_its_tokens(text: str, expected: tuple[int, int]) -> None:
+    keywords = compile_keywords(PATTERNS)
+    tokens = _tokens(text)
+    assert keywords.scan(text, tokens) == expected
+    assert keywords.scan_words(clause_words(text, tokens)) == expected
+
+
+def test_a_set_without_prefixes_or_phrases_matches_no_latin_word() -> None:
+    keywords = compile_keywords(["导出失败"])
+    assert keywords.prefix_pattern is None
+    assert keywords.scan("export failed", _tokens("export failed")) == (0, 13)
+
+
+def test_a_prefix_matches_only_at_the_start_of_a_word() -> None:
+    keywords = compile_keywords(["crash*"])
+    assert keywords.scan("it was a car crash", _tokens("it was a car crash")) == (1, 13)
+    assert keywords.scan("uncrashable", _tokens("uncrashable")) == (0, 11)
+
+
+def test_a_remembered_clause_takes_its_units_where_it_starts() -> None:
+    text = "太慢了。导出失败，太慢了。The export is really slow"
+    for clause in split_clauses(text):
+        tokens = tokenize(text, clause.start, clause.end)
+        fresh = clause_units(text, clause.start, clause.end, tokens)
+        assert remembered_units(text, clause.start, clause.end, tokens) == fresh
+        assert remembered_units(text, clause.start, clause.end, tokens) == fresh
+    shifted = "好的，" + text
+    for clause in split_clauses(shifted):
+        tokens = tokenize(shifted, clause.start, clause.end)
+        fresh = clause_units(shifted, clause.start, clause.end, tokens)
+        assert remembered_units(shifted, clause.start, clause.end, tokens) == fresh
+    assert "太慢了" in units_module._remembered
+
+
+def test_a_repeated_text_gets_its_own_id_and_flags() -> None:
+    text = "导出报表太慢了，每次都要等5分钟"
+    first = analyze_text("a", text)
+    second = analyze_text("b", text)
+    assert (first["feedback_id"], second["feedback_id"]) == ("a", "b")
+    assert {**first, "feedback_id": "b"} == second
+    assert list(first) == list(second)
+    first["flags"].append("edited")
+    assert analyze_text("c", text)["flags"] == []
+    assert analyze_text("d", text, theme_hint="slow_exports")["theme"] == "slow_exports"
+
+
+def test_a_repeated_text_releases_its_kept_words() -> None:
+    text = "登录经常掉线，客服回复很及时"
+    for _ in range(3):
+        cjk_words(text, keep=True)
+    assert tokens_module._kept[text][1] == 3
+    analyze_text("a", text)
+    assert tokens_module._kept[text][1] == 2
+    analyze_text("b", text)
+    analyze_text("c", text)
+    assert text not in tokens_module._kept
+    assert tokens_module._kept_chars == 0
+
+
+def test_a_document_shares_one_reading_of_each_clause() -> None:
+    doc = parse("The export crashed. 导出失败，太慢了")
+    assert doc.clause_words(0) is doc.clause_words(0)
+    for index in range(len(doc.clauses)):
+        assert doc.clause_words(index) == clause_words(doc.clause_text(index), doc.tokens[index])
