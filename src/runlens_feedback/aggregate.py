@@ -52,6 +52,7 @@ three descending) and key; the groups left out are counted in
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -137,9 +138,20 @@ def group_key(item: Item) -> tuple[str, Literal["theme", "pain_point"]]:
     cut to `LABEL_CHARS`, so very long wordings that start alike share a group)."""
     theme = item.get("theme")
     if isinstance(theme, str) and theme.strip():
-        return "_".join(theme.casefold().split())[:LABEL_CHARS], "theme"
-    wording = _normalised(str(item.get("pain_point") or ""))[:LABEL_CHARS].rstrip()
-    return wording or _UNSPECIFIED, "pain_point"
+        return _theme_key(theme), "theme"
+    return _wording_key(str(item.get("pain_point") or "")), "pain_point"
+
+
+@functools.lru_cache(maxsize=4096)
+def _theme_key(theme: str) -> str:
+    """A theme's group key (worked out once per theme: every item of a group asks)."""
+    return "_".join(theme.casefold().split())[:LABEL_CHARS]
+
+
+@functools.lru_cache(maxsize=4096)
+def _wording_key(pain_point: str) -> str:
+    wording = _normalised(pain_point)[:LABEL_CHARS].rstrip()
+    return wording or _UNSPECIFIED
 
 
 def _normalised(text: str) -> str:

@@ -182,12 +182,13 @@ def _date(value: str) -> dt.date | None:
 
 def _trend(column: str, values: list[tuple[str, str]]) -> dict[str, Any] | str:
     """The column as a trend, or why it is none (then it may still be a category)."""
-    dated = [(_date(value), sentiment) for value, sentiment in values if value]
+    days = {value: _date(value) for value in {value for value, _ in values if value}}
+    dated = [(days[value], sentiment) for value, sentiment in values if value]
     if not dated or sum(1 for day, _ in dated if day) < DATE_SHARE * len(dated):
         return "not dates"
-    days = [day for day, _ in dated if day is not None]
-    months = {(day.year, day.month) for day in days}
-    weeks = {day.isocalendar()[:2] for day in days}
+    distinct = {day for day in days.values() if day is not None}
+    months = {(day.year, day.month) for day in distinct}
+    weeks = {day.isocalendar()[:2] for day in distinct}
     if len(months) >= MIN_MONTHS:
         period, name = "month", month_name
     elif len(weeks) >= 2:

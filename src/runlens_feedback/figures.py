@@ -161,7 +161,7 @@ def analysis_figures(
     figures += _risk_figures(summary)
     for language, count in summary["languages"].items():
         figures.append(_count(f"language.{language}", count, _language_labels(language)))
-    figures += breakdown_figures(items, row_metadata, analysed)
+    figures += _breakdown_figures(summary["breakdowns"], analysed)
     return figures
 
 
@@ -205,8 +205,13 @@ def breakdown_figures(
     items: Sequence[Item], row_metadata: RowMetadata | None, analysed: int
 ) -> list[Figure]:
     """The figures of the breakdowns of `items` by the columns of `row_metadata`."""
+    return _breakdown_figures(breakdowns(items, row_metadata), analysed)
+
+
+def _breakdown_figures(computed: Mapping[str, Any], analysed: int) -> list[Figure]:
+    """The figures of breakdowns already computed (`breakdowns`, as a summary holds them)."""
     figures = []
-    for column in breakdowns(items, row_metadata)["columns"]:
+    for column in computed["columns"]:
         name = " ".join(str(column["column"]).split()).replace("`", "'")
         for entry in column["values"]:
             figures += _entry_figures(f"breakdown.{column['column']}", name, entry, analysed)

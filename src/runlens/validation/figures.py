@@ -160,7 +160,14 @@ class FigureValidator:
 
 def computed_figures(rule: FigureRule, context: ValidationContext) -> tuple[Figure, ...]:
     """The rule's figures, or none when a source or the index cannot be read or trusted
-    (for validators of other formats that check the same figures, e.g. a chart's)."""
+    (for validators of other formats that check the same figures, e.g. a chart's).
+
+    Computed once per validation round and shared: the report's validator and the chart's
+    state the same figures of the same artifacts, which do not change during a round."""
+    return context.shared("figures", rule, lambda: _computed_figures(rule, context))
+
+
+def _computed_figures(rule: FigureRule, context: ValidationContext) -> tuple[Figure, ...]:
     index = context.evidence_index()
     if isinstance(index, UntrustedIndex):
         return ()
