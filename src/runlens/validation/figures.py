@@ -124,7 +124,7 @@ class RowWords:
     def __call__(self, words: str) -> bool:
         words = unicodedata.normalize("NFC", read_markdown(words))
         if self._joined is None:
-            texts = (self.index.text(row_id) for row_id in self.index.items)
+            texts = (text for _, _, text in self.index.rows())  # in order, a chunk at a time
             self._joined = unicodedata.normalize("NFC", read_markdown("\0".join(texts)))
         return words in self._joined
 
