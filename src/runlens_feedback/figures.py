@@ -45,7 +45,13 @@ from fractions import Fraction
 from typing import Any
 
 from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Place
-from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
+from runlens_feedback.aggregate import (
+    Item,
+    group_items,
+    is_actionable,
+    summarize_analysis,
+    value_counts,
+)
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
 from runlens_feedback.analyst.labels import Lang
 from runlens_feedback.analyst.report_format import report_language
@@ -255,8 +261,8 @@ def _theme_figures(
     sentiment, its problem rows by severity (as the pain-point table counts them)."""
     names = theme_names(key, grouped_by, language)
     problems = [m for m in members if is_actionable(m)]
-    sentiment = Counter(str(m.get("sentiment")) for m in members)
-    severity = Counter(str(m.get("severity")) for m in problems)
+    sentiment = value_counts(members, "sentiment")
+    severity = value_counts(problems, "severity")
     prefix = f"theme.{key}"
     figures = [
         _count(f"{prefix}.rows", len(members), _named(names, ROWS_LABELS)),

@@ -101,11 +101,17 @@ class _Checker:
         unless a verified quote of the same item stands on that very id (its citation
         already names the row, with the words)."""
         verified: list[IdCitation] = []
+        index = self.index
         for field_path in self.contract.evidence_fields:
             for match in walk(document, field_path):
-                if match.found:  # an absent field is a schema finding, not an evidence one
-                    for location, value in _elements(match):
-                        row_id = self.check_id(location, value)
+                if not match.found:  # an absent field is a schema finding, not an evidence one
+                    continue
+                value = match.value
+                if isinstance(value, str) and value in index:  # one known id: `check_id`'s
+                    verified.append(IdCitation(self.artifact, match.location, value))
+                else:
+                    for location, element in _elements(match):
+                        row_id = self.check_id(location, element)
                         if row_id is not None:
                             verified.append(IdCitation(self.artifact, location, row_id))
         quoted: set[str] = set()
