@@ -81,6 +81,47 @@ def _last_key(elements: list[Any], key: str, location: str) -> Iterator[Match]:
             yield from _last_key(element, key, f"{location}[{index}]")
 
 
+def found_values(document: Any, path: str | tuple[str, ...]) -> Iterator[Any]:
+    """The values of the matches `walk` finds (`found`), in its order, without their
+    locations: for a check that needs a location only when it has something to report."""
+    keys = split(path) if isinstance(path, str) else path
+    yield from _values(document, keys)
+
+
+def _values(node: Any, keys: tuple[str, ...]) -> Iterator[Any]:
+    """`_walk`'s found values (the same branches, in the same order)."""
+    if isinstance(node, list):
+        if len(keys) == 1:
+            yield from _last_values(node, keys[0])
+            return
+        for element in node:
+            yield from _values(element, keys)
+        return
+    if not keys:
+        yield node
+        return
+    if not isinstance(node, dict):
+        return
+    child = node.get(keys[0], _MISSING)
+    if child is _MISSING:
+        return
+    if len(keys) == 1:
+        yield child
+        return
+    yield from _values(child, keys[1:])
+
+
+def _last_values(elements: list[Any], key: str) -> Iterator[Any]:
+    """`_last_key`'s found values."""
+    for element in elements:
+        if isinstance(element, dict):
+            child = element.get(key, _MISSING)
+            if child is not _MISSING:
+                yield child
+        elif isinstance(element, list):
+            yield from _last_values(element, key)
+
+
 def common_prefix(first: str, second: str) -> tuple[str, ...]:
     """The leading keys two dotted paths share (the list their values sit in)."""
     prefix: list[str] = []
