@@ -133,14 +133,17 @@ def signals(items: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """The counts the warning is decided on: `rows` (with a quoted text), `cue_rows`,
     `story_rows` and `polar_rows` (module docstring)."""
     rows = cue_rows = story_rows = polar_rows = 0
+    read: dict[tuple[bool, str], _Row] = {}  # each distinct quote read once per language
     for item in items:
         text = str(item.get("evidence_text") or "")
         if not text.strip():
             continue
         rows += 1
         language = item.get("language") or ("zh" if _CJK.search(text) else "en")
-        read = _chinese if language == "zh" else _english
-        row = read(text)
+        chinese = language == "zh"
+        row = read.get((chinese, text))
+        if row is None:
+            row = read[chinese, text] = _chinese(text) if chinese else _english(text)
         cue_rows += row.cue
         story_rows += row.story
         polar_rows += item.get("sentiment") not in (None, "neutral")
