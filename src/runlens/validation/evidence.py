@@ -166,15 +166,15 @@ class _Checker:
             self.reject(location, row_id, text, mismatch(why))
             return False
         row_text = self.index.text(row_id)
-        verdict = self.spans.get((text, row_text))
-        if verdict is None:
+        span = self.spans.get((text, row_text))
+        if span is None:
             verdict = judge_quote(text, row_text, quote, row_id=row_id)
             if isinstance(verdict, RejectedQuote):
                 self.reject(location, row_id, text, verdict)
                 return False
-            self.spans[text, row_text] = verdict
+            span = self.spans[text, row_text] = verdict
         self.collector.quotes.append(
-            QuoteLocation(self.artifact, location, row_id, verdict.start, verdict.end, quote=text)
+            QuoteLocation(self.artifact, location, row_id, span.start, span.end, quote=text)
         )
         return True
 
