@@ -71,9 +71,7 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
         return result
     analysed = _analysed(items, row_metadata)
     for column in _columns(row_metadata):
-        values = Counter(
-            [(str(meta.get(column) or "").strip(), sentiment) for meta, sentiment in analysed]
-        )
+        values = _pairs(analysed, column)
         entry = _trend(column, values)
         if isinstance(entry, str):
             entry = _category(column, values, reason=entry)
@@ -84,6 +82,24 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
         else:
             result["skipped"].append({"column": column, "reason": "too many columns"})
     return result
+
+
+def _pairs(analysed: list[tuple[Mapping[str, Any], str]], column: str) -> Pairs:
+    """The column's (value, sentiment) pairs counted, each value trimmed text: counted as
+    read first, so each distinct value is made text and trimmed once."""
+    try:
+        raw = Counter([(meta.get(column), sentiment) for meta, sentiment in analysed])
+    except TypeError:  # an unhashable value
+        raw = None
+    if raw is None or not all(value is None or type(value) is str for value, _ in raw):
+        # Equal values of other types (1, 1.0 and True) count as one but read apart.
+        return Counter(
+            [(str(meta.get(column) or "").strip(), sentiment) for meta, sentiment in analysed]
+        )
+    pairs: Pairs = Counter()
+    for (value, sentiment), count in raw.items():
+        pairs[(value or "").strip(), sentiment] += count
+    return pairs
 
 
 def _analysed(
@@ -105,8 +121,13 @@ def _analysed(
 
 def _columns(row_metadata: RowMetadata) -> list[str]:
     columns: dict[str, None] = {}
+    last: Any = None
     for meta in row_metadata.values():
+        keys = meta.keys()
+        if keys == last:
+            continue  # the same columns as the row before (the usual table): nothing new
         columns.update(dict.fromkeys(map(str, meta)))
+        last = keys
     return list(columns)
 
 

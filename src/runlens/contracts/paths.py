@@ -146,14 +146,15 @@ def walk_pairs(document: Any, first: str, second: str) -> Iterator[tuple[Match, 
     containers = (
         [Match("", document)] if not prefix else [m for m in walk(document, prefix) if m.found]
     )
+    one_key = len(rest_first) == len(rest_second) == 1
     for container in containers:
-        elements = (
-            [(f"{container.location}[{i}]", e) for i, e in enumerate(container.value)]
+        elements: Iterator[tuple[str, Any]] = (
+            ((f"{container.location}[{i}]", e) for i, e in enumerate(container.value))
             if isinstance(container.value, list)
-            else [(container.location, container.value)]
+            else iter([(container.location, container.value)])
         )
         for location, element in elements:
-            if isinstance(element, dict) and len(rest_first) == len(rest_second) == 1:
+            if one_key and isinstance(element, dict):
                 # Two keys of one object (the usual `items[i]`): what `_walk` yields first.
                 yield (
                     _key_of(element, rest_first[0], location),
@@ -169,5 +170,5 @@ def walk_pairs(document: Any, first: str, second: str) -> Iterator[tuple[Match, 
 def _key_of(element: dict[str, Any], key: str, location: str) -> Match:
     """The match `_walk` gives for the last key of a path in one object."""
     child = element.get(key, _MISSING)
-    where = _join(location, key)
-    return Match(where, None, found=False) if child is _MISSING else Match(where, child)
+    where = f"{location}.{key}" if location else key
+    return Match(where, None, False) if child is _MISSING else Match(where, child)
