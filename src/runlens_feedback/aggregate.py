@@ -52,6 +52,7 @@ three descending) and key; the groups left out are counted in
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -109,6 +110,7 @@ __all__ = [
     "short_quote",
     "summarize_analysis",
     "trend_phrase",
+    "value_counts",
 ]
 
 Item = Mapping[str, Any]
@@ -136,10 +138,32 @@ def group_key(item: Item) -> tuple[str, Literal["theme", "pain_point"]]:
     """The item's group: its theme when it has one, else its normalised pain point (both
     cut to `LABEL_CHARS`, so very long wordings that start alike share a group)."""
     theme = item.get("theme")
-    if isinstance(theme, str) and theme.strip():
-        return "_".join(theme.casefold().split())[:LABEL_CHARS], "theme"
-    wording = _normalised(str(item.get("pain_point") or ""))[:LABEL_CHARS].rstrip()
-    return wording or _UNSPECIFIED, "pain_point"
+    if isinstance(theme, str):
+        key = _theme_group(theme)
+        if key is not None:
+            return key
+    return _wording_key(str(item.get("pain_point") or "")), "pain_point"
+
+
+@functools.lru_cache(maxsize=4096)
+def _theme_group(theme: str) -> tuple[str, Literal["theme"]] | None:
+    """A theme's group, None for a blank theme (worked out once per theme: every item of a
+    group asks, several times per summary)."""
+    if not theme.strip():
+        return None
+    return _theme_key(theme), "theme"
+
+
+@functools.lru_cache(maxsize=4096)
+def _theme_key(theme: str) -> str:
+    """A theme's group key (worked out once per theme: every item of a group asks)."""
+    return "_".join(theme.casefold().split())[:LABEL_CHARS]
+
+
+@functools.lru_cache(maxsize=4096)
+def _wording_key(pain_point: str) -> str:
+    wording = _normalised(pain_point)[:LABEL_CHARS].rstrip()
+    return wording or _UNSPECIFIED
 
 
 def _normalised(text: str) -> str:
@@ -162,13 +186,18 @@ def is_actionable(item: Item) -> bool:
     Negative and mixed items are; neutral ones when they are feature requests or have a
     severity above low; positive items, praise and empty rows never are.
     """
+    sentiment = item.get("sentiment")
+    if sentiment not in _ACTIONABLE_SENTIMENTS:
+        return False  # positive or none: never, whatever the group (read first: it is cheap)
     theme = group_key(item)[0]
     if theme in (PRAISE_THEME, EMPTY_THEME):
         return False
-    sentiment = item.get("sentiment")
-    if sentiment in ("negative", "mixed"):
+    if sentiment != "neutral":
         return True
-    return sentiment == "neutral" and (theme == FEATURE_REQUEST or severity_rank(item) > 0)
+    return theme == FEATURE_REQUEST or severity_rank(item) > 0
+
+
+_ACTIONABLE_SENTIMENTS = ("negative", "mixed", "neutral")
 
 
 def _score(item: Item) -> float:
@@ -188,8 +217,25 @@ def representative_order(items: Sequence[Item]) -> list[Item]:
 
 
 def _counts(items: Iterable[Item], key: str, names: Sequence[str]) -> dict[str, int]:
-    counted = Counter(str(item.get(key)) for item in items)
+    counted = value_counts(items, key)
     return {name: counted.get(name, 0) for name in names}
+
+
+def value_counts(items: Iterable[Item], key: str) -> Counter[str]:
+    """How many items hold each value of `key`, the values as text (`str`): counted by
+    value first, so each distinct value is made text once rather than once per item."""
+    values = [item.get(key) for item in items]
+    try:
+        by_value = Counter(values)
+    except TypeError:  # an unhashable value (a list or an object)
+        return Counter(map(str, values))
+    if not all(value is None or type(value) is str for value in by_value):
+        # Equal values of other types (1, 1.0 and True) count as one key but read apart.
+        return Counter(map(str, values))
+    counted: Counter[str] = Counter()
+    for value, count in by_value.items():
+        counted[str(value)] += count
+    return counted
 
 
 def _most_common(values: Iterable[Any], limit: int) -> str | None:
@@ -391,7 +437,8 @@ def summarize_analysis(
         "total_rows": total,
         "analysed_rows": analysed,
         "unanalysed_rows": max(total - analysed, 0),
-        "problem_rows": sum(1 for item in items if is_actionable(item)),
+        # Every item is in one group, and a group without problem rows has no pain point.
+        "problem_rows": sum(p["problem_rows"] for p in pains if p is not None),
         "sentiment": _counts(items, "sentiment", SENTIMENTS),
         "severity": _counts(items, "severity", SEVERITIES),
         "languages": dict(sorted(Counter(_languages(items)).items(), key=_by_count)),

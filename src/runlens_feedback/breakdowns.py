@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runlens_feedback.contracts import SENTIMENTS
@@ -71,7 +71,7 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
         return result
     analysed = _analysed(items, row_metadata)
     for column in _columns(row_metadata):
-        values = [(str(meta.get(column) or "").strip(), sentiment) for meta, sentiment in analysed]
+        values = _pairs(analysed, column)
         entry = _trend(column, values)
         if isinstance(entry, str):
             entry = _category(column, values, reason=entry)
@@ -82,6 +82,24 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
         else:
             result["skipped"].append({"column": column, "reason": "too many columns"})
     return result
+
+
+def _pairs(analysed: list[tuple[Mapping[str, Any], str]], column: str) -> Pairs:
+    """The column's (value, sentiment) pairs counted, each value trimmed text: counted as
+    read first, so each distinct value is made text and trimmed once."""
+    try:
+        raw = Counter([(meta.get(column), sentiment) for meta, sentiment in analysed])
+    except TypeError:  # an unhashable value
+        raw = None
+    if raw is None or not all(value is None or type(value) is str for value, _ in raw):
+        # Equal values of other types (1, 1.0 and True) count as one but read apart.
+        return Counter(
+            [(str(meta.get(column) or "").strip(), sentiment) for meta, sentiment in analysed]
+        )
+    pairs: Pairs = Counter()
+    for (value, sentiment), count in raw.items():
+        pairs[(value or "").strip(), sentiment] += count
+    return pairs
 
 
 def _analysed(
@@ -103,8 +121,13 @@ def _analysed(
 
 def _columns(row_metadata: RowMetadata) -> list[str]:
     columns: dict[str, None] = {}
+    last: Any = None
     for meta in row_metadata.values():
+        keys = meta.keys()
+        if keys == last:
+            continue  # the same columns as the row before (the usual table): nothing new
         columns.update(dict.fromkeys(map(str, meta)))
+        last = keys
     return list(columns)
 
 
@@ -122,9 +145,15 @@ def label_of(column: str, value: str) -> str:
     return shown
 
 
+#: The rows of a column as (value, sentiment) pairs, each with how many rows hold it: a
+#: column is judged by its distinct values, whatever its number of rows.
+Pairs = Counter[tuple[str, str]]
+
+
 def _entry(
-    value: str, label: str, sentiments: Iterable[str], special: str | None = None
+    value: str, label: str, sentiments: Mapping[str, int], special: str | None = None
 ) -> dict[str, Any]:
+    """One value's entry from the number of its rows by sentiment."""
     counted = Counter(sentiments)
     return {
         "value": value,
@@ -135,19 +164,25 @@ def _entry(
     }
 
 
-def _blank(values: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    blank = [sentiment for value, sentiment in values if not value]
-    return [_entry("", "", blank, "blank")] if blank else []
+def _blank(values: Pairs) -> list[dict[str, Any]]:
+    blank: Counter[str] = Counter()
+    for (value, sentiment), count in values.items():
+        if not value:
+            blank[sentiment] += count
+    return [_entry("", "", blank, "blank")] if +blank else []
 
 
-def _category(column: str, values: list[tuple[str, str]], *, reason: str) -> dict[str, Any] | str:
-    given = [value for value, _ in values if value]
-    distinct = Counter(given)
+def _category(column: str, values: Pairs, *, reason: str) -> dict[str, Any] | str:
+    distinct: Counter[str] = Counter()
+    for (value, _), count in values.items():
+        if value:
+            distinct[value] += count
+    given = sum(distinct.values())
     if len(distinct) < 2:
         return "one value" if distinct else "no values"
-    if len(distinct) > MAX_VALUES or len(distinct) > len(given) // 2:
+    if len(distinct) > MAX_VALUES or len(distinct) > given // 2:
         return "too many distinct values"
-    if sum(map(len, given)) / len(given) > FREE_TEXT_CHARS:
+    if sum(len(value) * count for value, count in distinct.items()) / given > FREE_TEXT_CHARS:
         return "free text"
     numeric = all(_NUMBER.match(value) for value in distinct)
     order = (
@@ -155,16 +190,16 @@ def _category(column: str, values: list[tuple[str, str]], *, reason: str) -> dic
         if numeric
         else sorted(distinct, key=lambda v: (-distinct[v], v))
     )
-    by_value: dict[str, list[str]] = {value: [] for value in order}
-    for value, sentiment in values:
+    by_value: dict[str, Counter[str]] = {value: Counter() for value in order}
+    for (value, sentiment), count in values.items():
         if value:
-            by_value[value].append(sentiment)
+            by_value[value][sentiment] += count
     entries = [_entry(v, label_of(column, v), s) for v, s in by_value.items()]
     return {
         "column": column,
         "kind": "category",
         "period": None,
-        "rows": len(values),
+        "rows": values.total(),
         "values": entries + _blank(values),
     }
 
@@ -180,32 +215,36 @@ def _date(value: str) -> dt.date | None:
         return None
 
 
-def _trend(column: str, values: list[tuple[str, str]]) -> dict[str, Any] | str:
+def _trend(column: str, values: Pairs) -> dict[str, Any] | str:
     """The column as a trend, or why it is none (then it may still be a category)."""
-    dated = [(_date(value), sentiment) for value, sentiment in values if value]
-    if not dated or sum(1 for day, _ in dated if day) < DATE_SHARE * len(dated):
+    days = {value: _date(value) for value in {value for value, _ in values if value}}
+    dated = [
+        (days[value], sentiment, count) for (value, sentiment), count in values.items() if value
+    ]
+    given = sum(count for _, _, count in dated)
+    if not given or sum(count for day, _, count in dated if day) < DATE_SHARE * given:
         return "not dates"
-    days = [day for day, _ in dated if day is not None]
-    months = {(day.year, day.month) for day in days}
-    weeks = {day.isocalendar()[:2] for day in days}
+    distinct = {day for day in days.values() if day is not None}
+    months = {(day.year, day.month) for day in distinct}
+    weeks = {day.isocalendar()[:2] for day in distinct}
     if len(months) >= MIN_MONTHS:
         period, name = "month", month_name
     elif len(weeks) >= 2:
         period, name = "week", week_name
     else:
         return "dates within one week"
-    by_period: dict[str, list[str]] = {}
-    undated = []
-    for day, sentiment in dated:
+    by_period: dict[str, Counter[str]] = {}
+    undated: Counter[str] = Counter()
+    for day, sentiment, count in dated:
         if day is None:
-            undated.append(sentiment)
+            undated[sentiment] += count
         else:
-            by_period.setdefault(name(day), []).append(sentiment)
+            by_period.setdefault(name(day), Counter())[sentiment] += count
     periods = sorted(by_period)
     shown, earlier = periods[-MAX_PERIODS:], periods[:-MAX_PERIODS]
     entries = []
     if earlier:
-        older = [s for p in earlier for s in by_period[p]]
+        older = sum((by_period[p] for p in earlier), Counter())
         entries.append(_entry(earlier[-1], "", older, "earlier"))
     entries += [_entry(p, p, by_period[p]) for p in shown]
     if undated:
@@ -214,7 +253,7 @@ def _trend(column: str, values: list[tuple[str, str]]) -> dict[str, Any] | str:
         "column": column,
         "kind": "trend",
         "period": period,
-        "rows": len(values),
+        "rows": values.total(),
         "values": entries + _blank(values),
     }
 

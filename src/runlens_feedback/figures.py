@@ -45,7 +45,13 @@ from fractions import Fraction
 from typing import Any
 
 from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Place
-from runlens_feedback.aggregate import Item, group_items, is_actionable, summarize_analysis
+from runlens_feedback.aggregate import (
+    Item,
+    group_items,
+    is_actionable,
+    summarize_analysis,
+    value_counts,
+)
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
 from runlens_feedback.analyst.labels import Lang
 from runlens_feedback.analyst.report_format import report_language
@@ -161,7 +167,7 @@ def analysis_figures(
     figures += _risk_figures(summary)
     for language, count in summary["languages"].items():
         figures.append(_count(f"language.{language}", count, _language_labels(language)))
-    figures += breakdown_figures(items, row_metadata, analysed)
+    figures += _breakdown_figures(summary["breakdowns"], analysed)
     return figures
 
 
@@ -205,8 +211,13 @@ def breakdown_figures(
     items: Sequence[Item], row_metadata: RowMetadata | None, analysed: int
 ) -> list[Figure]:
     """The figures of the breakdowns of `items` by the columns of `row_metadata`."""
+    return _breakdown_figures(breakdowns(items, row_metadata), analysed)
+
+
+def _breakdown_figures(computed: Mapping[str, Any], analysed: int) -> list[Figure]:
+    """The figures of breakdowns already computed (`breakdowns`, as a summary holds them)."""
     figures = []
-    for column in breakdowns(items, row_metadata)["columns"]:
+    for column in computed["columns"]:
         name = " ".join(str(column["column"]).split()).replace("`", "'")
         for entry in column["values"]:
             figures += _entry_figures(f"breakdown.{column['column']}", name, entry, analysed)
@@ -250,8 +261,8 @@ def _theme_figures(
     sentiment, its problem rows by severity (as the pain-point table counts them)."""
     names = theme_names(key, grouped_by, language)
     problems = [m for m in members if is_actionable(m)]
-    sentiment = Counter(str(m.get("sentiment")) for m in members)
-    severity = Counter(str(m.get("severity")) for m in problems)
+    sentiment = value_counts(members, "sentiment")
+    severity = value_counts(problems, "severity")
     prefix = f"theme.{key}"
     figures = [
         _count(f"{prefix}.rows", len(members), _named(names, ROWS_LABELS)),

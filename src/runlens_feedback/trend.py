@@ -211,7 +211,8 @@ def periods(
     if not days:
         return None
     for bucket in (month_name, week_name):
-        names = {feedback_id: bucket(day) for feedback_id, day in days.items()}
+        named = {day: bucket(day) for day in set(days.values())}  # once per distinct day
+        names = {feedback_id: named[day] for feedback_id, day in days.items()}
         distinct = set(names.values())
         if len(distinct) >= 2:
             recent = max(distinct)

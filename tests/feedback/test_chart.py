@@ -188,3 +188,29 @@ def test_a_tampered_breakdown_number_in_the_report_is_caught(workspace: Path) ->
     assert finding["code"] == "figure_mismatch"
     assert finding["details"]["figure"] == f"breakdown.channel.{value}.rows"
     assert finding["details"]["expected"] == str(rows)
+
+
+def test_the_report_and_the_chart_share_one_computation_of_the_figures(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The figure and chart validators check the same figures: a round computes them once,
+    and the next round (a new context: the files may have changed) computes them again."""
+    from runlens.validation import ValidationContext, stop_validators
+    from runlens_feedback import figures, plugin
+
+    calls: list[int] = []
+    compute = figures.analysis_figures
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(figures, "analysis_figures", counted)
+    checking = {"FigureValidationHook", "ChartValidationHook"}
+    validators = [v for v in stop_validators(plugin, entry_points=False) if v.name in checking]
+    assert {v.name for v in validators} == checking
+    for round_number in (1, 2):
+        context = ValidationContext(workspace, tuple(plugin.contracts))
+        results = [validator.validate(context) for validator in validators]
+        assert [result.findings for result in results] == [(), ()]
+        assert len(calls) == round_number

@@ -45,6 +45,9 @@ def walk(document: Any, path: str | tuple[str, ...]) -> Iterator[Match]:
 
 def _walk(node: Any, keys: tuple[str, ...], location: str) -> Iterator[Match]:
     if isinstance(node, list):
+        if len(keys) == 1:
+            yield from _last_key(node, keys[0], location)
+            return
         for index, element in enumerate(node):
             yield from _walk(element, keys, f"{location}[{index}]")
         return
@@ -62,6 +65,61 @@ def _walk(node: Any, keys: tuple[str, ...], location: str) -> Iterator[Match]:
         yield Match(_join(location, head), child)
         return
     yield from _walk(child, rest, _join(location, head))
+
+
+def _last_key(elements: list[Any], key: str, location: str) -> Iterator[Match]:
+    """`_walk` of the last key over a list (`items[0].row_id`, `items[1].row_id` ...), one
+    loop instead of a generator per element: the same matches, in the same order."""
+    for index, element in enumerate(elements):
+        if isinstance(element, dict):
+            child = element.get(key, _MISSING)
+            if child is _MISSING:
+                yield Match(f"{location}[{index}].{key}", None, found=False)
+            else:
+                yield Match(f"{location}[{index}].{key}", child)
+        elif isinstance(element, list):
+            yield from _last_key(element, key, f"{location}[{index}]")
+
+
+def found_values(document: Any, path: str | tuple[str, ...]) -> Iterator[Any]:
+    """The values of the matches `walk` finds (`found`), in its order, without their
+    locations: for a check that needs a location only when it has something to report."""
+    keys = split(path) if isinstance(path, str) else path
+    yield from _values(document, keys)
+
+
+def _values(node: Any, keys: tuple[str, ...]) -> Iterator[Any]:
+    """`_walk`'s found values (the same branches, in the same order)."""
+    if isinstance(node, list):
+        if len(keys) == 1:
+            yield from _last_values(node, keys[0])
+            return
+        for element in node:
+            yield from _values(element, keys)
+        return
+    if not keys:
+        yield node
+        return
+    if not isinstance(node, dict):
+        return
+    child = node.get(keys[0], _MISSING)
+    if child is _MISSING:
+        return
+    if len(keys) == 1:
+        yield child
+        return
+    yield from _values(child, keys[1:])
+
+
+def _last_values(elements: list[Any], key: str) -> Iterator[Any]:
+    """`_last_key`'s found values."""
+    for element in elements:
+        if isinstance(element, dict):
+            child = element.get(key, _MISSING)
+            if child is not _MISSING:
+                yield child
+        elif isinstance(element, list):
+            yield from _last_values(element, key)
 
 
 def common_prefix(first: str, second: str) -> tuple[str, ...]:
@@ -88,14 +146,29 @@ def walk_pairs(document: Any, first: str, second: str) -> Iterator[tuple[Match, 
     containers = (
         [Match("", document)] if not prefix else [m for m in walk(document, prefix) if m.found]
     )
+    one_key = len(rest_first) == len(rest_second) == 1
     for container in containers:
-        elements = (
-            [(f"{container.location}[{i}]", e) for i, e in enumerate(container.value)]
+        elements: Iterator[tuple[str, Any]] = (
+            ((f"{container.location}[{i}]", e) for i, e in enumerate(container.value))
             if isinstance(container.value, list)
-            else [(container.location, container.value)]
+            else iter([(container.location, container.value)])
         )
         for location, element in elements:
+            if one_key and isinstance(element, dict):
+                # Two keys of one object (the usual `items[i]`): what `_walk` yields first.
+                yield (
+                    _key_of(element, rest_first[0], location),
+                    _key_of(element, rest_second[0], location),
+                )
+                continue
             a = next(_walk(element, rest_first, location), None)
             b = next(_walk(element, rest_second, location), None)
             if a is not None and b is not None:
                 yield a, b
+
+
+def _key_of(element: dict[str, Any], key: str, location: str) -> Match:
+    """The match `_walk` gives for the last key of a path in one object."""
+    child = element.get(key, _MISSING)
+    where = f"{location}.{key}" if location else key
+    return Match(where, None, False) if child is _MISSING else Match(where, child)

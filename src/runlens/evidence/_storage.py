@@ -179,6 +179,15 @@ class _Writer:
         self._writeback.wrote(len(data))
 
 
+def index_sha256(header: IndexHeader, store: RowStore) -> str:
+    """The SHA-256 hex of the bytes `write_index` writes for `header` and `store`, computed
+    without writing them."""
+    digest = hashlib.sha256()
+    for data in _index_bytes(header, store):
+        digest.update(data)
+    return digest.hexdigest()
+
+
 class _EarlyWriteback:
     """Flushes a large file to disk while it is still being written: every `_WRITEBACK`
     bytes, a thread syncs what is written so far (waiting on the disk releases the GIL), so

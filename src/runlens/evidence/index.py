@@ -243,6 +243,13 @@ class EvidenceIndex:
         """Write the index as JSON (UTF-8), atomically; return the SHA-256 hex of its bytes."""
         return _storage.write_index(path, self.header, self._store)
 
+    def sha256(self, header: IndexHeader | None = None) -> str:
+        """The SHA-256 hex of the bytes `write` writes for this index, without writing them;
+        with `header` (another index's), of these rows under that header: an index file with
+        that digest holds exactly these rows, whatever its header says of how they were
+        read."""
+        return _storage.index_sha256(self.header if header is None else header, self._store)
+
     def rows(self) -> Iterator[tuple[str, str, str]]:
         """(row_id, row_hash, text) for every row, in CSV order."""
         return self._store.rows()

@@ -155,8 +155,10 @@ citations: Final = sa.Table(
     sa.Column("span_line", Int(), nullable=True),
     sa.Column("id_start", Int(), nullable=True),
     sa.Column("id_end", Int(), nullable=True),
-    sa.Index(None, "run_id", "row_id"),
-    sa.Index(None, "run_id", "artifact"),
+    # With the ordinal, one row's (one artifact's) citations are read in order from the
+    # index alone, not filtered out of the whole run's in primary-key order.
+    sa.Index(None, "run_id", "row_id", "ordinal"),
+    sa.Index(None, "run_id", "artifact", "ordinal"),
 )
 
 files: Final = sa.Table(

@@ -11,10 +11,10 @@ from __future__ import annotations
 import errno
 import json
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from runlens.contracts import ArtifactContract
 from runlens.tools.workspace import Workspace
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from runlens.evidence import EvidenceIndex
 
 EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
+
+T = TypeVar("T")
 
 #: How many items of one kind a summary lists before it says "and N more".
 SUMMARY_ITEMS = 5
@@ -57,7 +59,7 @@ class ValidationContext:
     #: of the bytes it wrote in memory (`expected_index_sha256`): a file with that hash is
     #: then trusted without being rebuilt. Never true for a hash read from the workspace.
     index_built_in_process: bool = False
-    _shared: dict[tuple[str, str], Any] = field(
+    _shared: dict[tuple[str, Hashable], Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -121,6 +123,16 @@ class ValidationContext:
             self._shared[key] = open_index(self)
         index: EvidenceIndex | UntrustedIndex = self._shared[key]
         return index
+
+    def shared(self, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
+        """What `compute` returns, worked out once per round under `(kind, key)`: for what
+        several validators derive from the same artifacts (the figures a report and a chart
+        both state). An exception is not kept: the next caller computes again."""
+        slot = (kind, key)
+        if slot not in self._shared:
+            self._shared[slot] = compute()
+        value: T = self._shared[slot]
+        return value
 
     def _resolved(self) -> Path:
         key = ("workspace", "resolved")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runlens.contracts import ArtifactContract, walk
+from runlens.contracts import ArtifactContract
+from runlens.contracts.paths import found_values
 from runlens.evidence import EvidenceIndex
 from runlens.validation.base import (
     SUMMARY_ITEMS,
@@ -51,9 +52,9 @@ class CoverageValidator(ContractValidator):
 def _ids(document: Any, path: str | None) -> set[str]:
     """Every string id at `path` (a field holding one id or a list of ids)."""
     found: set[str] = set()
-    for match in walk(document, path) if path else ():
-        values = match.value if isinstance(match.value, list) else [match.value]
-        found.update(value for value in values if isinstance(value, str))
+    for value in found_values(document, path) if path else ():
+        values = value if isinstance(value, list) else [value]
+        found.update(item for item in values if isinstance(item, str))
     return found
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk, walk_pairs
-from runlens.evidence import EvidenceIndex
+from runlens.evidence import EvidenceIndex, QuoteSpan
 from runlens.validation.base import (
     Collector,
     ContractValidator,
@@ -95,21 +95,32 @@ class _Checker:
         self.artifact = contract.name
         self.id_paths = set(contract.evidence_fields)
         self.contract = contract
+        #: The verified quotes of the quote rule being checked, by (quote, row text): the
+        #: same words quoted from the same text sit at the same place (a rejection names
+        #: its row, so only verified ones are kept).
+        self.spans: dict[tuple[str, str], QuoteSpan] = {}
 
     def check(self, document: Any) -> None:
         """Check every evidence id, then every quote; record each verified id citation
         unless a verified quote of the same item stands on that very id (its citation
         already names the row, with the words)."""
         verified: list[IdCitation] = []
+        index = self.index
         for field_path in self.contract.evidence_fields:
             for match in walk(document, field_path):
-                if match.found:  # an absent field is a schema finding, not an evidence one
-                    for location, value in _elements(match):
-                        row_id = self.check_id(location, value)
+                if not match.found:  # an absent field is a schema finding, not an evidence one
+                    continue
+                value = match.value
+                if isinstance(value, str) and value in index:  # one known id: `check_id`'s
+                    verified.append(IdCitation(self.artifact, match.location, value))
+                else:
+                    for location, element in _elements(match):
+                        row_id = self.check_id(location, element)
                         if row_id is not None:
                             verified.append(IdCitation(self.artifact, location, row_id))
         quoted: set[str] = set()
         for quote in self.contract.evidence_quotes:
+            self.spans = {}
             for text_match, id_match in walk_pairs(document, quote.text, quote.id):
                 found = text_match.found and id_match.found
                 if found and self.check_quote(quote, text_match, id_match):
@@ -154,12 +165,16 @@ class _Checker:
             why = f"is {show_value(text)}, not a quoted string"
             self.reject(location, row_id, text, mismatch(why))
             return False
-        verdict = judge_quote(text, self.index.text(row_id), quote, row_id=row_id)
-        if isinstance(verdict, RejectedQuote):
-            self.reject(location, row_id, text, verdict)
-            return False
+        row_text = self.index.text(row_id)
+        span = self.spans.get((text, row_text))
+        if span is None:
+            verdict = judge_quote(text, row_text, quote, row_id=row_id)
+            if isinstance(verdict, RejectedQuote):
+                self.reject(location, row_id, text, verdict)
+                return False
+            span = self.spans[text, row_text] = verdict
         self.collector.quotes.append(
-            QuoteLocation(self.artifact, location, row_id, verdict.start, verdict.end, quote=text)
+            QuoteLocation(self.artifact, location, row_id, span.start, span.end, quote=text)
         )
         return True
 

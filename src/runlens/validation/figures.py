@@ -124,7 +124,7 @@ class RowWords:
     def __call__(self, words: str) -> bool:
         words = unicodedata.normalize("NFC", read_markdown(words))
         if self._joined is None:
-            texts = (self.index.text(row_id) for row_id in self.index.items)
+            texts = (text for _, _, text in self.index.rows())  # in order, a chunk at a time
             self._joined = unicodedata.normalize("NFC", read_markdown("\0".join(texts)))
         return words in self._joined
 
@@ -160,7 +160,14 @@ class FigureValidator:
 
 def computed_figures(rule: FigureRule, context: ValidationContext) -> tuple[Figure, ...]:
     """The rule's figures, or none when a source or the index cannot be read or trusted
-    (for validators of other formats that check the same figures, e.g. a chart's)."""
+    (for validators of other formats that check the same figures, e.g. a chart's).
+
+    Computed once per validation round and shared: the report's validator and the chart's
+    state the same figures of the same artifacts, which do not change during a round."""
+    return context.shared("figures", rule, lambda: _computed_figures(rule, context))
+
+
+def _computed_figures(rule: FigureRule, context: ValidationContext) -> tuple[Figure, ...]:
     index = context.evidence_index()
     if isinstance(index, UntrustedIndex):
         return ()

@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema import SchemaError, ValidationError
 
 from runlens.contracts import ArtifactContract, JsonRules, walk
-from runlens.contracts.paths import split
+from runlens.contracts.paths import found_values, split
 from runlens.errors import ContractError
 from runlens.schema import CompiledSchema, compiled
 from runlens.validation.base import (
@@ -171,6 +171,8 @@ def _check_required(
 def _check_enum(
     collector: Collector, artifact: str, document: Any, enum_path: str, allowed: tuple[str, ...]
 ) -> None:
+    if all(value in allowed for value in found_values(document, enum_path)):
+        return  # the usual case, told without a location per value
     field_name = split(enum_path)[-1] if split(enum_path) else enum_path
     allowed_text = ", ".join(allowed)
     for match in walk(document, enum_path):

@@ -203,7 +203,9 @@ def _judge(needle: str, row: str, rules: QuoteRules, row_id: str) -> QuoteSpan |
         if accepted == needle or _weakness(accepted, rules, row_id) is not None:
             return _weak(weakness)
         return _weak(f"{weakness}, e.g. {show(accepted)}", accepted)
-    whole = next((span for span in spans if not _cut_edges(row, span)), None)
+    whole = next(
+        (s for s in spans if not (splits_word(row, s.start) or splits_word(row, s.end))), None
+    )
     if whole is not None or not rules.whole_words:
         return whole or spans[0]
     accepted = _word_extension(row, spans[0])

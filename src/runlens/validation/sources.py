@@ -35,6 +35,9 @@ def _read_source_rows(context: ValidationContext, index: EvidenceIndex) -> Sourc
     path = source_file(context, index)  # as the index was judged
     if path is None:
         return None
+    recorded = _recorded_rows(index)
+    if recorded is not None:
+        return recorded
     try:
         table = SourceTable.open(
             path,
@@ -54,4 +57,17 @@ def _read_source_rows(context: ValidationContext, index: EvidenceIndex) -> Sourc
     for position, (row_id, _, _) in enumerate(index.rows()):
         values = table.row_values(position)
         rows[row_id] = {column: values[n] for n, column in kept}
+    return rows
+
+
+def _recorded_rows(index: EvidenceIndex) -> SourceRows | None:
+    """The rows' other columns as the index records them, or None when it does not record
+    them all (an index an older version wrote). The index of a round is the source's own
+    (rebuilt from it, or built from it by this very process), so these are the source's
+    values, without reading the file once more."""
+    rows: SourceRows = {}
+    for row_id, metadata in index.metadata_rows():
+        if metadata is None:
+            return None
+        rows[row_id] = dict(metadata)
     return rows

@@ -1,0 +1,53 @@
+"""`found_values` against `walk`: the same values, in the same order, on generated documents.
+
+Checks that only need a location when they have something to report (the enum rules, the
+coverage of ids) read `found_values`; any document on which it differs from the values of
+`walk`'s found matches would change what they report.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from runlens.contracts import walk
+from runlens.contracts.paths import found_values
+
+_KEYS = ("items", "row_id", "ids", "a", "b")
+_PATHS = (
+    "items",
+    "items.row_id",
+    "items.ids",
+    "items.a.b",
+    "a",
+    "a.b",
+    "a.b.row_id",
+    "items.a.row_id",
+    "",
+    ("items", "row_id"),
+)
+
+
+def _node(rng: random.Random, depth: int) -> Any:
+    roll = rng.random()
+    if depth <= 0 or roll < 0.3:
+        return rng.choice([None, "r1", "r2", 3, True, "", [], {}])
+    if roll < 0.6:
+        return [_node(rng, depth - 1) for _ in range(rng.randrange(4))]
+    keys = rng.sample(_KEYS, rng.randrange(len(_KEYS) + 1))
+    return {key: _node(rng, depth - 1) for key in keys}
+
+
+def test_found_values_are_the_values_walk_finds() -> None:
+    rng = random.Random(28)
+    for _ in range(3000):
+        document = _node(rng, 4)
+        for path in _PATHS:
+            expected = [match.value for match in walk(document, path) if match.found]
+            assert list(found_values(document, path)) == expected, (document, path)
+
+
+def test_found_values_on_the_usual_item_list() -> None:
+    document = {"items": [{"row_id": "r1"}, {"other": 1}, [{"row_id": "r2"}], "x"]}
+    assert list(found_values(document, "items.row_id")) == ["r1", "r2"]
+    assert [m.found for m in walk(document, "items.row_id")] == [True, False, True]
