@@ -20,6 +20,12 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 SLOW: dict[str, tuple[str, ...]] = {
+    "tests/cli/test_command_imports.py": (
+        "test_runs_loads_nothing_it_does_not_call",
+        "test_show_loads_nothing_it_does_not_call",
+        "test_runs_in_a_new_home_makes_its_store_and_lists_nothing",
+        "test_a_scripted_run_loads_no_provider_client_nor_web_app",
+    ),
     "tests/cli/test_input_encodings_cli.py": (
         "test_an_index_recording_an_unusable_encoding_is_tampered",
         "test_encoding_forces_the_reading",

@@ -172,12 +172,11 @@ def _no_offline_model(plugin: Plugin, *, scripted: bool) -> str:
 
 def _other_providers() -> list[str]:
     """Model providers other packages register (`runlens.models` entry points)."""
-    from importlib.metadata import entry_points
-
+    from runlens._entry_points import group_entry_points
     from runlens.models.registry import GROUP
 
     builtin = {"offline", "scripted", "openai", "anthropic"}
-    names = sorted({ep.name for ep in entry_points(group=GROUP)} - builtin)
+    names = sorted({ep.name for ep in group_entry_points(GROUP)} - builtin)
     return [f"{name}:MODEL" for name in names]
 
 

@@ -15,9 +15,20 @@ from typing import Any
 
 import pytest
 
+import runlens.runtime.journal as journal
 from runlens.errors import ProviderError
 from runlens.models.base import Model
-from runlens.models.messages import Message, ModelResponse, ToolCall, ToolSpec, Usage
+from runlens.models.messages import (
+    AssistantMessage,
+    Message,
+    ModelResponse,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
 from runlens.models.registry import ModelContext, resolve_model
 from runlens.plugins import load_plugin
 from runlens.records.events import EventLog
@@ -25,8 +36,10 @@ from runlens.runtime.journal import (
     Journal,
     JsonObject,
     ReplayDiverged,
+    RequestDigests,
     error_from_json,
     error_to_json,
+    request_digest,
     response_from_json,
     response_to_json,
 )
@@ -238,3 +251,84 @@ def test_checkpoint_values_round_trip() -> None:
     )
     other = error_from_json(error_to_json(ValueError("no rows")))
     assert type(other).__name__ == "ValueError" and str(other) == "no rows"
+
+
+def _conversation() -> list[Message]:
+    return [
+        SystemMessage("You analyse feedback."),
+        UserMessage("Read feedback.csv."),
+        AssistantMessage(None, (ToolCall("c1", "read_feedback_csv", {"path": "f.csv"}),)),
+        ToolResultMessage("c1", "read_feedback_csv", "12 rows"),
+        AssistantMessage("Done.", ()),
+    ]
+
+
+_TOOLS = (ToolSpec("read_feedback_csv", "Read the input.", {"type": "object"}),)
+
+
+def _growing_names(digests: RequestDigests, conversation: Sequence[Message]) -> list[str]:
+    """The names of a conversation asked the way the loop asks it: one list, appended to."""
+    messages: list[Message] = []
+    names = []
+    for message in conversation:
+        messages.append(message)
+        names.append(digests(messages, _TOOLS))
+    return names
+
+
+def test_a_replayed_conversation_gives_the_same_step_names() -> None:
+    first = _growing_names(RequestDigests(), _conversation())
+    # A replay in a new process: new message objects, new digests, the same requests.
+    assert _growing_names(RequestDigests(), _conversation()) == first
+    assert first == [
+        request_digest(_conversation()[: n + 1], _TOOLS) for n in range(len(_conversation()))
+    ]
+    assert len(set(first)) == len(first)
+
+
+def test_a_changed_earlier_message_gives_another_name() -> None:
+    digests = RequestDigests()
+    messages = _conversation()
+    before = digests(messages, _TOOLS)
+    changed = [*messages[:1], UserMessage("Read other.csv."), *messages[2:]]
+    assert request_digest(changed, _TOOLS) != before
+    assert RequestDigests()(changed, _TOOLS) != before
+    # The same list changed in place (same length, same last message) is digested again.
+    messages[1] = UserMessage("Read other.csv.")
+    assert digests(messages, _TOOLS) == request_digest(changed, _TOOLS) != before
+
+
+def test_request_names_follow_the_request_whatever_was_digested_before() -> None:
+    digests = RequestDigests()
+    messages = _conversation()
+    full = request_digest(messages, _TOOLS)
+    assert digests(messages, _TOOLS) == full
+    assert digests(messages[:3], _TOOLS) == request_digest(messages[:3], _TOOLS)
+    del messages[3:]  # shrunk, then grown with other messages
+    messages.append(ToolResultMessage("c1", "read_feedback_csv", "13 rows"))
+    assert digests(messages, _TOOLS) == request_digest(messages, _TOOLS) != full
+    assert digests(tuple(messages), ()) == request_digest(messages, ())
+    assert request_digest(messages, ()) != request_digest(messages, _TOOLS)
+    assert digests([], _TOOLS) == request_digest([], _TOOLS)
+
+
+def test_a_run_without_a_durable_journal_digests_no_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serialised: list[object] = []
+    canonical = journal.dumps_canonical
+
+    def counted(value: Any) -> bytes:
+        serialised.append(value)
+        return canonical(value)
+
+    monkeypatch.setattr(journal, "dumps_canonical", counted)
+    model = _offline()
+    _, result = _run(tmp_path / "plain", Journal(), model)
+    assert result.status == "completed" and model.calls > 0
+    assert serialised == []
+    durable = PositionalJournal()
+    _, result = _run(tmp_path / "durable", durable, _offline())
+    assert result.status == "completed"
+    assert sum(name.startswith("model.") for name, _ in durable.recorded) == model.calls
+    assert serialised

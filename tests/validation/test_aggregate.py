@@ -159,11 +159,11 @@ class _Entry:
 
 def test_validator_plugins_come_from_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     entries = [_Entry("zeta", _Exploding), _Entry("alpha", lambda: _Exploding("Alpha"))]
-    monkeypatch.setattr(validation, "entry_points", lambda group: entries)
+    monkeypatch.setattr(validation, "group_entry_points", lambda group: entries)
     assert [v.name for v in load_validator_plugins()] == ["Alpha", "Exploding"]
 
 
 def test_a_broken_validator_plugin_is_a_contract_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(validation, "entry_points", lambda group: [_Entry("bad", lambda: 42)])
+    monkeypatch.setattr(validation, "group_entry_points", lambda group: [_Entry("bad", lambda: 42)])
     with pytest.raises(ContractError, match=r"'bad'.*did not return a validator"):
         load_validator_plugins()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import signal
@@ -265,6 +264,8 @@ def _prepare(
 
 
 def _execute(run: Run, as_json: bool) -> int:
+    import asyncio
+
     from rich.console import Console
 
     from runlens.cli.progress import RunProgress

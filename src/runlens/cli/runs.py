@@ -74,7 +74,7 @@ def runs_command(
     from rich.table import Table
 
     from runlens.records.io import runs_home
-    from runlens.ui.views import duration
+    from runlens.store.rows import duration
 
     with run_store(database_url, home) as store:
         report = catch_up(store, home)

@@ -36,8 +36,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 #: Bytes of stdout and of stderr kept per hook command (the rest is read and discarded).
 OUTPUT_LIMIT = 64 * 1024
 #: Seconds the pipes may stay open after the command exited (a background child holding
@@ -242,6 +240,8 @@ def _sweep(token: str, since: float) -> None:
     """SIGKILL every process of this user started since `since` whose environment holds
     `token`: what left the command's process group (`setsid`). A few rounds, for a process
     that forked while the last one ran."""
+    import psutil  # only a command hook that ran needs it, not every run that loads hooks
+
     uid = os.getuid()
     for _ in range(3):
         found = []

@@ -7,9 +7,10 @@ others, nor turn the listing into a traceback.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
+from runlens._entry_points import group_entry_points
 from runlens.contracts import ArtifactContract
 from runlens.plugins.base import Plugin
 from runlens.plugins.loader import GROUP, load_plugin
@@ -58,7 +59,7 @@ def contract_row(contract: ArtifactContract) -> dict[str, Any]:
 
 def installed_plugins() -> list[InstalledPlugin]:
     """Every installed plugin, sorted by name, each loaded (or with its load error)."""
-    return [_load(entry) for entry in sorted(entry_points(group=GROUP), key=lambda e: e.name)]
+    return [_load(entry) for entry in sorted(group_entry_points(GROUP), key=lambda e: e.name)]
 
 
 def _load(entry: EntryPoint) -> InstalledPlugin:

@@ -28,9 +28,10 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # the providers that read bodies import it; their settings need not
+    import httpx
 
 #: Default cap on a response body, as received and after decompression.
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024

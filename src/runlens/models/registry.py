@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Protocol
 
+from runlens._entry_points import group_entry_points
 from runlens.errors import UserError
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ ModelFactory = Callable[[str, ModelContext], "Model"]
 def _factory(provider: str) -> ModelFactory:
     target = _BUILTIN.get(provider)
     if target is None:
-        for ep in entry_points(group=GROUP):
+        for ep in group_entry_points(GROUP):
             if ep.name == provider:
                 factory: ModelFactory = ep.load()
                 return factory
@@ -65,7 +65,7 @@ def _factory(provider: str) -> ModelFactory:
 
 def known_providers() -> list[str]:
     """Every provider name a spec may start with: the built-in ones and the registered ones."""
-    return sorted({*_BUILTIN, *(ep.name for ep in entry_points(group=GROUP))})
+    return sorted({*_BUILTIN, *(ep.name for ep in group_entry_points(GROUP))})
 
 
 def resolve_model(spec: str, context: ModelContext | None = None) -> Model:

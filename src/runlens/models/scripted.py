@@ -15,8 +15,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from runlens.errors import UserError
 from runlens.models._tool_calls import tool_call
 from runlens.models.base import Model
@@ -67,15 +65,26 @@ class ScriptedModel(Model):
         except FileNotFoundError:
             raise UserError(f"scripted model file not found: {path}") from None
         try:
-            document = (
-                yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
-            )
-        except (json.JSONDecodeError, yaml.YAMLError) as error:
+            document = _parse(path, text)
+        except ValueError as error:  # what `json` and `yaml` raise on a bad document
             raise UserError(f"scripted model file {path} cannot be parsed: {error}") from None
         turns = document.get("turns") if isinstance(document, dict) else None
         if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
             raise UserError(f'scripted model file {path}: expected {{"turns": [...]}}')
         return cls(turns)
+
+
+def _parse(path: Path, text: str) -> Any:
+    """A model file's document: YAML for `.yaml`/`.yml` (yaml is loaded only then), else JSON.
+    `ValueError` when it cannot be parsed."""
+    if path.suffix not in (".yaml", ".yml"):
+        return json.loads(text)
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(str(error)) from None
 
 
 def create(name: str, context: ModelContext) -> ScriptedModel:

@@ -9,8 +9,7 @@ in `pyproject.toml`:
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
+from runlens._entry_points import group_entry_points
 from runlens.errors import ContractError, UserError
 from runlens.plugins.base import Plugin
 
@@ -18,12 +17,12 @@ GROUP = "runlens.plugins"
 
 
 def available_plugins() -> list[str]:
-    return sorted(ep.name for ep in entry_points(group=GROUP))
+    return sorted(ep.name for ep in group_entry_points(GROUP))
 
 
 def load_plugin(name: str) -> Plugin:
     """Load the plugin registered under `name`, or raise `UserError` naming the known ones."""
-    matches = [ep for ep in entry_points(group=GROUP) if ep.name == name]
+    matches = [ep for ep in group_entry_points(GROUP) if ep.name == name]
     if not matches:
         known = ", ".join(available_plugins()) or "none installed"
         raise UserError(f"unknown plugin {name!r} (available: {known})")

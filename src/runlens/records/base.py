@@ -15,6 +15,9 @@ RECORD_CONFIG: Final = ConfigDict(
     extra="forbid",
     use_attribute_docstrings=True,
     json_schema_serialization_defaults_required=True,
+    # Validators and serialisers are built when a record is first read or written, not
+    # when its module is imported: a command loads many record types and uses few.
+    defer_build=True,
 )
 
 

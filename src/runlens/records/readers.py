@@ -40,7 +40,7 @@ _DROP: Final = object()
 class View(BaseModel):
     """A record as read back: every key optional, unknown keys kept (`model_extra`)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first read
 
     @classmethod
     def lenient(cls, raw: object, where: str = "") -> tuple[Self, list[str]]:

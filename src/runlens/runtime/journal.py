@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -103,14 +104,80 @@ def _short(value: Mapping[str, Any]) -> str:
 # -- what a model step checkpoints -------------------------------------------------------------
 
 
+#: Where every request's chain of message digests starts.
+_CHAIN_START: Final = hashlib.sha256(b"runlens.request").digest()
+
+
 def request_digest(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> str:
-    """The digest of one model request: every message and tool as sent."""
-    return digest(
-        {
-            "messages": [_message_json(message) for message in messages],
-            "tools": [[tool.name, tool.description, tool.parameters] for tool in tools],
-        }
-    )
+    """The digest of one model request: every message and tool as sent, first 16 hex digits.
+
+    A chain over the messages (each link the SHA-256 of the previous link and the message's
+    canonical JSON) closed by the tools, so that `RequestDigests` can extend the digest of a
+    conversation by its new messages alone and come to this same value."""
+    chain = _CHAIN_START
+    for message in messages:
+        chain = _link(chain, message)
+    return _close(chain, _tools_digest(tools))
+
+
+class RequestDigests:
+    """`request_digest` for the model requests of one run, each in the time of its new
+    messages: a conversation grows by appending to one list, so the chain of the messages
+    digested at its previous request is kept (by the list's identity) and extended.
+
+    The value is the one `request_digest` gives for the same request, whatever was cached: a
+    replay in another process names its steps alike. A list that is not an extension of the
+    one last digested under its identity (shorter, or another message object anywhere in
+    what was digested) is digested from its start."""
+
+    #: Conversations kept: the run's own, and the analysis batches in flight beside it.
+    KEPT = 16
+
+    def __init__(self) -> None:
+        # id(list) -> (the list, the messages digested, the chain over them)
+        self._chains: dict[int, tuple[Sequence[Message], tuple[Message, ...], bytes]] = {}
+        self._tools: tuple[tuple[ToolSpec, ...], bytes] | None = None
+
+    def __call__(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> str:
+        key = id(messages)
+        digested: tuple[Message, ...] = ()
+        chain = _CHAIN_START
+        kept = self._chains.pop(key, None)
+        if kept is not None:
+            known, known_messages, known_chain = kept
+            # Identity of every message, not only the last: a message replaced in place
+            # (frozen messages cannot change otherwise) is seen for the cost of a pointer.
+            extended = known is messages and len(known_messages) <= len(messages)
+            if extended and all(map(operator.is_, known_messages, messages)):
+                digested, chain = known_messages, known_chain
+        for message in messages[len(digested) :]:
+            chain = _link(chain, message)
+        self._chains[key] = (messages, tuple(messages), chain)
+        if len(self._chains) > self.KEPT:  # the conversation asked least recently goes
+            del self._chains[next(iter(self._chains))]
+        return _close(chain, self._tools_digest(tools))
+
+    def _tools_digest(self, tools: Sequence[ToolSpec]) -> bytes:
+        if self._tools is not None:
+            known, value = self._tools
+            if len(known) == len(tools) and all(map(operator.is_, known, tools)):
+                return value
+        value = _tools_digest(tools)
+        self._tools = (tuple(tools), value)
+        return value
+
+
+def _link(chain: bytes, message: Message) -> bytes:
+    return hashlib.sha256(chain + dumps_canonical(_message_json(message))).digest()
+
+
+def _tools_digest(tools: Sequence[ToolSpec]) -> bytes:
+    specs = [[tool.name, tool.description, tool.parameters] for tool in tools]
+    return hashlib.sha256(dumps_canonical(specs)).digest()
+
+
+def _close(chain: bytes, tools: bytes) -> str:
+    return hashlib.sha256(chain + tools).hexdigest()[:16]
 
 
 def response_to_json(response: ModelResponse) -> JsonObject:

@@ -30,10 +30,10 @@ from runlens.records.events import EventLog
 from runlens.runtime.journal import (
     Journal,
     JsonObject,
+    RequestDigests,
     digest,
     error_from_json,
     error_to_json,
-    request_digest,
     response_from_json,
     response_to_json,
 )
@@ -95,6 +95,7 @@ class AgentLoop:
         self.limits = limits
         self.retry = retry
         self.journal = journal or Journal()
+        self._digests = RequestDigests()
         self._clock = clock
         self._deadline = clock() + limits.wall_time_seconds
         self.turns = 0
@@ -189,7 +190,11 @@ class AgentLoop:
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3),
             }
 
-        name = f"model.{purpose}.{request_digest(messages, tools)}"
+        # The request's digest names a durable step (a replay asking another question is
+        # refused); a journal that keeps nothing needs no name worth computing.
+        name = f"model.{purpose}"
+        if durable:
+            name = f"{name}.{self._digests(messages, tools)}"
         try:
             result, replayed = await self.journal.step(name, body)
             if replayed:  # the retries happened before: their events are published again

@@ -17,6 +17,7 @@ Two things happen here that the run itself could not do:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -28,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from runlens.atomic import write_atomic
-from runlens.evidence import file_sha256
 from runlens.records.encoding import dumps_compact
 from runlens.records.io import encode_record, utc_now
 from runlens.records.readers import (
@@ -246,7 +246,7 @@ def _write_interrupted_records(workspace: Workspace, record: RunRecordView) -> N
         statuses=None,
         findings=(),
         input_name=input_name,
-        source_hash=file_sha256(source) if source is not None and source.is_file() else None,
+        source_hash=_file_sha256(source) if source is not None and source.is_file() else None,
     )
     write_atomic(workspace.manifest, encode_record(manifest.encode()))
     write_atomic(workspace.run_record, encode_record(record.encode()))
@@ -291,22 +291,29 @@ def workspace_changes(
             changes.append(f"{entry.name} was added after the run")
         elif expected is not None and not exists:
             changes.append(f"{entry.name} was removed after the run")
-        elif expected is not None and file_sha256(path) != expected:
+        elif expected is not None and _file_sha256(path) != expected:
             changes.append(f"{entry.name} was changed after the run (its SHA-256 differs)")
     source = manifest.input if manifest is not None else None
     if source is not None and source.source_hash is not None:
         name = Path(source.name or "").name
         path = workspace / INPUT / name
-        if name and (not path.is_file() or file_sha256(path) != source.source_hash):
+        if name and (not path.is_file() or _file_sha256(path) != source.source_hash):
             changes.append(f"{INPUT}/{name} was changed or removed after the run")
     index_hash = record.evidence_index_sha256
     index = workspace / Workspace.EVIDENCE_INDEX
     if index_hash is not None:
         if not index.is_file():
             changes.append(f"{Workspace.EVIDENCE_INDEX} was removed after the run")
-        elif file_sha256(index) != index_hash:
+        elif _file_sha256(index) != index_hash:
             changes.append(f"{Workspace.EVIDENCE_INDEX} was changed after the run")
     return changes
+
+
+def _file_sha256(path: Path) -> str:
+    """SHA-256 (lowercase hex) of the file's bytes, as the records give hashes: the stdlib's,
+    so that reading a run's state does not load the Evidence Index's machinery."""
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def _inside(workspace: Path, path: Path) -> bool:

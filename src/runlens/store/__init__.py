@@ -14,17 +14,31 @@ migrations, a run's stored life, reads, files, workers' liveness; `runlens.store
 status moves only through the named transitions of `runlens.store.lifecycle`.
 """
 
-from runlens.store.db import HEAD_REVISION, RunStore, display_url, open_store, store_url
-from runlens.store.mirror import StoreMirror
-from runlens.store.rows import (
-    ArtifactRow,
-    CitationRow,
-    FindingRow,
-    RunDetail,
-    RunSummary,
-    WorkerRow,
-)
-from runlens.store.sync import IndexReport, index_home, refresh_live, sync_workspace
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module it lives in, imported on first use: a command that reads one
+#: part of the store (`runlens runs` its rows) loads neither the mirror nor the sync.
+_HOMES: dict[str, str] = {
+    "HEAD_REVISION": "runlens.store.db",
+    "ArtifactRow": "runlens.store.rows",
+    "CitationRow": "runlens.store.rows",
+    "FindingRow": "runlens.store.rows",
+    "IndexReport": "runlens.store.sync",
+    "RunDetail": "runlens.store.rows",
+    "RunStore": "runlens.store.db",
+    "RunSummary": "runlens.store.rows",
+    "StoreMirror": "runlens.store.mirror",
+    "WorkerRow": "runlens.store.rows",
+    "display_url": "runlens.store.db",
+    "index_home": "runlens.store.sync",
+    "open_store": "runlens.store.db",
+    "refresh_live": "runlens.store.sync",
+    "store_url": "runlens.store.db",
+    "sync_workspace": "runlens.store.sync",
+}
 
 __all__ = [
     "HEAD_REVISION",
@@ -44,3 +58,30 @@ __all__ = [
     "store_url",
     "sync_workspace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'runlens.store' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from runlens.store.db import HEAD_REVISION, RunStore, display_url, open_store, store_url
+    from runlens.store.mirror import StoreMirror
+    from runlens.store.rows import (
+        ArtifactRow,
+        CitationRow,
+        FindingRow,
+        RunDetail,
+        RunSummary,
+        WorkerRow,
+    )
+    from runlens.store.sync import IndexReport, index_home, refresh_live, sync_workspace

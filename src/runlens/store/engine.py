@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Final, Self
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from runlens.errors import UserError, one_line
@@ -143,11 +142,18 @@ def _while_locked(statement: Callable[[], object], seconds: float = 30.0) -> Non
 
 
 def _stored_revision(engine: Engine) -> str | None:
-    """The revision in the store's `alembic_version` table; None for a new store."""
+    """The revision in the store's `alembic_version` table; None for a new store.
+
+    One plain query: the schema is inspected only when it fails (a new store has no table)."""
+    query = sa.text("SELECT version_num FROM alembic_version")
     with engine.connect() as connection:
-        if not sa.inspect(connection).has_table("alembic_version"):
+        try:
+            value = connection.execute(query).scalar()
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError):
+            connection.rollback()  # PostgreSQL refuses any other statement after the error
+            if sa.inspect(connection).has_table("alembic_version"):
+                raise
             return None
-        value = connection.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
     return str(value) if value is not None else None
 
 
@@ -301,6 +307,8 @@ def database_clock(dialect: str, seconds_ago: float = 0.0) -> sa.ColumnElement[s
     """The database's time `seconds_ago` seconds ago, as the store writes times: ISO 8601
     in UTC with milliseconds (`2026-12-01T10:00:00.123+00:00`), so they compare as text."""
     if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import INTERVAL
+
         instant = sa.func.now() - sa.cast(sa.literal(f"{seconds_ago:.3f} seconds"), INTERVAL)
         return sa.func.to_char(
             sa.func.timezone("UTC", instant), 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"', type_=sa.String

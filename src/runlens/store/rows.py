@@ -7,13 +7,14 @@ model or a user's file: whoever displays one escapes it for its medium.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 # A run's status in the store: `runlens.records.status` holds the one vocabulary.
 from runlens.records.readers import FindingView, ManifestArtifactView
-from runlens.records.status import STORE_STATUSES, StoreStatus, is_terminal
+from runlens.records.status import STORE_STATUSES, StoreStatus, is_live, is_terminal
 
 __all__ = [
     "STORE_STATUSES",
@@ -26,6 +27,8 @@ __all__ = [
     "RunSummary",
     "StoreStatus",
     "WorkerRow",
+    "duration",
+    "parse_time",
 ]
 
 #: Where a run was started from.
@@ -35,7 +38,7 @@ CitationStatus = Literal["verified", "failed"]
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)  # built on first use
 
 
 class RunSummary(_Row):
@@ -78,6 +81,36 @@ class RunSummary(_Row):
     @property
     def is_terminal(self) -> bool:
         return is_terminal(self.status)
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """A time the store holds (ISO 8601) as an aware datetime; None for none or garbage."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def duration(run: RunSummary) -> str:
+    """How long the run took (so far, while it is live): `4.2 s`, `3 min 05 s`, `1 h 02 min`;
+    nothing for a run still queued (it has not started)."""
+    if run.status == "queued":
+        return ""
+    start = parse_time(run.created_at)
+    end = parse_time(run.finished_at) or (datetime.now(UTC) if is_live(run.status) else None)
+    if start is None or end is None:
+        return ""
+    seconds = max((end - start).total_seconds(), 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 class ArtifactRow(_Row):

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from runlens.errors import UserError
-from runlens.store.rows import STORE_STATUSES, RunDetail, RunSummary
+from runlens.store.rows import STORE_STATUSES, RunDetail, RunSummary, duration
 from runlens.ui.analysed import (
     METADATA_PREFIX,
     AnalysisUnavailable,
@@ -41,7 +41,6 @@ from runlens.ui.views import (
     artifact_url,
     citation_href,
     compact_json,
-    duration,
     evidence_url,
     finding_location,
     format_time,

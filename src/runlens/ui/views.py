@@ -15,7 +15,7 @@ import posixpath
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -23,7 +23,14 @@ from urllib.parse import quote, urlencode
 from markupsafe import Markup
 
 from runlens.records.status import LIVE
-from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail, RunSummary
+from runlens.store.rows import (
+    ArtifactRow,
+    CitationRow,
+    FindingRow,
+    RunDetail,
+    RunSummary,
+    parse_time,
+)
 from runlens.ui.compare import artifact_kind, contract_id_fields
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
 from runlens.ui.integrity import (
@@ -145,41 +152,12 @@ def shown_plan(run: RunDetail) -> list[dict[str, Any]]:
     return []
 
 
-def _parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def format_time(value: str | None) -> str:
     """An ISO 8601 time as `2026-12-01 17:38:00 UTC`."""
-    parsed = _parse_time(value)
+    parsed = parse_time(value)
     if parsed is None:
         return value or ""
     return parsed.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def duration(run: RunSummary) -> str:
-    """How long the run took (so far, while it is live): `4.2 s`, `3 min 05 s`, `1 h 02 min`;
-    nothing for a run still queued (it has not started)."""
-    if run.status == "queued":
-        return ""
-    start = _parse_time(run.created_at)
-    end = _parse_time(run.finished_at) or (datetime.now(UTC) if is_live(run) else None)
-    if start is None or end is None:
-        return ""
-    seconds = max((end - start).total_seconds(), 0.0)
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 def compact_json(value: Any, limit: int = 240) -> str:

@@ -29,38 +29,49 @@ Each is built from the contracts it applies to (the figure validator from the pl
 `runlens validate` both go through them.
 """
 
-from runlens.validation.base import (
-    Collector,
-    IdCitation,
-    Problem,
-    QuoteLocation,
-    ValidationContext,
-    Validator,
-    ValidatorResult,
-)
-from runlens.validation.citations import MarkdownCitationValidator
-from runlens.validation.evidence import EvidenceCitationValidator
-from runlens.validation.figure_rules import Figure, FigureRule
-from runlens.validation.figures import FigureValidator
-from runlens.validation.findings import BUILTIN_CODES, ArtifactStatus, Finding, FindingCode
-from runlens.validation.json_rules import JsonOutputValidator
-from runlens.validation.markdown import MarkdownSectionValidator
-from runlens.validation.reading import ReadText, as_read, read_markdown
-from runlens.validation.required import RequiredOutputValidator
-from runlens.validation.runner import (
-    DEFAULT_TIMEOUT,
-    VALIDATOR_GROUP,
-    ValidationReport,
-    aggregate,
-    builtin_validators,
-    extra_validators,
-    load_validator_plugins,
-    plugin_validators,
-    run_validator,
-    run_validators,
-    stop_validators,
-    validate_workspace,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module it lives in. Names are imported on first use: a command that
+#: only reads findings (`runlens show`) does not load every validator and what they need.
+_HOMES: dict[str, str] = {
+    "ArtifactStatus": "runlens.validation.findings",
+    "BUILTIN_CODES": "runlens.validation.findings",
+    "Collector": "runlens.validation.base",
+    "DEFAULT_TIMEOUT": "runlens.validation.runner",
+    "EvidenceCitationValidator": "runlens.validation.evidence",
+    "Figure": "runlens.validation.figure_rules",
+    "FigureRule": "runlens.validation.figure_rules",
+    "FigureValidator": "runlens.validation.figures",
+    "Finding": "runlens.validation.findings",
+    "FindingCode": "runlens.validation.findings",
+    "IdCitation": "runlens.validation.base",
+    "JsonOutputValidator": "runlens.validation.json_rules",
+    "MarkdownCitationValidator": "runlens.validation.citations",
+    "MarkdownSectionValidator": "runlens.validation.markdown",
+    "Problem": "runlens.validation.base",
+    "QuoteLocation": "runlens.validation.base",
+    "ReadText": "runlens.validation.reading",
+    "RequiredOutputValidator": "runlens.validation.required",
+    "VALIDATOR_GROUP": "runlens.validation.runner",
+    "ValidationContext": "runlens.validation.base",
+    "ValidationReport": "runlens.validation.runner",
+    "Validator": "runlens.validation.base",
+    "ValidatorResult": "runlens.validation.base",
+    "aggregate": "runlens.validation.runner",
+    "as_read": "runlens.validation.reading",
+    "builtin_validators": "runlens.validation.runner",
+    "extra_validators": "runlens.validation.runner",
+    "load_validator_plugins": "runlens.validation.runner",
+    "plugin_validators": "runlens.validation.runner",
+    "read_markdown": "runlens.validation.reading",
+    "run_validator": "runlens.validation.runner",
+    "run_validators": "runlens.validation.runner",
+    "stop_validators": "runlens.validation.runner",
+    "validate_workspace": "runlens.validation.runner",
+}
 
 __all__ = [
     "BUILTIN_CODES",
@@ -98,3 +109,51 @@ __all__ = [
     "stop_validators",
     "validate_workspace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'runlens.validation' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from runlens.validation.base import (
+        Collector,
+        IdCitation,
+        Problem,
+        QuoteLocation,
+        ValidationContext,
+        Validator,
+        ValidatorResult,
+    )
+    from runlens.validation.citations import MarkdownCitationValidator
+    from runlens.validation.evidence import EvidenceCitationValidator
+    from runlens.validation.figure_rules import Figure, FigureRule
+    from runlens.validation.figures import FigureValidator
+    from runlens.validation.findings import BUILTIN_CODES, ArtifactStatus, Finding, FindingCode
+    from runlens.validation.json_rules import JsonOutputValidator
+    from runlens.validation.markdown import MarkdownSectionValidator
+    from runlens.validation.reading import ReadText, as_read, read_markdown
+    from runlens.validation.required import RequiredOutputValidator
+    from runlens.validation.runner import (
+        DEFAULT_TIMEOUT,
+        VALIDATOR_GROUP,
+        ValidationReport,
+        aggregate,
+        builtin_validators,
+        extra_validators,
+        load_validator_plugins,
+        plugin_validators,
+        run_validator,
+        run_validators,
+        stop_validators,
+        validate_workspace,
+    )

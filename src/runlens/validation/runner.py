@@ -32,12 +32,12 @@ import ctypes
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from runlens._entry_points import group_entry_points
 from runlens.contracts import ArtifactContract
 from runlens.errors import ContractError, UserError
 from runlens.secrets import redactor
@@ -125,11 +125,13 @@ def load_validator_plugins() -> list[Validator]:
     """Instantiate every validator registered under the `runlens.validators` entry point group.
 
     Sorted by entry point name so the order of findings does not depend on install order.
+    The entry points are read once per process (`runlens._entry_points`); the validators are
+    made anew for each call.
     A factory that fails or returns something that is not a validator raises `ContractError`
     naming the entry point: a misconfigured plugin must not silently skip its checks.
     """
     validators: list[Validator] = []
-    for entry in sorted(entry_points(group=VALIDATOR_GROUP), key=lambda e: e.name):
+    for entry in sorted(group_entry_points(VALIDATOR_GROUP), key=lambda e: e.name):
         try:
             validator = entry.load()()
         except Exception as error:
