@@ -121,6 +121,20 @@ class RunReads(StoreBase):
             citation_counts=as_dict(values.get("citation_counts")),
         )
 
+    def run_problems(self, run_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The problems the store holds for each of `run_ids` (as `get_run` gives them), in
+        one read: what `index_home` reports of the runs it has just written."""
+        problems: dict[str, list[str]] = {}
+        with self._read() as connection:
+            for start in range(0, len(run_ids), 500):
+                chunk = list(run_ids[start : start + 500])
+                rows = connection.execute(
+                    sa.select(t.runs.c.run_id, t.runs.c.problems).where(t.runs.c.run_id.in_(chunk))
+                ).all()
+                for row in rows:
+                    problems[row.run_id] = [str(p) for p in as_list(row.problems)]
+        return problems
+
     def resolve_run(self, text: str) -> str:
         """The id of the run `text` names: its id, or a unique prefix or suffix of one."""
         if not text:

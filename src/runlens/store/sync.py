@@ -26,6 +26,7 @@ that records the run ended is synced as any other. A worker's own sync at the en
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ from runlens.store.clashes import (
 from runlens.store.db import RunStore
 from runlens.store.files import read_regular, workspace_files
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
+from runlens.store.runs import SyncState
 from runlens.tools.workspace import Workspace
 
 #: Bytes of workspace files `upload_workspace` hands the store in one transaction (at least
@@ -91,17 +93,27 @@ def sync_workspace(
     origin: Origin | None = None,
     upload_files: bool = False,
     lock_seconds: float | None = None,
+    if_changed: bool = False,
 ) -> str | None:
     """Write what `workspace` records into the store; the run id, or None when the folder
     holds no run record (not a run, or one whose process has not started it yet). A run a
     worker holds is left as the store has it while the workspace does not record it ended.
+
+    `if_changed` (a reader such as `runlens show`): nothing is read further nor written
+    when the store holds the run ended, at this workspace, with the `record_stamp` its
+    `run.json` has now (an ended run's records are complete once that file is written).
 
     `upload_files` (a worker, for the run it holds): every file of the workspace goes into
     the store's `files` too (`upload_workspace`), before the run's end state.
     `lock_seconds`: how long to wait for a lock another process holds on the store
     (`RunStore.transaction`); past it the store's error is raised."""
     return _sync(
-        store, workspace, origin=origin, upload_files=upload_files, lock_seconds=lock_seconds
+        store,
+        workspace,
+        origin=origin,
+        upload_files=upload_files,
+        lock_seconds=lock_seconds,
+        if_changed=if_changed,
     )[0]
 
 
@@ -134,13 +146,20 @@ def _sync(
     origin: Origin | None,
     upload_files: bool,
     lock_seconds: float | None = None,
+    if_changed: bool = False,
 ) -> tuple[str | None, bool]:
     """`sync_workspace`, saying also whether anything was written (not for a run a worker
-    holds whose workspace here does not record it ended)."""
+    holds whose workspace here does not record it ended, nor, with `if_changed`, for an
+    ended run the store holds as its workspace records it)."""
     root = Workspace(workspace)
     if not root.run_record.is_file():
         return None, False
-    held = _held_by_worker(store, root)
+    named = read_run_record(root.run_record).view
+    named_id = named.run_id if named is not None else None
+    state = store.sync_states([named_id]).get(named_id) if named_id is not None else None
+    if if_changed and named_id is not None and _in_step(state, root.root):
+        return named_id, False
+    held = state is not None and state.worker is not None
     view = load_run(root.root, settle=not held)
     record = view.record
     run_id = str(record.run_id)
@@ -172,6 +191,17 @@ def _sync(
             upload_files,
         )
     return run_id, True
+
+
+def _in_step(state: SyncState | None, workspace: Path) -> bool:
+    """Whether the store holds the run ended, at `workspace`, as its `run.json` is now."""
+    return (
+        state is not None
+        and state.is_terminal
+        and state.workspace == str(workspace)
+        and state.record_stamp is not None
+        and state.record_stamp == record_stamp(workspace)
+    )
 
 
 def finish_streamed(
@@ -292,47 +322,74 @@ def _write_state(
         store.finish(run_id, **read.final)
 
 
-def _held_by_worker(store: RunStore, root: Workspace) -> bool:
-    """Whether the run the workspace's record names is held by a worker in the store."""
-    record = read_run_record(root.run_record).view
-    run_id = record.run_id if record is not None else None
-    if run_id is None:
-        return False
-    state = store.sync_states([run_id]).get(run_id)
-    return state is not None and state.worker is not None
-
-
 def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexReport:
     """Sync every workspace under `home` the store does not hold in its current state
-    (`force`: every one, whatever the store holds)."""
+    (`force`: every one, whatever the store holds).
+
+    A workspace is current when the store holds its run ended with the `record_stamp` its
+    `run.json` has now: one stat, nothing read. The others are synced in transactions of
+    about `INDEX_BATCH_SECONDS` (one commit for many runs), each workspace in a savepoint
+    of its own: one that fails is named and leaves nothing, the others are written."""
     report = IndexReport()
     by_workspace = {state.workspace: state for state in store.sync_states().values()}
+    base = home.resolve()
+    pending: list[tuple[Path, SyncState | None]] = []
     for workspace in sorted(run_workspaces(home)):
-        resolved = workspace.resolve()
+        # The home resolved once: a folder in it is where it is, unless it is a link.
+        resolved = base / workspace.name
+        if resolved.is_symlink():
+            resolved = workspace.resolve()
         state = by_workspace.get(str(resolved))
-        current = state is not None and state.is_terminal and not force
-        if current and state is not None and state.record_stamp == record_stamp(resolved):
+        if not force and _in_step(state, resolved):
             report.unchanged += 1
             continue
-        try:
-            run_id, written = _sync(store, resolved, origin=None, upload_files=False)
-        except WorkspaceClash as clash:
-            report.clashes.append(clash)
-            continue
-        except Exception as error:  # one workspace never stops the others: named, skipped
-            report.damaged.append((resolved, not_indexed(error)))
-            continue
-        if run_id is None:
-            continue
-        if not written:  # a worker's run its workspace here does not record ended
-            report.unchanged += 1
-            continue
-        (report.updated if state is not None else report.added).append(run_id)
-        detail = store.get_run(run_id)
-        for problem in detail.problems if detail is not None else ():
+        pending.append((resolved, state))
+    written: list[tuple[Path, str]] = []
+    done = 0
+    while done < len(pending):
+        with store.transaction():
+            started = time.monotonic()
+            while done < len(pending) and time.monotonic() - started < INDEX_BATCH_SECONDS:
+                resolved, state = pending[done]
+                done += 1
+                run_id = _index_one(store, report, resolved, state)
+                if run_id is not None:
+                    written.append((resolved, run_id))
+    problems = store.run_problems([run_id for _, run_id in written]) if written else {}
+    for resolved, run_id in written:
+        for problem in problems.get(run_id, ()):
             report.damaged.append((resolved, problem))
+    order = {resolved: number for number, (resolved, _) in enumerate(pending)}
+    report.damaged.sort(key=lambda item: order.get(item[0], len(order)))  # workspace order
     record_clashes(store, home, report.clashes)
     return report
+
+
+#: About how long `index_home` holds the store's write lock for one batch of workspaces.
+INDEX_BATCH_SECONDS = 0.25
+
+
+def _index_one(
+    store: RunStore, report: IndexReport, resolved: Path, state: SyncState | None
+) -> str | None:
+    """Sync one workspace of `index_home` in a savepoint; the run id when it was written
+    (the report says what became of the others)."""
+    try:
+        with store.savepoint():
+            run_id, written = _sync(store, resolved, origin=None, upload_files=False)
+    except WorkspaceClash as clash:
+        report.clashes.append(clash)
+        return None
+    except Exception as error:  # one workspace never stops the others: named, skipped
+        report.damaged.append((resolved, not_indexed(error)))
+        return None
+    if run_id is None:
+        return None
+    if not written:  # a worker's run its workspace here does not record ended
+        report.unchanged += 1
+        return None
+    (report.updated if state is not None else report.added).append(run_id)
+    return run_id
 
 
 def missing_events(workspace: Path) -> list[str]:
