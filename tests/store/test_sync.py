@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from runlens.records.events import read_events
@@ -310,3 +311,25 @@ def test_show_of_an_unchanged_indexed_run_writes_nothing(
     assert shown.exit_code == 0, shown.output
     assert changed
     assert store.sync_states([run_id])[run_id].record_stamp == record_stamp(home / "run_one")
+
+
+def test_a_workspace_that_fails_midway_leaves_nothing_and_the_others_are_indexed(
+    store: RunStore, tmp_path: Path, feedback_csv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    ids = [library_run(home / f"run_{n}", feedback_csv, None).run_id for n in range(3)]
+    replace = store.replace_results
+
+    def failing(run_id: str, *args: Any, **kwargs: Any) -> None:
+        if run_id == ids[1]:  # after its run row and events were written
+            raise RuntimeError("disk full")
+        replace(run_id, *args, **kwargs)
+
+    monkeypatch.setattr(store, "replace_results", failing)
+    report = index_home(store, home)
+    assert sorted(report.added) == sorted([ids[0], ids[2]])
+    assert report.damaged == [(home.resolve() / "run_1", "not indexed (RuntimeError: disk full)")]
+    assert set(store.sync_states()) == {ids[0], ids[2]}
+    assert store.events(ids[1]) == [] and store.events(ids[0]) != []
+    monkeypatch.undo()
+    assert index_home(store, home).added == [ids[1]]
