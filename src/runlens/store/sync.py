@@ -30,13 +30,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, TypedDict
 
 from sqlalchemy import exc as sa_exc
 
 from runlens.errors import one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
-from runlens.records.io import run_workspaces
 from runlens.records.readers import (
     EventView,
     FindingView,
@@ -101,7 +101,8 @@ def sync_workspace(
 
     `if_changed` (a reader such as `runlens show`): nothing is read further nor written
     when the store holds the run ended, at this workspace, with the `record_stamp` its
-    `run.json` has now (an ended run's records are complete once that file is written).
+    `run.json` has now (an ended run's records are complete once that file is written), and
+    its event log and manifest are still there.
 
     `upload_files` (a worker, for the run it holds): every file of the workspace goes into
     the store's `files` too (`upload_workspace`), before the run's end state.
@@ -157,7 +158,14 @@ def _sync(
     named = read_run_record(root.run_record).view
     named_id = named.run_id if named is not None else None
     state = store.sync_states([named_id]).get(named_id) if named_id is not None else None
-    if if_changed and named_id is not None and _in_step(state, root.root):
+    # A log or manifest gone since is a problem a sync records (`missing_events`).
+    if (
+        if_changed
+        and named_id is not None
+        and _in_step(state, root.root)
+        and root.events.is_file()
+        and root.manifest.is_file()
+    ):
         return named_id, False
     held = state is not None and state.worker is not None
     view = load_run(root.root, settle=not held)
@@ -195,13 +203,41 @@ def _sync(
 
 def _in_step(state: SyncState | None, workspace: Path) -> bool:
     """Whether the store holds the run ended, at `workspace`, as its `run.json` is now."""
+    return _stamped(state, str(workspace), record_stamp(workspace))
+
+
+def _stamped(state: SyncState | None, workspace: str, stamp: str | None) -> bool:
+    """Whether the store holds the run ended, at `workspace`, with the record stamp `stamp`."""
     return (
         state is not None
         and state.is_terminal
-        and state.workspace == str(workspace)
-        and state.record_stamp is not None
-        and state.record_stamp == record_stamp(workspace)
+        and state.workspace == workspace
+        and stamp is not None
+        and state.record_stamp == stamp
     )
+
+
+def _home_records(home: Path) -> list[tuple[str, str]]:
+    """Every folder under the runs home that holds a run record (`run_workspaces`), sorted
+    by name: its resolved path and its `record_stamp`. The home is resolved once and each
+    folder costs one stat of its `run.json` (a folder that is a link is resolved)."""
+    base = home.resolve()
+    try:
+        with os.scandir(base) as entries:
+            folders = sorted((entry.name, entry.path, entry.is_symlink()) for entry in entries)
+    except OSError:
+        return []
+    found = []
+    for _, path, linked in folders:
+        try:
+            stat = os.stat(os.path.join(path, Workspace.RUN_RECORD))
+        except OSError:
+            continue
+        if not S_ISREG(stat.st_mode):
+            continue
+        resolved = os.path.realpath(path) if linked else path
+        found.append((resolved, f"{stat.st_mtime_ns}:{stat.st_size}"))
+    return found
 
 
 def finish_streamed(
@@ -332,18 +368,13 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
     of its own: one that fails is named and leaves nothing, the others are written."""
     report = IndexReport()
     by_workspace = {state.workspace: state for state in store.sync_states().values()}
-    base = home.resolve()
     pending: list[tuple[Path, SyncState | None]] = []
-    for workspace in sorted(run_workspaces(home)):
-        # The home resolved once: a folder in it is where it is, unless it is a link.
-        resolved = base / workspace.name
-        if resolved.is_symlink():
-            resolved = workspace.resolve()
-        state = by_workspace.get(str(resolved))
-        if not force and _in_step(state, resolved):
+    for folder, stamp in _home_records(home):
+        state = by_workspace.get(folder)
+        if not force and _stamped(state, folder, stamp):
             report.unchanged += 1
             continue
-        pending.append((resolved, state))
+        pending.append((Path(folder), state))
     written: list[tuple[Path, str]] = []
     done = 0
     while done < len(pending):
@@ -412,7 +443,7 @@ def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> li
     the ids of those re-read. A run a worker holds is re-read only once its workspace
     records it ended (its worker's heartbeat, not a process here, says whether it lives)."""
     done = []
-    for run_id, state in store.sync_states(run_ids).items():
+    for run_id, state in store.sync_states(run_ids, live=True).items():
         if state.is_terminal or state.host not in (None, store.host) or not state.workspace:
             continue
         workspace = Path(state.workspace)
