@@ -3,10 +3,13 @@ findings, idempotent re-syncs, and damaged or interrupted workspaces."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from runlens.records.events import read_events
@@ -242,3 +245,91 @@ def test_values_of_the_wrong_type_are_named_and_the_rest_is_synced(
     assert detail.problems == [
         f"runtime/run.json: warnings[{len(record['warnings']) - 1}]: number 5 is not a string"
     ]
+
+
+@contextlib.contextmanager
+def _writes() -> Iterator[list[str]]:
+    """The data-changing statements any engine runs inside the block (INSERT, UPDATE,
+    DELETE), as SQLAlchemy hands them to the driver."""
+    seen: list[str] = []
+
+    def before(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if statement.lstrip().split(None, 1)[0].upper() in ("INSERT", "UPDATE", "DELETE"):
+            seen.append(statement)
+
+    sa.event.listen(sa.Engine, "before_cursor_execute", before)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(sa.Engine, "before_cursor_execute", before)
+
+
+def test_a_second_index_of_an_unchanged_home_writes_nothing(
+    store: RunStore, tmp_path: Path, feedback_csv: Path
+) -> None:
+    home = tmp_path / "home"
+    library_run(home / "run_one", feedback_csv, None)
+    library_run(home / "run_two", feedback_csv, None)
+    with _writes() as first:
+        assert len(index_home(store, home).added) == 2
+    assert first  # the statements are seen: the listener counts this store's writes
+    with _writes() as second:
+        again = index_home(store, home)
+    assert (again.added, again.updated, again.unchanged) == ([], [], 2)
+    assert second == []
+
+
+def test_show_of_an_unchanged_indexed_run_writes_nothing(
+    store: RunStore, store_url: str, tmp_path: Path, feedback_csv: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from runlens.cli.show import show_command
+
+    home = tmp_path / "home"
+    run_id = library_run(home / "run_one", feedback_csv, None).run_id
+    library_run(home / "run_two", feedback_csv, None)
+    assert len(index_home(store, home).added) == 2
+    runner = CliRunner()
+    for named in (run_id, str(home / "run_one")):  # by id, and by its workspace's path
+        args = [named, "--home", str(home), "--database-url", store_url, "--json"]
+        with _writes() as seen:
+            shown = runner.invoke(show_command, args, catch_exceptions=False)
+        assert shown.exit_code == 0, shown.output
+        assert json.loads(shown.output)["run"]["run_id"] == run_id
+        assert seen == []
+    # A run whose record changed since it was indexed is written again.
+    record = home / "run_one" / "runtime" / "run.json"
+    record.chmod(0o644)
+    record.write_text(record.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    with _writes() as changed:
+        shown = runner.invoke(
+            show_command,
+            [run_id, "--home", str(home), "--database-url", store_url, "--json"],
+            catch_exceptions=False,
+        )
+    assert shown.exit_code == 0, shown.output
+    assert changed
+    assert store.sync_states([run_id])[run_id].record_stamp == record_stamp(home / "run_one")
+
+
+def test_a_workspace_that_fails_midway_leaves_nothing_and_the_others_are_indexed(
+    store: RunStore, tmp_path: Path, feedback_csv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    ids = [library_run(home / f"run_{n}", feedback_csv, None).run_id for n in range(3)]
+    replace = store.replace_results
+
+    def failing(run_id: str, *args: Any, **kwargs: Any) -> None:
+        if run_id == ids[1]:  # after its run row and events were written
+            raise RuntimeError("disk full")
+        replace(run_id, *args, **kwargs)
+
+    monkeypatch.setattr(store, "replace_results", failing)
+    report = index_home(store, home)
+    assert sorted(report.added) == sorted([ids[0], ids[2]])
+    assert report.damaged == [(home.resolve() / "run_1", "not indexed (RuntimeError: disk full)")]
+    assert set(store.sync_states()) == {ids[0], ids[2]}
+    assert store.events(ids[1]) == [] and store.events(ids[0]) != []
+    monkeypatch.undo()
+    assert index_home(store, home).added == [ids[1]]

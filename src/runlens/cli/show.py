@@ -151,7 +151,7 @@ def _locate(
     named = _workspace_named(run, home)
     if named is not None:
         try:
-            run_id = sync_workspace(store, named)
+            run_id = sync_workspace(store, named, if_changed=True)
         except WorkspaceClash as clash:
             known = store.get_run(clash.run_id)
             if known is None:
@@ -167,7 +167,7 @@ def _locate(
     if workspace is None:
         return None, detail, []
     if named is None or workspace.resolve() != named.resolve():
-        sync_workspace(store, workspace)
+        sync_workspace(store, workspace, if_changed=True)
     return workspace, detail, []
 
 

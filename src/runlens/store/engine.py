@@ -258,6 +258,19 @@ class StoreBase:
                 self._local.connection = None
 
     @contextlib.contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """Inside `transaction`: the calls in the block all reach the store, or (on an error,
+        which propagates) none of them does, and the rest of the transaction stays. Outside
+        one it is a transaction of its own."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            with self.transaction():
+                yield
+            return
+        with connection.begin_nested():
+            yield
+
+    @contextlib.contextmanager
     def _write(self, lock_seconds: float | None = None) -> Iterator[Connection]:
         joined = getattr(self._local, "connection", None)
         if joined is not None:

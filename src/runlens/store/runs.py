@@ -15,12 +15,13 @@ from typing import Any, Final, Literal
 import sqlalchemy as sa
 
 from runlens.errors import UserError
-from runlens.records.status import is_terminal
+from runlens.records.status import TERMINAL, is_terminal
 from runlens.store import tables as t
 from runlens.store.codec import escape_text
 from runlens.store.engine import StoreBase
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail, RunSummary
 
+_TERMINAL: Final = sorted(str(status) for status in TERMINAL)
 _DISTINCT: Final = {"plugin": t.runs.c.plugin, "model": t.runs.c.model}
 
 
@@ -121,6 +122,20 @@ class RunReads(StoreBase):
             citation_counts=as_dict(values.get("citation_counts")),
         )
 
+    def run_problems(self, run_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The problems the store holds for each of `run_ids` (as `get_run` gives them), in
+        one read: what `index_home` reports of the runs it has just written."""
+        problems: dict[str, list[str]] = {}
+        with self._read() as connection:
+            for start in range(0, len(run_ids), 500):
+                chunk = list(run_ids[start : start + 500])
+                rows = connection.execute(
+                    sa.select(t.runs.c.run_id, t.runs.c.problems).where(t.runs.c.run_id.in_(chunk))
+                ).all()
+                for row in rows:
+                    problems[row.run_id] = [str(p) for p in as_list(row.problems)]
+        return problems
+
     def resolve_run(self, text: str) -> str:
         """The id of the run `text` names: its id, or a unique prefix or suffix of one."""
         if not text:
@@ -209,9 +224,12 @@ class RunReads(StoreBase):
             values = connection.execute(sa.select(column).distinct().order_by(column)).scalars()
             return [str(value) for value in values]
 
-    def sync_states(self, run_ids: Sequence[str] | None = None) -> dict[str, SyncState]:
+    def sync_states(
+        self, run_ids: Sequence[str] | None = None, *, live: bool = False
+    ) -> dict[str, SyncState]:
         """What `runlens.store.sync` compares a workspace with: per run, its status, last
-        event, record stamp, workspace, host and worker."""
+        event, record stamp, workspace, host and worker (`live`: of the runs that have not
+        ended only)."""
         statement = sa.select(
             t.runs.c.run_id,
             t.runs.c.status,
@@ -223,6 +241,10 @@ class RunReads(StoreBase):
         )
         if run_ids is not None:
             statement = statement.where(t.runs.c.run_id.in_(list(run_ids)))
+        if live:
+            statement = statement.where(
+                sa.or_(t.runs.c.status.is_(None), t.runs.c.status.not_in(_TERMINAL))
+            )
         with self._read() as connection:
             rows = connection.execute(statement).all()
         return {

@@ -26,16 +26,17 @@ that records the run ended is synced as any other. A worker's own sync at the en
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, TypedDict
 
 from sqlalchemy import exc as sa_exc
 
 from runlens.errors import one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
-from runlens.records.io import run_workspaces
 from runlens.records.readers import (
     EventView,
     FindingView,
@@ -55,6 +56,7 @@ from runlens.store.clashes import (
 from runlens.store.db import RunStore
 from runlens.store.files import read_regular, workspace_files
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
+from runlens.store.runs import SyncState
 from runlens.tools.workspace import Workspace
 
 #: Bytes of workspace files `upload_workspace` hands the store in one transaction (at least
@@ -91,17 +93,28 @@ def sync_workspace(
     origin: Origin | None = None,
     upload_files: bool = False,
     lock_seconds: float | None = None,
+    if_changed: bool = False,
 ) -> str | None:
     """Write what `workspace` records into the store; the run id, or None when the folder
     holds no run record (not a run, or one whose process has not started it yet). A run a
     worker holds is left as the store has it while the workspace does not record it ended.
+
+    `if_changed` (a reader such as `runlens show`): nothing is read further nor written
+    when the store holds the run ended, at this workspace, with the `record_stamp` its
+    `run.json` has now (an ended run's records are complete once that file is written), and
+    its event log and manifest are still there.
 
     `upload_files` (a worker, for the run it holds): every file of the workspace goes into
     the store's `files` too (`upload_workspace`), before the run's end state.
     `lock_seconds`: how long to wait for a lock another process holds on the store
     (`RunStore.transaction`); past it the store's error is raised."""
     return _sync(
-        store, workspace, origin=origin, upload_files=upload_files, lock_seconds=lock_seconds
+        store,
+        workspace,
+        origin=origin,
+        upload_files=upload_files,
+        lock_seconds=lock_seconds,
+        if_changed=if_changed,
     )[0]
 
 
@@ -134,13 +147,27 @@ def _sync(
     origin: Origin | None,
     upload_files: bool,
     lock_seconds: float | None = None,
+    if_changed: bool = False,
 ) -> tuple[str | None, bool]:
     """`sync_workspace`, saying also whether anything was written (not for a run a worker
-    holds whose workspace here does not record it ended)."""
+    holds whose workspace here does not record it ended, nor, with `if_changed`, for an
+    ended run the store holds as its workspace records it)."""
     root = Workspace(workspace)
     if not root.run_record.is_file():
         return None, False
-    held = _held_by_worker(store, root)
+    named = read_run_record(root.run_record).view
+    named_id = named.run_id if named is not None else None
+    state = store.sync_states([named_id]).get(named_id) if named_id is not None else None
+    # A log or manifest gone since is a problem a sync records (`missing_events`).
+    if (
+        if_changed
+        and named_id is not None
+        and _in_step(state, root.root)
+        and root.events.is_file()
+        and root.manifest.is_file()
+    ):
+        return named_id, False
+    held = state is not None and state.worker is not None
     view = load_run(root.root, settle=not held)
     record = view.record
     run_id = str(record.run_id)
@@ -172,6 +199,45 @@ def _sync(
             upload_files,
         )
     return run_id, True
+
+
+def _in_step(state: SyncState | None, workspace: Path) -> bool:
+    """Whether the store holds the run ended, at `workspace`, as its `run.json` is now."""
+    return _stamped(state, str(workspace), record_stamp(workspace))
+
+
+def _stamped(state: SyncState | None, workspace: str, stamp: str | None) -> bool:
+    """Whether the store holds the run ended, at `workspace`, with the record stamp `stamp`."""
+    return (
+        state is not None
+        and state.is_terminal
+        and state.workspace == workspace
+        and stamp is not None
+        and state.record_stamp == stamp
+    )
+
+
+def _home_records(home: Path) -> list[tuple[str, str]]:
+    """Every folder under the runs home that holds a run record (`run_workspaces`), sorted
+    by name: its resolved path and its `record_stamp`. The home is resolved once and each
+    folder costs one stat of its `run.json` (a folder that is a link is resolved)."""
+    base = home.resolve()
+    try:
+        with os.scandir(base) as entries:
+            folders = sorted((entry.name, entry.path, entry.is_symlink()) for entry in entries)
+    except OSError:
+        return []
+    found = []
+    for _, path, linked in folders:
+        try:
+            stat = os.stat(os.path.join(path, Workspace.RUN_RECORD))
+        except OSError:
+            continue
+        if not S_ISREG(stat.st_mode):
+            continue
+        resolved = os.path.realpath(path) if linked else path
+        found.append((resolved, f"{stat.st_mtime_ns}:{stat.st_size}"))
+    return found
 
 
 def finish_streamed(
@@ -292,47 +358,69 @@ def _write_state(
         store.finish(run_id, **read.final)
 
 
-def _held_by_worker(store: RunStore, root: Workspace) -> bool:
-    """Whether the run the workspace's record names is held by a worker in the store."""
-    record = read_run_record(root.run_record).view
-    run_id = record.run_id if record is not None else None
-    if run_id is None:
-        return False
-    state = store.sync_states([run_id]).get(run_id)
-    return state is not None and state.worker is not None
-
-
 def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexReport:
     """Sync every workspace under `home` the store does not hold in its current state
-    (`force`: every one, whatever the store holds)."""
+    (`force`: every one, whatever the store holds).
+
+    A workspace is current when the store holds its run ended with the `record_stamp` its
+    `run.json` has now: one stat, nothing read. The others are synced in transactions of
+    about `INDEX_BATCH_SECONDS` (one commit for many runs), each workspace in a savepoint
+    of its own: one that fails is named and leaves nothing, the others are written."""
     report = IndexReport()
     by_workspace = {state.workspace: state for state in store.sync_states().values()}
-    for workspace in sorted(run_workspaces(home)):
-        resolved = workspace.resolve()
-        state = by_workspace.get(str(resolved))
-        current = state is not None and state.is_terminal and not force
-        if current and state is not None and state.record_stamp == record_stamp(resolved):
+    pending: list[tuple[Path, SyncState | None]] = []
+    for folder, stamp in _home_records(home):
+        state = by_workspace.get(folder)
+        if not force and _stamped(state, folder, stamp):
             report.unchanged += 1
             continue
-        try:
-            run_id, written = _sync(store, resolved, origin=None, upload_files=False)
-        except WorkspaceClash as clash:
-            report.clashes.append(clash)
-            continue
-        except Exception as error:  # one workspace never stops the others: named, skipped
-            report.damaged.append((resolved, not_indexed(error)))
-            continue
-        if run_id is None:
-            continue
-        if not written:  # a worker's run its workspace here does not record ended
-            report.unchanged += 1
-            continue
-        (report.updated if state is not None else report.added).append(run_id)
-        detail = store.get_run(run_id)
-        for problem in detail.problems if detail is not None else ():
+        pending.append((Path(folder), state))
+    written: list[tuple[Path, str]] = []
+    done = 0
+    while done < len(pending):
+        with store.transaction():
+            started = time.monotonic()
+            while done < len(pending) and time.monotonic() - started < INDEX_BATCH_SECONDS:
+                resolved, state = pending[done]
+                done += 1
+                run_id = _index_one(store, report, resolved, state)
+                if run_id is not None:
+                    written.append((resolved, run_id))
+    problems = store.run_problems([run_id for _, run_id in written]) if written else {}
+    for resolved, run_id in written:
+        for problem in problems.get(run_id, ()):
             report.damaged.append((resolved, problem))
+    order = {resolved: number for number, (resolved, _) in enumerate(pending)}
+    report.damaged.sort(key=lambda item: order.get(item[0], len(order)))  # workspace order
     record_clashes(store, home, report.clashes)
     return report
+
+
+#: About how long `index_home` holds the store's write lock for one batch of workspaces.
+INDEX_BATCH_SECONDS = 0.25
+
+
+def _index_one(
+    store: RunStore, report: IndexReport, resolved: Path, state: SyncState | None
+) -> str | None:
+    """Sync one workspace of `index_home` in a savepoint; the run id when it was written
+    (the report says what became of the others)."""
+    try:
+        with store.savepoint():
+            run_id, written = _sync(store, resolved, origin=None, upload_files=False)
+    except WorkspaceClash as clash:
+        report.clashes.append(clash)
+        return None
+    except Exception as error:  # one workspace never stops the others: named, skipped
+        report.damaged.append((resolved, not_indexed(error)))
+        return None
+    if run_id is None:
+        return None
+    if not written:  # a worker's run its workspace here does not record ended
+        report.unchanged += 1
+        return None
+    (report.updated if state is not None else report.added).append(run_id)
+    return run_id
 
 
 def missing_events(workspace: Path) -> list[str]:
@@ -355,7 +443,7 @@ def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> li
     the ids of those re-read. A run a worker holds is re-read only once its workspace
     records it ended (its worker's heartbeat, not a process here, says whether it lives)."""
     done = []
-    for run_id, state in store.sync_states(run_ids).items():
+    for run_id, state in store.sync_states(run_ids, live=True).items():
         if state.is_terminal or state.host not in (None, store.host) or not state.workspace:
             continue
         workspace = Path(state.workspace)
