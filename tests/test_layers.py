@@ -9,7 +9,7 @@ The parent packages Python runs first are not counted as dependencies.
 The layers of `runlens`, lowest first. A module may import from its own layer and the layers
 below it, never from a layer above:
 
- 1. base         `_text`, `_entry_points`, `errors`, `atomic`, `schema`, `cancellation`,
+ 1. base         `_text`, `_entry_points`, `_lazy`, `errors`, `atomic`, `schema`, `cancellation`,
                  `secrets`, `contracts`: text helpers, the installed entry points, the error
                  tree, atomic writes, JSON Schema, the artifact contracts
  2. models       the provider interface, messages, the registry, the built-in providers and
@@ -53,6 +53,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "runlens._text",
             "runlens._entry_points",
+            "runlens._lazy",
             "runlens.errors",
             "runlens.atomic",
             "runlens.schema",

@@ -13,7 +13,7 @@ from runlens_feedback.analyst import tokens as tokens_module
 from runlens_feedback.analyst import units as units_module
 from runlens_feedback.analyst.document import parse
 from runlens_feedback.analyst.matching import clause_words, compile_keywords
-from runlens_feedback.analyst.rows import analyze_text
+from runlens_feedback.analyst.rows import analyze_rows, analyze_text
 from runlens_feedback.analyst.text import split_clauses
 from runlens_feedback.analyst.tokens import cjk_words, forget_segmentations, tokenize
 from runlens_feedback.analyst.units import clause_units, remembered_units
@@ -33,11 +33,9 @@ PATTERNS = [
 @pytest.fixture(autouse=True)
 def _fresh() -> Iterator[None]:
     forget_segmentations()
-    rows_module._remembered.clear()
     units_module._remembered.clear()
     yield
     forget_segmentations()
-    rows_module._remembered.clear()
     units_module._remembered.clear()
 
 
@@ -93,14 +91,15 @@ def test_a_remembered_clause_takes_its_units_where_it_starts() -> None:
 
 def test_a_repeated_text_gets_its_own_id_and_flags() -> None:
     text = "导出报表太慢了，每次都要等5分钟"
-    first = analyze_text("a", text)
-    second = analyze_text("b", text)
+    rows = [{"feedback_id": name, "text": text} for name in "abc"]
+    rows.append({"feedback_id": "d", "text": text, "theme_hint": "slow_exports"})
+    first, second, third, hinted = analyze_rows(rows)
     assert (first["feedback_id"], second["feedback_id"]) == ("a", "b")
-    assert {**first, "feedback_id": "b"} == second
+    assert {**first, "feedback_id": "b"} == second == {**third, "feedback_id": "b"}
     assert list(first) == list(second)
-    first["flags"].append("edited")
-    assert analyze_text("c", text)["flags"] == []
-    assert analyze_text("d", text, theme_hint="slow_exports")["theme"] == "slow_exports"
+    assert first["flags"] is not second["flags"]  # an item edited later edits no other
+    assert hinted["theme"] == "slow_exports"
+    assert analyze_text("e", text) == {**first, "feedback_id": "e"}
 
 
 def test_a_repeated_text_releases_its_kept_words() -> None:
@@ -108,12 +107,23 @@ def test_a_repeated_text_releases_its_kept_words() -> None:
     for _ in range(3):
         cjk_words(text, keep=True)
     assert tokens_module._kept[text][1] == 3
-    analyze_text("a", text)
+    analyze_rows([{"feedback_id": "a", "text": text}])
     assert tokens_module._kept[text][1] == 2
-    analyze_text("b", text)
-    analyze_text("c", text)
+    analyze_rows([{"feedback_id": name, "text": text} for name in "bc"])
     assert text not in tokens_module._kept
     assert tokens_module._kept_chars == 0
+
+
+def test_an_earlier_calls_analysis_is_never_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What one run computed is not handed to the next: a defective analysis (here a
+    patched evidence picker) leaves nothing behind once the defect is gone."""
+    text = "The export to Excel takes forever, over five minutes."
+    rows = [{"feedback_id": name, "text": text} for name in ("e1", "e2")]
+    with monkeypatch.context() as patched:
+        patched.setattr(rows_module, "pick_evidence", lambda doc, theme: "words nobody wrote")
+        assert {item["evidence_text"] for item in analyze_rows(rows)} == {"words nobody wrote"}
+    items = analyze_rows(rows)
+    assert [item["evidence_text"] in text for item in items] == [True, True]
 
 
 def test_a_document_shares_one_reading_of_each_clause() -> None:

@@ -16,8 +16,9 @@ status moves only through the named transitions of `runlens.store.lifecycle`.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from runlens._lazy import lazy_names
 
 #: Public name -> the module it lives in, imported on first use: a command that reads one
 #: part of the store (`runlens runs` its rows) loads neither the mirror nor the sync.
@@ -60,17 +61,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'runlens.store' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
 
 
 if TYPE_CHECKING:

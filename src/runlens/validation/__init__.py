@@ -31,8 +31,9 @@ Each is built from the contracts it applies to (the figure validator from the pl
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from runlens._lazy import lazy_names
 
 #: Public name -> the module it lives in. Names are imported on first use: a command that
 #: only reads findings (`runlens show`) does not load every validator and what they need.
@@ -111,17 +112,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'runlens.validation' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
 
 
 if TYPE_CHECKING:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,12 +18,11 @@ from runlens_feedback.theme_keys import theme_name
 
 _SNIPPET = {"zh": 30, "en": 80}
 EMPTY_TEXT_FLAG = "empty_text"
-#: Texts whose analysis is remembered (the most recent ones, about 20 MB): feedback repeats
-#: itself ("很好用", "Great app", a form's stock answers), and a row's analysis depends on
-#: its text and theme hint alone, so a repeated text is analysed once.
+#: Texts whose analysis one `analyze_rows` call remembers (the most recent ones, about 20
+#: MB): feedback repeats itself ("很好用", "Great app", a form's stock answers), and a row's
+#: analysis depends on its text and theme hint alone, so a repeated text is analysed once.
+#: The memory lasts one call: nothing an earlier run computed is handed to a later one.
 REMEMBERED_TEXTS = 16_384
-_remembered: dict[tuple[str, str | None], dict[str, Any]] = {}
-_remembered_lock = threading.Lock()
 
 
 def analyze_rows(
@@ -55,11 +53,13 @@ def analyze_rows(
 
     Raises `KeyError` when a row lacks the id column. A missing or None text counts as empty.
     """
+    remembered: dict[tuple[str, str | None], dict[str, Any]] = {}
     return [
-        analyze_text(
+        _item(
             _feedback_id(row, id_column, position),
             _text(row, text_column),
-            theme_hint=_hint(row.get("theme_hint")),
+            _hint(row.get("theme_hint")),
+            remembered,
         )
         for position, row in enumerate(rows)
     ]
@@ -71,16 +71,26 @@ def _hint(value: Any) -> str | None:
 
 def analyze_text(feedback_id: str, text: str, *, theme_hint: str | None = None) -> dict[str, Any]:
     """The analysis item of one feedback text (see `analyze_rows`)."""
+    return _item(feedback_id, text, theme_hint, None)
+
+
+def _item(
+    feedback_id: str,
+    text: str,
+    theme_hint: str | None,
+    remembered: dict[tuple[str, str | None], dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """`analyze_text`, taking a repeated text's analysis from `remembered` (one call's)."""
     if not text.strip():
         return _empty_item(feedback_id, text)
     key = (text, theme_hint)
-    analysis = _remembered.get(key)
+    analysis = remembered.get(key) if remembered is not None else None
     if analysis is None:
         analysis = _analysis(text, theme_hint)
-        with _remembered_lock:
-            if len(_remembered) >= REMEMBERED_TEXTS:
-                del _remembered[next(iter(_remembered))]
-            _remembered[key] = analysis
+        if remembered is not None:
+            if len(remembered) >= REMEMBERED_TEXTS:
+                del remembered[next(iter(remembered))]
+            remembered[key] = analysis
     else:
         release_segments(text)
     item = {"feedback_id": feedback_id, **analysis}
