@@ -158,6 +158,25 @@ def kept_segments(text: str) -> dict[tuple[int, int], list[str]] | None:
     """The kept words of `text`'s Chinese runs (`cjk_words(keep=True)`) by where each run
     starts and ends, for `tokenize`; None when none are kept. Taken once for each row that
     kept them: they are dropped when every row of that text has taken them."""
+    packed = _take(text)
+    if packed is None:
+        return None
+    runs = packed.split(_RUN_BREAK)
+    spans = [run.span() for run in _CJK_RUN.finditer(text)]
+    if len(spans) != len(runs):  # never expected: the same text has the same runs
+        return None
+    return {span: run.split(_WORD_BREAK) for span, run in zip(spans, runs, strict=True)}
+
+
+def release_segments(text: str) -> None:
+    """Count a row of `text` as having taken its kept words without reading them (its
+    analysis is already known), so that they are dropped when no row needs them."""
+    _take(text)
+
+
+def _take(text: str) -> str | None:
+    """One row's share of `text`'s kept words (packed), dropped once every row of that text
+    has taken its share; None when none are kept."""
     global _kept_chars
     if not _kept:
         return None
@@ -171,29 +190,7 @@ def kept_segments(text: str) -> dict[tuple[int, int], list[str]] | None:
         else:
             del _kept[text]
             _kept_chars -= len(text) + len(packed)
-    runs = packed.split(_RUN_BREAK)
-    spans = [run.span() for run in _CJK_RUN.finditer(text)]
-    if len(spans) != len(runs):  # never expected: the same text has the same runs
-        return None
-    return {span: run.split(_WORD_BREAK) for span, run in zip(spans, runs, strict=True)}
-
-
-def release_segments(text: str) -> None:
-    """Count a row of `text` as having taken its kept words without reading them (its
-    analysis is already known), so that they are dropped when no row needs them."""
-    global _kept_chars
-    if not _kept:
-        return
-    with _lock:
-        kept = _kept.get(text)
-        if kept is None:
-            return
-        packed, rows = kept
-        if rows > 1:
-            _kept[text] = (packed, rows - 1)
-        else:
-            del _kept[text]
-            _kept_chars -= len(text) + len(packed)
+    return packed
 
 
 def forget_segmentations() -> None:
