@@ -7,7 +7,8 @@ encodes it there, and writes it in one transaction with the run's status, plan a
 folded from the events (`live_record`); every `poll_seconds` it asks the store whether
 someone wants the run to stop (`RunStore.request_cancel`, from the UI or the API); if so it
 calls `on_cancel` once. The mirrors of one store in a process share that thread (`_Writer`):
-a hundred concurrent runs are one writer, not a hundred contending for the store's lock.
+a hundred concurrent runs are one writer, not a hundred contending for the store's lock, and
+the batches due at one tick are one transaction, not a hundred commits.
 
 The store is a convenience, never a condition of the run: when a write fails the mirror
 says so once on stderr and tries again with the next batch; the workspace holds every
@@ -207,14 +208,11 @@ class StoreMirror:
 
     # -- the shared thread -----------------------------------------------------------------
 
-    def _tick(self, now: float) -> float:
-        """What is due at `now`: write what has gathered, ask whether to stop. When this
-        mirror needs the thread next."""
+    def _poll(self, now: float) -> float:
+        """Ask the store whether to stop, if that is due at `now` (`_flush_together` has
+        written what was due); when this mirror needs the thread next."""
         if self._stopping:
             return now + self._flush_seconds
-        if now >= self._due_flush:
-            self._flush()
-            self._due_flush = time.monotonic() + self._flush_seconds
         if now >= self._due_poll:
             self._poll_cancel()
             self._due_poll = time.monotonic() + self._poll_seconds
@@ -273,6 +271,11 @@ class StoreMirror:
         """Write one batch in one transaction: its events, the run's fields they change and
         (the first time) the run itself all reach the store, or none does and the batch is
         tried again whole."""
+        self._stage(batch)()
+
+    def _stage(self, batch: list[dict[str, Any]]) -> Callable[[], None]:
+        """Write one batch (`_write`) in the transaction under way, if any; what the mirror
+        then holds as written, to apply once that transaction has committed."""
         if self._record is None:
             self._record = read_run_record(self.workspace.run_record).view
         events, _ = event_views(e for e in batch if e.get("type") in _FOLDED)
@@ -295,10 +298,14 @@ class StoreMirror:
             live=None if unchanged else fields,
             lock_seconds=self._lock_seconds,
         )
-        self._created = True
-        self._live = fields
-        self._record = folded if folded is not None else self._record
-        self._report_events.extend(e for e in events if e.type == _REPORT_ORDER)
+
+        def written() -> None:
+            self._created = True
+            self._live = fields
+            self._record = folded if folded is not None else self._record
+            self._report_events.extend(e for e in events if e.type == _REPORT_ORDER)
+
+        return written
 
     def _create(self, events: list[EventView]) -> dict[str, Any]:
         created = next((e for e in events if e.type == "run.created"), None)
@@ -338,8 +345,9 @@ _IDLE_SECONDS = 2.0
 class _Writer:
     """The thread that writes and polls for every started mirror of one store in this
     process (a worker's runs, the runs of a test or a benchmark): one thread however many
-    runs, each mirror's writes in transactions of its own, never two at once from here (on
-    SQLite, the mirrors of a process do not contend for its write lock). It ends when no
+    runs, the batches due at one tick written in one transaction (`_flush_together`), never
+    two at once from here (on SQLite, the mirrors of a process do not contend for its write
+    lock). It ends when no
     mirror has been left for `_IDLE_SECONDS`, and starts again with the next."""
 
     _lock: ClassVar = threading.Lock()
@@ -385,12 +393,62 @@ class _Writer:
                 continue
             now = time.monotonic()
             due = now + 1.0
+            _flush_together([m for m in mirrors if not m._stopping and now >= m._due_flush])
             for mirror in mirrors:
                 try:
-                    due = min(due, mirror._tick(now))
+                    due = min(due, mirror._poll(now))
                 except Exception as error:  # an `on_cancel` that raised: said, not fatal
                     mirror._failed(error)
             self.wake.wait(max(due - time.monotonic(), 0.0))
+
+
+def _flush_together(mirrors: list[StoreMirror]) -> None:
+    """Write the batches of `mirrors` (of one store, their flush due) in one transaction:
+    a tick of a hundred live runs is one commit, not a hundred. A mirror whose batch fails
+    there (or a commit that fails) leaves the others' batches unwritten too; each is then
+    written in a transaction of its own (`_flush_locked`), as alone, so a failure is that
+    mirror's alone. A mirror finishing meanwhile (its lock held by `finish`) is left out."""
+    held = [mirror for mirror in mirrors if mirror._lock.acquire(blocking=False)]
+    try:
+        waiting: list[StoreMirror] = []
+        for mirror in held:
+            try:
+                mirror._take()
+            except Exception as error:  # a redactor that raised: said, not fatal
+                mirror._failed(error)
+            if not mirror._behind and mirror._unwritten:
+                waiting.append(mirror)
+        if len(waiting) > 1:
+            store = waiting[0].store
+            written: list[Callable[[], None]] = []
+            failing: StoreMirror | None = None
+            try:
+                with store.transaction(lock_seconds=min(m._lock_seconds for m in waiting)):
+                    for mirror in waiting:
+                        failing = mirror
+                        written.append(mirror._stage(mirror._unwritten))
+                    failing = None
+            except Exception as error:
+                if failing is None:  # the transaction's start or commit: every batch waits
+                    for mirror in waiting:
+                        mirror._failed(error)
+                    waiting = []
+                # else one batch failed: each is tried again below, alone
+            else:
+                for mirror, apply in zip(waiting, written, strict=True):
+                    apply()
+                    mirror._unwritten = []
+                    mirror.healthy = True
+                waiting = []
+        for mirror in waiting:
+            try:
+                mirror._flush_locked()
+            except Exception as error:  # as above
+                mirror._failed(error)
+    finally:
+        for mirror in held:
+            mirror._lock.release()
+            mirror._due_flush = time.monotonic() + mirror._flush_seconds
 
 
 def _warn_on_stderr(message: str) -> None:

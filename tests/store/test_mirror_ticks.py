@@ -1,0 +1,96 @@
+"""The mirrors of one store write the batches due at one tick in one transaction; a batch
+that fails there is its own mirror's failure alone: the others' batches are written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from runlens.store import RunStore, StoreMirror, open_store
+from runlens.store.mirror import _flush_together
+
+
+def _batch(first_seq: int) -> list[dict[str, Any]]:
+    return [
+        {"seq": first_seq, "ts": "2026-12-01T10:00:00Z", "type": "run.created",
+         "data": {"plugin": "feedback-analysis", "model": "offline"}},
+        {"seq": first_seq + 1, "ts": "2026-12-01T10:00:01Z", "type": "run.started", "data": {}},
+    ]  # fmt: skip
+
+
+def _mirrors(store: RunStore, tmp_path: Path, warnings: list[str]) -> list[StoreMirror]:
+    mirrors = [
+        StoreMirror(store, f"run_{n}", tmp_path / f"ws_{n}", lambda _: None, warn=warnings.append)
+        for n in range(3)
+    ]
+    for mirror in mirrors:
+        mirror._unwritten.extend(_batch(1))  # taken from the queue, not yet written
+    return mirrors
+
+
+def _commits(store: RunStore) -> list[object]:
+    commits: list[object] = []
+    sa.event.listen(store.engine, "commit", commits.append)
+    return commits
+
+
+def test_the_batches_due_at_one_tick_are_one_transaction(sqlite_url: str, tmp_path: Path) -> None:
+    store = open_store(sqlite_url)
+    warnings: list[str] = []
+    try:
+        mirrors = _mirrors(store, tmp_path, warnings)
+        commits = _commits(store)
+        _flush_together(mirrors)
+        assert len(commits) == 1
+        for mirror in mirrors:
+            assert mirror.healthy and mirror._unwritten == []
+            assert [e["seq"] for e in store.events(mirror.run_id)] == [1, 2]
+            detail = store.get_run(mirror.run_id)
+            assert detail is not None and detail.status == "created" and detail.last_seq == 2
+        # The next tick writes only what came since, again in one transaction.
+        for mirror in mirrors:
+            mirror._unwritten.extend(
+                [{"seq": 3, "ts": "2026-12-01T10:00:02Z", "type": "note", "data": {}}]
+            )
+        commits.clear()  # the reads above commit too
+        _flush_together(mirrors)
+        assert len(commits) == 1
+        for mirror in mirrors:
+            assert [e["seq"] for e in store.events(mirror.run_id)] == [1, 2, 3]
+        assert warnings == []
+    finally:
+        store.close()
+
+
+def test_a_batch_that_fails_in_a_tick_leaves_the_others_written(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    store = open_store(sqlite_url)
+    warnings: list[str] = []
+    try:
+        mirrors = _mirrors(store, tmp_path, warnings)
+        broken = mirrors[1]
+        append = store.append_events
+        refusing = [True]
+
+        def append_events(run_id: str, events: Any) -> int:
+            written = append(run_id, events)  # its statements ran: they go back with the error
+            if run_id == broken.run_id and refusing[0]:
+                raise RuntimeError("refused by the test")
+            return written
+
+        store.append_events = append_events  # type: ignore[method-assign]
+        _flush_together(mirrors)
+        for mirror in (mirrors[0], mirrors[2]):
+            assert mirror.healthy and mirror._unwritten == []
+            assert [e["seq"] for e in store.events(mirror.run_id)] == [1, 2]
+        assert store.get_run(broken.run_id) is None and store.events(broken.run_id) == []
+        assert not broken.healthy and len(broken._unwritten) == 2
+        assert len(warnings) == 1 and "refused by the test" in warnings[0]
+        refusing[0] = False
+        _flush_together(mirrors)  # kept, and written whole at the next tick
+        assert broken.healthy and [e["seq"] for e in store.events(broken.run_id)] == [1, 2]
+    finally:
+        store.close()
