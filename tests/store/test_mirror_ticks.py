@@ -1,15 +1,17 @@
-"""The mirrors of one store write the batches due at one tick in one transaction; a batch
-that fails there is its own mirror's failure alone: the others' batches are written."""
+"""The mirrors of one store write the batches due at one tick in one transaction, and ask
+in one query which of their runs someone wants stopped; a batch that fails there is its own
+mirror's failure alone: the others' batches are written."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
 from runlens.store import RunStore, StoreMirror, open_store
-from runlens.store.mirror import _flush_together
+from runlens.store.mirror import CANCEL_REASON, _flush_together, _poll_together
 
 
 def _batch(first_seq: int) -> list[dict[str, Any]]:
@@ -55,8 +57,17 @@ def test_the_batches_due_at_one_tick_are_one_transaction(sqlite_url: str, tmp_pa
                 [{"seq": 3, "ts": "2026-12-01T10:00:02Z", "type": "note", "data": {}}]
             )
         commits.clear()  # the reads above commit too
+        statements: list[str] = []
+        sa.event.listen(
+            store.engine,
+            "before_cursor_execute",
+            lambda _c, _cur, statement, *_: statements.append(statement),
+        )
         _flush_together(mirrors)
         assert len(commits) == 1
+        # The events of all three in one statement, their `last_seq` raised in one more.
+        written = [s.split()[:3] for s in statements if not s.startswith("BEGIN")]
+        assert written == [["INSERT", "INTO", "events"], ["UPDATE", "runs", "SET"]]
         for mirror in mirrors:
             assert [e["seq"] for e in store.events(mirror.run_id)] == [1, 2, 3]
         assert warnings == []
@@ -72,16 +83,11 @@ def test_a_batch_that_fails_in_a_tick_leaves_the_others_written(
     try:
         mirrors = _mirrors(store, tmp_path, warnings)
         broken = mirrors[1]
-        append = store.append_events
-        refusing = [True]
-
-        def append_events(run_id: str, events: Any) -> int:
-            written = append(run_id, events)  # its statements ran: they go back with the error
-            if run_id == broken.run_id and refusing[0]:
-                raise RuntimeError("refused by the test")
-            return written
-
-        store.append_events = append_events  # type: ignore[method-assign]
+        with store.engine.begin() as connection:  # the store refuses that run's events
+            connection.exec_driver_sql(
+                "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.run_id = 'run_1' "
+                "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+            )
         _flush_together(mirrors)
         for mirror in (mirrors[0], mirrors[2]):
             assert mirror.healthy and mirror._unwritten == []
@@ -89,8 +95,45 @@ def test_a_batch_that_fails_in_a_tick_leaves_the_others_written(
         assert store.get_run(broken.run_id) is None and store.events(broken.run_id) == []
         assert not broken.healthy and len(broken._unwritten) == 2
         assert len(warnings) == 1 and "refused by the test" in warnings[0]
-        refusing[0] = False
+        with store.engine.begin() as connection:
+            connection.exec_driver_sql("DROP TRIGGER refuse")
         _flush_together(mirrors)  # kept, and written whole at the next tick
         assert broken.healthy and [e["seq"] for e in store.events(broken.run_id)] == [1, 2]
+    finally:
+        store.close()
+
+
+def test_the_mirrors_of_a_store_ask_in_one_query_which_runs_to_stop(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    store = open_store(sqlite_url)
+    warnings: list[str] = []
+    cancelled: list[tuple[str, str]] = []
+
+    def on_cancel(run_id: str) -> Callable[[str], None]:
+        return lambda reason: cancelled.append((run_id, reason))
+
+    try:
+        mirrors = [
+            StoreMirror(
+                store, f"run_{n}", tmp_path / f"ws_{n}", on_cancel(f"run_{n}"), warn=warnings.append
+            )
+            for n in range(3)
+        ]
+        for mirror in mirrors:
+            mirror._unwritten.extend(_batch(1))
+        _flush_together(mirrors)
+        store.request_cancel("run_2")
+        selects: list[str] = []
+        sa.event.listen(
+            store.engine,
+            "before_cursor_execute",
+            lambda _c, _cur, statement, *_: selects.append(statement),
+        )
+        _poll_together(mirrors)
+        assert cancelled == [("run_2", CANCEL_REASON)]
+        assert len([s for s in selects if s.lstrip().upper().startswith("SELECT")]) == 1
+        _poll_together(mirrors)  # once only
+        assert cancelled == [("run_2", CANCEL_REASON)] and warnings == []
     finally:
         store.close()

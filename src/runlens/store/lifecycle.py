@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -99,6 +100,16 @@ _DROP_RESULTS: Final = tuple(
 _INSERT_ARTIFACTS: Final = sa.insert(t.artifacts)
 _INSERT_FINDINGS: Final = sa.insert(t.findings)
 _INSERT_CITATIONS: Final = sa.insert(t.citations)
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """One live run's batch for `RunLife.publish_many`: `publish`'s arguments."""
+
+    run_id: str
+    events: Sequence[Mapping[str, Any]]
+    first: Mapping[str, Any] | None = None
+    live: Mapping[str, Any] | None = None
 
 
 class RunLife(RunReads):
@@ -237,6 +248,36 @@ class RunLife(RunReads):
             self.append_events(run_id, events)
             if live:
                 self.upsert_run(run_id, **live)
+
+    def publish_many(
+        self, batches: Sequence[Published], *, lock_seconds: float | None = None
+    ) -> None:
+        """What `publish` writes for each of several live runs, all in one transaction and
+        the events of all in one statement (and one more raising each run's `last_seq`): the
+        batches a process's mirrors have ready at one tick (`runlens.store.mirror`)."""
+        for batch in batches:
+            if batch.live is not None and is_terminal(batch.live.get("status")):
+                raise InvalidTransition("a run's end is written by `finish`, not published")
+        with self.transaction(lock_seconds=lock_seconds):
+            for batch in batches:
+                if batch.first is not None:
+                    self.upsert_run(batch.run_id, **batch.first)
+            rows: list[dict[str, Any]] = []
+            tops: list[dict[str, Any]] = []
+            now = utc_now()
+            for batch in batches:
+                added = _event_rows(batch.run_id, batch.events)
+                if added:
+                    rows.extend(added)
+                    top = max(row["seq"] for row in added)
+                    tops.append({"the_run": batch.run_id, "top": top, "new_top": top, "now": now})
+            if rows:
+                with self._write() as connection:
+                    connection.execute(self._add_events, rows)
+                    connection.execute(_RAISE_LAST_SEQ, tops)
+            for batch in batches:
+                if batch.live:
+                    self.upsert_run(batch.run_id, **batch.live)
 
     def append_events(self, run_id: str, events: Sequence[Mapping[str, Any]]) -> int:
         """Add events (`{seq, ts, type, data}`); ones the store holds already are skipped.

@@ -48,6 +48,7 @@ from runlens.records.readers import EventView, RunRecordView, event_views, read_
 from runlens.records.run_record import live_record
 from runlens.records.status import RunStatus
 from runlens.store.db import RunStore
+from runlens.store.lifecycle import Published
 from runlens.store.rows import Origin
 from runlens.store.sync import finish_streamed, sync_workspace
 from runlens.tools.workspace import Workspace
@@ -208,28 +209,6 @@ class StoreMirror:
 
     # -- the shared thread -----------------------------------------------------------------
 
-    def _poll(self, now: float) -> float:
-        """Ask the store whether to stop, if that is due at `now` (`_flush_together` has
-        written what was due); when this mirror needs the thread next."""
-        if self._stopping:
-            return now + self._flush_seconds
-        if now >= self._due_poll:
-            self._poll_cancel()
-            self._due_poll = time.monotonic() + self._poll_seconds
-        return min(self._due_flush, self._due_poll)
-
-    def _poll_cancel(self) -> None:
-        if self._cancelled or self._stopping:
-            return
-        try:
-            requested = self.store.cancel_requested(self.run_id)
-        except Exception as error:
-            self._failed(error)
-            return
-        if requested:
-            self._cancelled = True
-            self.on_cancel(CANCEL_REASON)
-
     def _flush(self) -> None:
         with self._lock:
             self._flush_locked()
@@ -271,11 +250,20 @@ class StoreMirror:
         """Write one batch in one transaction: its events, the run's fields they change and
         (the first time) the run itself all reach the store, or none does and the batch is
         tried again whole."""
-        self._stage(batch)()
+        published, written = self._prepare(batch)
+        self.store.publish(
+            self.run_id,
+            published.events,
+            first=published.first,
+            live=published.live,
+            lock_seconds=self._lock_seconds,
+        )
+        written()
 
-    def _stage(self, batch: list[dict[str, Any]]) -> Callable[[], None]:
-        """Write one batch (`_write`) in the transaction under way, if any; what the mirror
-        then holds as written, to apply once that transaction has committed."""
+    def _prepare(self, batch: list[dict[str, Any]]) -> tuple[Published, Callable[[], None]]:
+        """What writing `batch` publishes (the run's row the first time, the fields its
+        events change), and what the mirror then holds as written, to apply once the
+        batch is in the store."""
         if self._record is None:
             self._record = read_run_record(self.workspace.run_record).view
         events, _ = event_views(e for e in batch if e.get("type") in _FOLDED)
@@ -291,12 +279,11 @@ class StoreMirror:
             if fields["status"] not in (RunStatus.RUNNING, RunStatus.VALIDATING):
                 fields.pop("status")  # terminal states come with the final records
         unchanged = self._created and fields == self._live
-        self.store.publish(
+        published = Published(
             self.run_id,
             batch,
             first=None if self._created else self._create(events),
             live=None if unchanged else fields,
-            lock_seconds=self._lock_seconds,
         )
 
         def written() -> None:
@@ -305,7 +292,7 @@ class StoreMirror:
             self._record = folded if folded is not None else self._record
             self._report_events.extend(e for e in events if e.type == _REPORT_ORDER)
 
-        return written
+        return published, written
 
     def _create(self, events: list[EventView]) -> dict[str, Any]:
         created = next((e for e in events if e.type == "run.created"), None)
@@ -392,51 +379,43 @@ class _Writer:
                 self.wake.wait(_IDLE_SECONDS)
                 continue
             now = time.monotonic()
-            due = now + 1.0
-            _flush_together([m for m in mirrors if not m._stopping and now >= m._due_flush])
-            for mirror in mirrors:
-                try:
-                    due = min(due, mirror._poll(now))
-                except Exception as error:  # an `on_cancel` that raised: said, not fatal
-                    mirror._failed(error)
+            live = [mirror for mirror in mirrors if not mirror._stopping]
+            # What falls due within half an interval is done now: the mirrors' ticks align,
+            # and one transaction (one query) serves them all.
+            _flush_together([m for m in live if now + m._flush_seconds / 2 >= m._due_flush])
+            _poll_together([m for m in live if now + m._poll_seconds / 2 >= m._due_poll])
+            due = min((min(m._due_flush, m._due_poll) for m in live), default=now + 1.0)
             self.wake.wait(max(due - time.monotonic(), 0.0))
 
 
 def _flush_together(mirrors: list[StoreMirror]) -> None:
-    """Write the batches of `mirrors` (of one store, their flush due) in one transaction:
-    a tick of a hundred live runs is one commit, not a hundred. A mirror whose batch fails
-    there (or a commit that fails) leaves the others' batches unwritten too; each is then
-    written in a transaction of its own (`_flush_locked`), as alone, so a failure is that
-    mirror's alone. A mirror finishing meanwhile (its lock held by `finish`) is left out."""
+    """Write the batches of `mirrors` (of one store) in one transaction, their events in one
+    statement (`RunStore.publish_many`): a tick of a hundred live runs is one commit, not a
+    hundred. When it fails, each batch is tried again in a transaction of its own
+    (`_flush_locked`), as alone, so a failure is its mirror's alone and said by it. A mirror
+    finishing meanwhile (its lock held by `finish`) is left out."""
     held = [mirror for mirror in mirrors if mirror._lock.acquire(blocking=False)]
     try:
         waiting: list[StoreMirror] = []
+        prepared: list[tuple[Published, Callable[[], None]]] = []
         for mirror in held:
             try:
                 mirror._take()
-            except Exception as error:  # a redactor that raised: said, not fatal
+                if not mirror._behind and mirror._unwritten:
+                    prepared.append(mirror._prepare(mirror._unwritten))
+                    waiting.append(mirror)
+            except Exception as error:  # a redactor or a run record that failed: said
                 mirror._failed(error)
-            if not mirror._behind and mirror._unwritten:
-                waiting.append(mirror)
         if len(waiting) > 1:
             store = waiting[0].store
-            written: list[Callable[[], None]] = []
-            failing: StoreMirror | None = None
+            lock_seconds = min(mirror._lock_seconds for mirror in waiting)
             try:
-                with store.transaction(lock_seconds=min(m._lock_seconds for m in waiting)):
-                    for mirror in waiting:
-                        failing = mirror
-                        written.append(mirror._stage(mirror._unwritten))
-                    failing = None
-            except Exception as error:
-                if failing is None:  # the transaction's start or commit: every batch waits
-                    for mirror in waiting:
-                        mirror._failed(error)
-                    waiting = []
-                # else one batch failed: each is tried again below, alone
+                store.publish_many([batch for batch, _ in prepared], lock_seconds=lock_seconds)
+            except Exception:  # tried again below, each alone, where its failure is said
+                pass
             else:
-                for mirror, apply in zip(waiting, written, strict=True):
-                    apply()
+                for mirror, (_, written) in zip(waiting, prepared, strict=True):
+                    written()
                     mirror._unwritten = []
                     mirror.healthy = True
                 waiting = []
@@ -449,6 +428,28 @@ def _flush_together(mirrors: list[StoreMirror]) -> None:
         for mirror in held:
             mirror._lock.release()
             mirror._due_flush = time.monotonic() + mirror._flush_seconds
+
+
+def _poll_together(mirrors: list[StoreMirror]) -> None:
+    """Ask the store, in one query, which of the runs of `mirrors` someone wants stopped;
+    call `on_cancel` once for each."""
+    asking = [mirror for mirror in mirrors if not mirror._cancelled]
+    if asking:
+        try:
+            requested = asking[0].store.cancels_requested([m.run_id for m in asking])
+        except Exception as error:
+            for mirror in asking:
+                mirror._failed(error)
+            requested = set()
+        for mirror in asking:
+            if mirror.run_id in requested and not mirror._stopping:
+                mirror._cancelled = True
+                try:
+                    mirror.on_cancel(CANCEL_REASON)
+                except Exception as error:  # an `on_cancel` that raised: said, not fatal
+                    mirror._failed(error)
+    for mirror in mirrors:
+        mirror._due_poll = time.monotonic() + mirror._poll_seconds
 
 
 def _warn_on_stderr(message: str) -> None:

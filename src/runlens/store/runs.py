@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final, Literal
 
 import sqlalchemy as sa
@@ -20,6 +20,9 @@ from runlens.store import tables as t
 from runlens.store.codec import escape_text
 from runlens.store.engine import StoreBase
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail, RunSummary
+
+#: How many run ids one `IN (...)` names at most (SQLite's bound parameters are limited).
+_IDS_PER_QUERY: Final = 500
 
 _TERMINAL: Final = sorted(str(status) for status in TERMINAL)
 _DISTINCT: Final = {"plugin": t.runs.c.plugin, "model": t.runs.c.model}
@@ -217,6 +220,24 @@ class RunReads(StoreBase):
                 sa.select(t.runs.c.cancel_requested).where(t.runs.c.run_id == run_id)
             ).scalar()
         return bool(value)
+
+    def cancels_requested(self, run_ids: Collection[str]) -> set[str]:
+        """Which of `run_ids` someone asked to stop (`cancel_requested` of each, in one
+        query: a process's live mirrors poll together)."""
+        found: set[str] = set()
+        ids = list(run_ids)
+        with self._read() as connection:
+            for start in range(0, len(ids), _IDS_PER_QUERY):
+                found.update(
+                    str(run_id)
+                    for run_id in connection.execute(
+                        sa.select(t.runs.c.run_id).where(
+                            t.runs.c.run_id.in_(ids[start : start + _IDS_PER_QUERY]),
+                            t.runs.c.cancel_requested,
+                        )
+                    ).scalars()
+                )
+        return found
 
     def distinct_values(self, field: Literal["plugin", "model"]) -> list[str]:
         column = _DISTINCT[field]
