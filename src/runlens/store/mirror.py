@@ -195,7 +195,7 @@ class StoreMirror:
         ]
         done = finish_streamed(
             self.store,
-            self.workspace.root,
+            self.workspace,
             self.run_id,
             unwritten=self._unwritten,
             report_events=report_events,
@@ -240,10 +240,14 @@ class StoreMirror:
             self._queue.clear()
             self._unwritten = []
             return
+        redact = self._redact
         for event in taken:
             data = event.to_dict()
-            if self._redact is not None:
-                data = json.loads(self._redact(json.dumps(data, ensure_ascii=False)))
+            if redact is not None:
+                text = json.dumps(data, ensure_ascii=False)
+                redacted = redact(text)
+                if redacted != text:  # a secret was blanked out: the data as redacted
+                    data = json.loads(redacted)
             self._unwritten.append(data)
 
     def _write(self, batch: list[dict[str, Any]]) -> None:

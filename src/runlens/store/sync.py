@@ -242,7 +242,7 @@ def _home_records(home: Path) -> list[tuple[str, str]]:
 
 def finish_streamed(
     store: RunStore,
-    workspace: Path,
+    workspace: Path | Workspace,
     run_id: str,
     *,
     unwritten: Sequence[dict[str, Any]],
@@ -262,7 +262,7 @@ def finish_streamed(
     with a record read whole: `sync_workspace` then reads the workspace as a reader would.
     The run is the mirror's own, written at this workspace: no copy of it is looked for
     (`clashing_workspace`)."""
-    root = Workspace(workspace)
+    root = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     read = read_run_record(root.run_record)
     record = read.view
     if record is None or read.problems or read.damaged or record.run_id != run_id:
