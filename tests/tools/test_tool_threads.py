@@ -1,8 +1,10 @@
-"""A run's tool calls share one tool thread; an abandoned call's thread is replaced.
+"""A run's tool calls share one tool thread; an abandoned call's thread is replaced; the
+next run takes the thread a finished run gave back, and an idle one ends.
 
 Every tool call runs on a thread the run can abandon (`runlens.tools.threads`). Making that
 thread (and, for an `async` tool, an event loop) per call cost most of a millisecond, so a
-registry keeps its thread for the next call and gives it up only when a call is abandoned.
+registry keeps its thread for the next call and gives it up only when a call is abandoned;
+when the run ends, the thread waits in the process's pool for the next run a short while.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 from runlens import cancellation
 from runlens.cancellation import CancelScope
 from runlens.models.messages import ToolCall
+from runlens.tools import threads as tool_threads
 from runlens.tools.base import Tool, ToolContext
 from runlens.tools.registry import ToolRegistry
 from runlens.tools.workspace import Workspace
@@ -36,6 +39,16 @@ def _wait_ended(threads: list[threading.Thread]) -> None:
     for thread in threads:
         thread.join(10)
         assert not thread.is_alive()
+
+
+@pytest.fixture(autouse=True)
+def _no_pooled_thread() -> None:
+    """Each test starts with no idle tool thread left in the process's pool by another."""
+    pooled = []
+    while (thread := tool_threads._POOL.take()) is not None:
+        thread.stop()
+        pooled.append(thread.thread)
+    _wait_ended(pooled)
 
 
 def test_a_run_with_many_tool_calls_uses_one_tool_thread(tmp_path: Path) -> None:
@@ -157,3 +170,45 @@ def test_calls_after_close_still_run_and_leave_no_thread(tmp_path: Path) -> None
     outcome = asyncio.run(registry.run_checked(context, ToolCall("1", "async_tool", {}, "")))
     assert outcome.content == "ok"
     _wait_ended(threads)
+
+
+def test_the_next_run_takes_the_thread_a_finished_run_gave_back(tmp_path: Path) -> None:
+    threads: list[threading.Thread] = []
+
+    def record(context: ToolContext) -> str:
+        threads.append(threading.current_thread())
+        return "ok"
+
+    context = _context(tmp_path)
+    for _ in range(3):  # three runs, one after the other, each with its own registry
+        registry = ToolRegistry([Tool("record", "", {"type": "object"}, record)])
+        try:
+            for number in range(2):
+                call = ToolCall(str(number), "record", {}, "")
+                assert asyncio.run(registry.run_checked(context, call)).content == "ok"
+        finally:
+            registry.close()
+    assert len(threads) == 6 and len(set(threads)) == 1  # started once, for the first run
+    _wait_ended(threads[:1])  # idle in the pool, with no run to take it: it ends
+
+
+def test_an_idle_pooled_thread_ends_after_its_linger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tool_threads, "_LINGER_SECONDS", 0.05)
+    threads: list[threading.Thread] = []
+
+    def record(context: ToolContext) -> str:
+        threads.append(threading.current_thread())
+        return "ok"
+
+    registry = ToolRegistry([Tool("record", "", {"type": "object"}, record)])
+    context = _context(tmp_path)
+    try:
+        assert asyncio.run(registry.run_checked(context, ToolCall("1", "record", {}, ""))).content
+        time.sleep(0.3)  # held by its run (the registry is open): it waits on past the linger
+        assert threads[0].is_alive()
+    finally:
+        registry.close()
+    _wait_ended(threads)  # in the pool now: it ends after the linger
+    assert tool_threads._POOL.take() is None

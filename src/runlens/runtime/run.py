@@ -217,7 +217,7 @@ class Run(RunRecords):
         try:
             await self._execute_with(context, registry)
         finally:
-            registry.close()  # a long-lived worker process keeps no tool thread of this run
+            registry.close()  # its tool threads go to the pool (they end unless a run takes them)
 
     async def _execute_with(self, context: ToolContext, registry: ToolRegistry) -> None:
         self._register_hooks()

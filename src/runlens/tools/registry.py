@@ -5,7 +5,8 @@ tool's JSON Schema, a tool that raises — becomes a `ToolOutcome` with `is_erro
 back to the model. Only `InputError` (the run's input is unusable), `TaskError` (the task
 cannot be done at all) and cancellation escape. Every call runs on a thread the run can
 abandon (`runlens.tools.threads`), so a cancelled run never waits for a tool; the registry
-keeps its tool threads for the next call, and `close()` (at the end of the run) ends them.
+keeps its tool threads for the next call, and `close()` (at the end of the run) gives them
+to the process's pool, where they end unless the next run takes them soon.
 """
 
 from __future__ import annotations
@@ -43,12 +44,13 @@ class ToolRegistry:
             self._checkers[tool.name] = compiled(tool.parameters)
         self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in self._tools.values())
         self._threads = ToolThreads()
-        # A registry dropped without `close()` ends its idle threads all the same.
+        # A registry dropped without `close()` gives its idle threads back all the same.
         weakref.finalize(self, self._threads.close)
 
     def close(self) -> None:
-        """End the idle tool threads (the run is over). The registry still works after: each
-        later call then gets a thread that ends when the call does."""
+        """Give the idle tool threads to the process's pool (the run is over; an idle
+        thread there ends after a short linger). The registry still works after: each later
+        call's thread goes back to the pool when the call is over."""
         self._threads.close()
 
     def __contains__(self, name: object) -> bool:

@@ -26,9 +26,13 @@ The thread is not made per call: a registry (one per run) keeps its tool threads
 all run on one thread. An `async` tool runs on an event loop that lives on that thread, as
 `asyncio.run` would run it (tasks it leaves behind are cancelled when it returns), but the
 loop is not made per call. A thread whose call was abandoned is never given another: it ends
-once its tool returns, and the next call gets a new thread. `ToolThreads.close` (the run
-calls it when it ends) ends the idle ones, so a long-lived worker process keeps no thread
-of a finished run. `benchmarks/bench_cancel.py --tool-overhead` measures the cost per call.
+once its tool returns, and the next call gets another thread. Nor is the thread made per
+run: `ToolThreads.close` (the run calls it when it ends) gives its idle threads to the
+process's pool (`_Pool`), where the next run's first call takes one instead of starting a
+thread (which blocks the event loop until the new thread runs); a thread idle there for
+`_LINGER_SECONDS` ends, so a long-lived worker process keeps no thread of a finished run
+for long, and none running a finished run's call. `benchmarks/bench_cancel.py
+--tool-overhead` measures the cost per call.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ T = TypeVar("T")
 
 #: How often a tool thread waiting on the run's loop checks whether it was abandoned.
 _POLL_SECONDS = 0.25
+#: How long an idle tool thread no run holds waits for the next run's call before it ends.
+_LINGER_SECONDS = 1.0
 #: How long an abandoned call is given to wind down (a tool that reaches a cancellation
 #: point, an `async` tool whose tasks are cancelled) before the run goes on without it:
 #: what it leaves running is otherwise still alive when the process exits.
@@ -241,7 +247,15 @@ class _ToolThread:
     def _serve(self) -> None:
         thread = self.thread
         try:
-            while (job := self.jobs.get()) is not None:
+            while True:
+                try:
+                    job = self.jobs.get(timeout=_LINGER_SECONDS)
+                except queue.Empty:
+                    if _POOL.leave(self):  # idle in the pool too long: ends
+                        return
+                    continue  # a run's own idle thread (its registry not closed): waits on
+                if job is None:
+                    return
                 context, call, function, tool_context, arguments = job
                 thread.name = f"runlens-tool-{call.name[:40]}"
                 # In a copy of the caller's context: the tool sees the run's context variables
@@ -266,6 +280,37 @@ class _ToolThread:
     def stop(self) -> None:
         """End the thread once the calls handed to it are over (at once when idle)."""
         self.jobs.put(None)
+
+
+class _Pool:
+    """The process's idle tool threads no run holds: a run takes one for its first call
+    (instead of starting a thread) and its registry gives them back when it closes. A
+    thread idle here for `_LINGER_SECONDS` ends. Only threads whose call returned are here:
+    an abandoned call's thread is never given another call."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_ToolThread] = []
+
+    def take(self) -> _ToolThread | None:
+        with self._lock:
+            return self._idle.pop() if self._idle else None
+
+    def give(self, thread: _ToolThread) -> None:
+        with self._lock:
+            self._idle.append(thread)
+
+    def leave(self, thread: _ToolThread) -> bool:
+        """From `thread` itself, idle for a while: out of the pool (and to end) unless it was
+        not there (a run holds it, or has just taken it and handed it a call)."""
+        with self._lock:
+            if thread in self._idle:
+                self._idle.remove(thread)
+                return True
+            return False
+
+
+_POOL = _Pool()
 
 
 def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
@@ -300,7 +345,9 @@ class ToolThreads:
 
     Idle threads wait for the next call (a run's calls come one after another, so a run
     uses one); a thread whose call was abandoned is dropped and ends when its tool returns.
-    `close()` ends the idle threads; a thread used after it is ended once its call is over.
+    A call finding no idle thread here takes one from the process's pool, or starts one.
+    `close()` gives the idle threads to the pool; a thread used after it goes there once its
+    call is over.
     """
 
     def __init__(self) -> None:
@@ -308,12 +355,13 @@ class ToolThreads:
         self._closed = False
 
     def close(self) -> None:
-        """End the idle threads (the run is over). Calls made later still run, each on a
-        thread ended when it returns."""
+        """Give the idle threads back to the process's pool (the run is over), where each
+        ends unless another run takes it within `_LINGER_SECONDS`. Calls made later still
+        run, each thread going back to the pool when its call returns."""
         self._closed = True
         while self._idle:
             with contextlib.suppress(IndexError):  # another thread took it meanwhile
-                self._idle.pop().stop()
+                _POOL.give(self._idle.pop())
 
     async def call(
         self, name: str, function: ToolFunction, context: ToolContext, arguments: Mapping[str, Any]
@@ -325,10 +373,9 @@ class ToolThreads:
         try:
             thread = self._idle.pop()
         except IndexError:
+            thread = _POOL.take() or _ToolThread()
+        if not thread.thread.is_alive():  # never expected: a thread that died somehow
             thread = _ToolThread()
-        else:
-            if not thread.thread.is_alive():  # never expected: a thread that died somehow
-                thread = _ToolThread()
         thread.jobs.put((contextvars.copy_context(), call, function, context, arguments))
         try:
             result = await call.result
@@ -349,6 +396,6 @@ class ToolThreads:
 
     def _release(self, thread: _ToolThread) -> None:
         if self._closed:
-            thread.stop()
+            _POOL.give(thread)
         else:
             self._idle.append(thread)
