@@ -329,6 +329,10 @@ class StoreMirror:
         )
 
 
+#: How many mirrors' batches one transaction of the mirrors' thread writes at most: a
+#: `finish()` on the run's event loop waits for the write of its mirror under way, and a
+#: group's transaction takes longer the more mirrors it holds.
+_GROUP_SIZE = 8
 #: How long the mirrors' thread waits for another mirror once the last one has finished.
 _IDLE_SECONDS = 2.0
 
@@ -393,11 +397,19 @@ class _Writer:
 
 
 def _flush_together(mirrors: list[StoreMirror]) -> None:
-    """Write the batches of `mirrors` (of one store) in one transaction, their events in one
-    statement (`RunStore.publish_many`): a tick of a hundred live runs is one commit, not a
-    hundred. When it fails, each batch is tried again in a transaction of its own
-    (`_flush_locked`), as alone, so a failure is its mirror's alone and said by it. A mirror
-    finishing meanwhile (its lock held by `finish`) is left out."""
+    """Write the batches of `mirrors` (of one store), `_GROUP_SIZE` mirrors at a time, each
+    group in one transaction with its events in one statement (`RunStore.publish_many`): a
+    tick of a hundred live runs is a few commits, not a hundred, and a run's `finish`, which
+    waits for a write of its mirror under way, waits for one group at most."""
+    for start in range(0, len(mirrors), _GROUP_SIZE):
+        _flush_group(mirrors[start : start + _GROUP_SIZE])
+
+
+def _flush_group(mirrors: list[StoreMirror]) -> None:
+    """The batches of `mirrors` in one transaction. When it fails, each batch is tried
+    again in a transaction of its own (`_flush_locked`), as alone, so a failure is its
+    mirror's alone and said by it. A mirror finishing meanwhile (its lock held by `finish`)
+    is left out."""
     held = [mirror for mirror in mirrors if mirror._lock.acquire(blocking=False)]
     try:
         waiting: list[StoreMirror] = []
