@@ -4,14 +4,16 @@ mirror's failure alone: the others' batches are written."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from runlens.store import RunStore, StoreMirror, open_store
-from runlens.store.mirror import CANCEL_REASON, _flush_together, _poll_together
+from runlens.store.mirror import CANCEL_REASON, _flush_together, _poll_together, _Writer
 
 
 def _batch(first_seq: int) -> list[dict[str, Any]]:
@@ -135,5 +137,25 @@ def test_the_mirrors_of_a_store_ask_in_one_query_which_runs_to_stop(
         assert len([s for s in selects if s.lstrip().upper().startswith("SELECT")]) == 1
         _poll_together(mirrors)  # once only
         assert cancelled == [("run_2", CANCEL_REASON)] and warnings == []
+    finally:
+        store.close()
+
+
+def test_a_mirror_wakes_the_writer_thread_only_when_something_is_due_before_it_wakes(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_store(sqlite_url)
+    try:
+        writer = _Writer(id(store))  # the store's writer, its thread not started here
+        monkeypatch.setitem(_Writer._writers, id(store), writer)
+        writer.deadline = time.monotonic() + 10
+        first = StoreMirror(store, "run_a", tmp_path / "a", lambda _: None).start()
+        assert first in writer.mirrors and writer.wake.is_set()  # due in 0.2 s, before 10 s
+        writer.wake.clear()
+        writer.deadline = time.monotonic() + 0.05
+        second = StoreMirror(store, "run_b", tmp_path / "b", lambda _: None).start()
+        assert second in writer.mirrors and not writer.wake.is_set()  # it wakes first anyway
+        _Writer.remove(first)  # a mirror leaving never wakes it
+        assert writer.mirrors == [second] and not writer.wake.is_set()
     finally:
         store.close()

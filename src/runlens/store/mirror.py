@@ -34,6 +34,7 @@ in the store first) sync the workspace instead (`sync_workspace`).
 from __future__ import annotations
 
 import json
+import math
 import sys
 import threading
 import time
@@ -342,8 +343,10 @@ class _Writer:
     process (a worker's runs, the runs of a test or a benchmark): one thread however many
     runs, the batches due at one tick written in one transaction (`_flush_together`), never
     two at once from here (on SQLite, the mirrors of a process do not contend for its write
-    lock). It ends when no
-    mirror has been left for `_IDLE_SECONDS`, and starts again with the next."""
+    lock). It ends when no mirror has been left for `_IDLE_SECONDS`, and starts again with
+    the next. A run's thread wakes it only when its mirror has something due before the
+    thread's next wake-up (never when a mirror leaves): a short run costs the run's thread
+    no wake-up of another thread."""
 
     _lock: ClassVar = threading.Lock()
     #: The writer of each store (by `id`) that has started mirrors.
@@ -355,6 +358,9 @@ class _Writer:
         self.wake = threading.Event()
         #: Whether the thread found no mirror last time it looked (it ends if none came).
         self.idle = False
+        #: When the thread wakes next at the latest (-inf while it works out when): a mirror
+        #: added with something due before then wakes it, one added later need not.
+        self.deadline = -math.inf
 
     @classmethod
     def add(cls, mirror: StoreMirror) -> None:
@@ -364,15 +370,16 @@ class _Writer:
                 writer = cls._writers[id(mirror.store)] = _Writer(id(mirror.store))
                 threading.Thread(target=writer._loop, name="runlens-store", daemon=True).start()
             writer.mirrors.append(mirror)
-            writer.wake.set()
+            if min(mirror._due_flush, mirror._due_poll) < writer.deadline:
+                writer.wake.set()
 
     @classmethod
     def remove(cls, mirror: StoreMirror) -> None:
         with cls._lock:
             writer = cls._writers.get(id(mirror.store))
             if writer is not None and mirror in writer.mirrors:
+                # The thread need not wake for it: it leaves the mirror out when it does.
                 writer.mirrors.remove(mirror)
-                writer.wake.set()
 
     def _loop(self) -> None:
         while True:
@@ -383,8 +390,9 @@ class _Writer:
                     return
                 self.idle = not mirrors
                 self.wake.clear()
+                self.deadline = -math.inf  # a mirror added meanwhile wakes the thread
             if not mirrors:  # the next run, one after the other, finds the thread up
-                self.wake.wait(_IDLE_SECONDS)
+                self._sleep(time.monotonic() + _IDLE_SECONDS)
                 continue
             now = time.monotonic()
             live = [mirror for mirror in mirrors if not mirror._stopping]
@@ -393,7 +401,13 @@ class _Writer:
             _flush_together([m for m in live if now + m._flush_seconds / 2 >= m._due_flush])
             _poll_together([m for m in live if now + m._poll_seconds / 2 >= m._due_poll])
             due = min((min(m._due_flush, m._due_poll) for m in live), default=now + 1.0)
-            self.wake.wait(max(due - time.monotonic(), 0.0))
+            self._sleep(due)
+
+    def _sleep(self, until: float) -> None:
+        """Wait until `until`, or until a mirror is added with something due before then."""
+        with self._lock:
+            self.deadline = until
+        self.wake.wait(max(until - time.monotonic(), 0.0))
 
 
 def _flush_together(mirrors: list[StoreMirror]) -> None:
