@@ -10,6 +10,7 @@ when the run ends, the thread waits in the process's pool for the next run a sho
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from pathlib import Path
@@ -212,3 +213,20 @@ def test_an_idle_pooled_thread_ends_after_its_linger(
         registry.close()
     _wait_ended(threads)  # in the pool now: it ends after the linger
     assert tool_threads._POOL.take() is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_finds_no_pooled_thread(tmp_path: Path) -> None:
+    registry = ToolRegistry([Tool("record", "", {"type": "object"}, lambda context: "ok")])
+    context = _context(tmp_path)
+    assert asyncio.run(registry.run_checked(context, ToolCall("1", "record", {}, ""))).content
+    registry.close()  # its thread waits in the pool
+    pooled = tool_threads._POOL.take()
+    assert pooled is not None
+    tool_threads._POOL.give(pooled)
+    child = os.fork()
+    if child == 0:  # the thread was not copied: the child's pool must not hand it out
+        os._exit(0 if tool_threads._POOL.take() is None else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    _wait_ended([pooled.thread])

@@ -43,6 +43,7 @@ import contextlib
 import contextvars
 import dataclasses
 import inspect
+import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -292,6 +293,12 @@ class _Pool:
         self._lock = threading.Lock()
         self._idle: list[_ToolThread] = []
 
+    def forget(self) -> None:
+        """In a child process just forked: the threads were not copied (nor, held by one
+        of them, the lock)."""
+        self._lock = threading.Lock()
+        self._idle = []
+
     def take(self) -> _ToolThread | None:
         with self._lock:
             return self._idle.pop() if self._idle else None
@@ -311,6 +318,8 @@ class _Pool:
 
 
 _POOL = _Pool()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POOL.forget)
 
 
 def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
