@@ -90,6 +90,8 @@ def test_a_batch_that_fails_in_a_tick_leaves_the_others_written(
                 "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.run_id = 'run_1' "
                 "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
             )
+        _flush_together([broken])  # alone at its tick: its failure said, its batch kept
+        assert not broken.healthy and len(broken._unwritten) == 2 and len(warnings) == 1
         _flush_together(mirrors)
         for mirror in (mirrors[0], mirrors[2]):
             assert mirror.healthy and mirror._unwritten == []

@@ -436,13 +436,15 @@ def _flush_group(mirrors: list[StoreMirror]) -> None:
                     waiting.append(mirror)
             except Exception as error:  # a redactor or a run record that failed: said
                 mirror._failed(error)
-        if len(waiting) > 1:
+        if waiting:
             store = waiting[0].store
             lock_seconds = min(mirror._lock_seconds for mirror in waiting)
             try:
                 store.publish_many([batch for batch, _ in prepared], lock_seconds=lock_seconds)
-            except Exception:  # tried again below, each alone, where its failure is said
-                pass
+            except Exception as error:  # several: tried again below, each alone, where the
+                if len(waiting) == 1:  # failure is said by the mirror whose batch failed
+                    waiting[0]._failed(error)
+                    waiting = []
             else:
                 for mirror, (_, written) in zip(waiting, prepared, strict=True):
                     written()
