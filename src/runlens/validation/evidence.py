@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk, walk_pairs
+from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk
+from runlens.contracts.paths import found_pairs
 from runlens.evidence import EvidenceIndex, QuoteSpan
 from runlens.validation.base import (
     Collector,
@@ -129,10 +130,9 @@ class _Checker:
         quoted: set[str] = set()
         for quote in self.contract.evidence_quotes:
             self.spans = {}
-            for text_match, id_match in walk_pairs(document, quote.text, quote.id):
-                found = text_match.found and id_match.found
-                if found and self.check_quote(quote, text_match, id_match):
-                    quoted.add(id_match.location)
+            for location, text, id_location, row_id in found_pairs(document, quote.text, quote.id):
+                if self.check_quote(quote, text, location, row_id, id_location):
+                    quoted.add(id_location)
         artifact = self.artifact
         self.collector.id_citations.extend(
             IdCitation(artifact, location, row_id)
@@ -174,9 +174,11 @@ class _Checker:
         )
         return None
 
-    def check_quote(self, quote: EvidenceQuote, text_match: Match, id_match: Match) -> bool:
-        """Judge one quote against the row its sibling id names; True when it is verified."""
-        text, location, row_id = text_match.value, text_match.location, id_match.value
+    def check_quote(
+        self, quote: EvidenceQuote, text: Any, location: str, row_id: Any, id_location: str
+    ) -> bool:
+        """Judge one quote (`text` at `location`) against the row its sibling id (`row_id`
+        at `id_location`) names; True when it is verified."""
         if isinstance(text, str) and is_blank(text):
             self.reject(location, row_id, text, EMPTY_QUOTE)
             return False
@@ -185,7 +187,7 @@ class _Checker:
         row_text = self._row_text(row_id)
         if row_text is None:
             if quote.id not in self.id_paths:
-                self.check_id(id_match.location, row_id)
+                self.check_id(id_location, row_id)
             return False
         if not isinstance(text, str):
             why = f"is {show_value(text)}, not a quoted string"
