@@ -207,10 +207,19 @@ def _score(item: Item) -> float:
 
 def representative_order(items: Sequence[Item]) -> list[Item]:
     """Most representative first: highest severity, then strongest sentiment, then input order."""
-    ranked = sorted(
-        enumerate(items), key=lambda pair: (-severity_rank(pair[1]), -abs(_score(pair[1])), pair[0])
-    )
-    return [item for _, item in ranked]
+    keys = [(-_rank(item), -abs(_score(item)), n) for n, item in enumerate(items)]
+    return [items[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
+
+
+_SEVERITY_RANKS: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+
+
+def _rank(item: Item) -> int:
+    """`severity_rank`, a text severity looked up at once."""
+    severity = item.get("severity")
+    if type(severity) is str:
+        return _SEVERITY_RANKS.get(severity, 0)
+    return severity_rank(item)
 
 
 # -- groups ---------------------------------------------------------------------------------
