@@ -207,10 +207,19 @@ def _score(item: Item) -> float:
 
 def representative_order(items: Sequence[Item]) -> list[Item]:
     """Most representative first: highest severity, then strongest sentiment, then input order."""
-    ranked = sorted(
-        enumerate(items), key=lambda pair: (-severity_rank(pair[1]), -abs(_score(pair[1])), pair[0])
-    )
-    return [item for _, item in ranked]
+    keys = [(-_rank(item), -abs(_score(item)), n) for n, item in enumerate(items)]
+    return [items[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
+
+
+_SEVERITY_RANKS: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+
+
+def _rank(item: Item) -> int:
+    """`severity_rank`, a text severity looked up at once."""
+    severity = item.get("severity")
+    if type(severity) is str:
+        return _SEVERITY_RANKS.get(severity, 0)
+    return severity_rank(item)
 
 
 # -- groups ---------------------------------------------------------------------------------
@@ -280,12 +289,20 @@ def _pain_point(
         "trend": trend.as_dict() if trend else None,
         "sentiment": _counts(members, "sentiment", SENTIMENTS),
         "problem_severity": problem_severity,
-        "feedback_ids": list(dict.fromkeys(str(m.get("feedback_id")) for m in ranked))[
-            :EVIDENCE_IDS
-        ],
+        "feedback_ids": _first_ids(ranked, EVIDENCE_IDS),
         "examples": _examples(ranked, row_texts=row_texts),
         "suggested_action": _most_common((m.get("suggested_action") for m in ranked), ACTION_CHARS),
     }
+
+
+def _first_ids(ranked: Iterable[Item], limit: int) -> list[str]:
+    """The first `limit` distinct feedback ids (as text) of `ranked`, in its order."""
+    ids: dict[str, None] = {}
+    for member in ranked:
+        ids[str(member.get("feedback_id"))] = None
+        if len(ids) == limit:
+            break
+    return list(ids)
 
 
 def _name(
@@ -404,6 +421,7 @@ def summarize_analysis(
     row_metadata: Mapping[str, Mapping[str, Any]] | None = None,
     catalogue: ThemeCatalogue | None = None,
     row_texts: RowTexts | None = None,
+    groups: Mapping[tuple[str, str], list[Item]] | None = None,
 ) -> dict[str, Any]:
     """The bounded aggregate of analysis `items` (module docstring for the shape and rules).
 
@@ -412,10 +430,12 @@ def summarize_analysis(
     `row_metadata` (feedback id -> {column: value}) gives the trend and the breakdowns;
     `catalogue` (the discovered themes) gives the pain points' names and terms;
     `row_texts` (the Evidence Index) tells each quote whether it was cut from its row.
+    `groups`: `group_items(items)`, when the caller has worked it out already.
     """
     analysed = len(items)
     total = analysed if total_rows is None else total_rows
-    groups = group_items(items)
+    if groups is None:
+        groups = group_items(items)
     split = periods((str(item.get("feedback_id")) for item in items), row_metadata)
     pains = [
         _pain_point(k, by, members, analysed, catalogue, split, row_texts)

@@ -115,7 +115,7 @@ def _analysis_parts(analysis: Any) -> tuple[list[Item], list[Item]] | None:
     items, failed = analysis.get("items"), analysis.get("failed_batches", [])
     if not isinstance(items, list) or not isinstance(failed, list):
         return None
-    if not all(isinstance(entry, Mapping) for entry in (*items, *failed)):
+    if not all(type(entry) is dict or isinstance(entry, Mapping) for entry in (*items, *failed)):
         return None
     return items, failed
 
@@ -136,8 +136,13 @@ def analysis_figures(
     if parts is None:
         return []
     items, failed = parts
+    groups = group_items(items)
     summary = summarize_analysis(
-        items, total_rows=rows_in_file, failed_batches=failed, row_metadata=row_metadata
+        items,
+        total_rows=rows_in_file,
+        failed_batches=failed,
+        row_metadata=row_metadata,
+        groups=groups,
     )
     analysed = summary["analysed_rows"]
     figures = [
@@ -159,7 +164,7 @@ def analysis_figures(
     figures += _counted("severity.high_or_critical", severe, analysed, HIGH_OR_CRITICAL_LABELS)
     listed = {(p["key"], p["grouped_by"]) for p in summary["pain_points"]}
     language = report_language(summary)
-    for (key, grouped_by), members in group_items(items).items():
+    for (key, grouped_by), members in groups.items():
         if all_themes or (key, grouped_by) in listed:
             figures += _theme_figures(key, grouped_by, members, analysed, language)
     figures += _other_groups(summary["other_groups"])

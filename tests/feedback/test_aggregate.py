@@ -345,3 +345,37 @@ def test_lenient_dates() -> None:
     assert date_column({"a": {"channel": "x", "Created_At": "2024-01-01"}}) == "Created_At"
     assert date_column({"a": {"channel": "x", "review_date": "2024-01-01"}}) == "review_date"
     assert date_column({"a": {"channel": "x"}}) is None
+
+
+def test_representative_order_is_severity_then_strength_then_input_order() -> None:
+    """The order against its definition, on items with every kind of severity and score
+    (unknown, missing, not text, ints, bools, ties)."""
+    from runlens_feedback.aggregate import representative_order
+    from runlens_feedback.priority import severity_rank
+
+    def score(item: dict[str, Any]) -> float:
+        value = item.get("sentiment_score", 0.0)
+        return float(value) if isinstance(value, int | float) else 0.0
+
+    rng = random.Random(28)
+    severities = ["low", "medium", "high", "critical", "urgent", None, 3, ["high"], "HIGH"]
+    scores = [0.0, 1.5, -1.5, 2, -3, True, "2.0", None, 0.25, -0.25]
+    for _ in range(300):
+        items: list[dict[str, Any]] = []
+        for number in range(rng.randrange(30)):
+            item: dict[str, Any] = {"feedback_id": f"r{number}"}
+            if rng.random() < 0.9:
+                item["severity"] = rng.choice(severities)
+            if rng.random() < 0.9:
+                item["sentiment_score"] = rng.choice(scores)
+            items.append(item)
+        expected = [
+            item
+            for _, item in sorted(
+                enumerate(items),
+                key=lambda pair: (-severity_rank(pair[1]), -abs(score(pair[1])), pair[0]),
+            )
+        ]
+        assert [i["feedback_id"] for i in representative_order(items)] == [
+            i["feedback_id"] for i in expected
+        ]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from runlens.contracts import walk
-from runlens.contracts.paths import found_values
+from runlens.contracts import walk, walk_pairs
+from runlens.contracts.paths import found_pairs, found_values
 
 _KEYS = ("items", "row_id", "ids", "a", "b")
 _PATHS = (
@@ -51,3 +51,43 @@ def test_found_values_on_the_usual_item_list() -> None:
     document = {"items": [{"row_id": "r1"}, {"other": 1}, [{"row_id": "r2"}], "x"]}
     assert list(found_values(document, "items.row_id")) == ["r1", "r2"]
     assert [m.found for m in walk(document, "items.row_id")] == [True, False, True]
+
+
+_PAIRS = (
+    ("items.a", "items.row_id"),
+    ("items.ids", "items.row_id"),
+    ("items.a.b", "items.row_id"),
+    ("a.b", "a.row_id"),
+    ("a", "row_id"),
+    ("items", "items.row_id"),
+)
+
+
+def test_found_pairs_are_the_pairs_walk_pairs_finds() -> None:
+    """`found_pairs` (the evidence check's quotes and ids) against `walk_pairs`."""
+    rng = random.Random(2028)
+    for _ in range(3000):
+        document = _node(rng, 4)
+        for first, second in _PAIRS:
+            expected = [
+                (a.location, a.value, b.location, b.value)
+                for a, b in walk_pairs(document, first, second)
+                if a.found and b.found
+            ]
+            assert list(found_pairs(document, first, second)) == expected, (document, first)
+
+
+def test_walk_pairs_on_the_usual_item_list() -> None:
+    document = {"items": [{"a": "q", "row_id": "r1"}, {"a": "q2"}, ["x"], {"row_id": "r3"}]}
+    pairs = [
+        (a.location, a.value, a.found, b.location, b.value, b.found)
+        for a, b in walk_pairs(document, "items.a", "items.row_id")
+    ]
+    assert pairs == [
+        ("items[0].a", "q", True, "items[0].row_id", "r1", True),
+        ("items[1].a", "q2", True, "items[1].row_id", None, False),
+        ("items[3].a", None, False, "items[3].row_id", "r3", True),
+    ]
+    assert list(found_pairs(document, "items.a", "items.row_id")) == [
+        ("items[0].a", "q", "items[0].row_id", "r1")
+    ]

@@ -87,3 +87,51 @@ def test_a_mismatch_names_the_exact_value_and_the_rule() -> None:
     assert mismatch_reason(statement.tied[0], 1) == (
         "late.share: 3/2000 = 0.15%, rounded half up to 1 decimal"
     )
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.integers(-5000, 5000),
+            st.fractions(min_value=-50, max_value=50, max_denominator=400),
+            st.sampled_from([Fraction(3, 2000), Fraction(1, 400), Fraction(1, 16), 0.125, 2.5]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    kinds=st.lists(st.sampled_from(["count", "share", "value"]), min_size=6, max_size=6),
+    stated=st.decimals(min_value=-6000, max_value=6000, places=2, allow_nan=False),
+    decimals=st.integers(0, 3),
+    percent_sign=st.booleans(),
+)
+def test_agreeing_with_any_figure_is_asking_each_figure(
+    values: list[Fraction | int | float],
+    kinds: list[str],
+    stated: Decimal,
+    decimals: int,
+    percent_sign: bool,
+) -> None:
+    """`FigureNames.agrees_with_any` (one lookup among the values that agree with some
+    figure) says what asking every figure `Figure.agrees` says, ties and signs included."""
+    from runlens.validation.figure_names import FigureNames
+    from runlens.validation.numbers import StatedNumber
+
+    figures = [
+        Figure(f"f{n}", value, kind, (("rows",),))  # type: ignore[arg-type]
+        for n, (value, kind) in enumerate(zip(values, kinds, strict=False))
+    ]
+    names = FigureNames(figures)
+    for candidate in (stated.quantize(Decimal(1).scaleb(-decimals)), *_written(figures, decimals)):
+        number = StatedNumber(str(candidate), candidate, decimals, percent_sign, 0, 1)
+        assert names.agrees_with_any(number) == any(f.agrees(number) for f in figures)
+
+
+def _written(figures: list[Figure], decimals: int) -> list[Decimal]:
+    """Each figure's value at `decimals` places and its neighbours either side."""
+    step = Decimal(1).scaleb(-decimals)
+    near = []
+    for figure in figures:
+        rounded = round_half_up(figure.scaled, decimals)
+        near += [rounded - step, rounded, rounded + step]
+    return near

@@ -138,33 +138,63 @@ def walk_pairs(document: Any, first: str, second: str) -> Iterator[tuple[Match, 
     For `items.evidence_text` and `items.row_id`, yields one pair per element of `items`.
     Only the first value of each relative path in an item is used.
     """
+    prefix, rest_first, rest_second = _pair_paths(first, second)
+    for location, element in _pair_elements(document, prefix):
+        pair = _pair_of(element, rest_first, rest_second, location)
+        if pair is not None:
+            yield pair
+
+
+def found_pairs(document: Any, first: str, second: str) -> Iterator[tuple[str, Any, str, Any]]:
+    """The pairs `walk_pairs` yields whose two values are both found, in its order, as
+    `(first location, first value, second location, second value)`: for checks of many
+    items, without a `Match` made per value."""
+    prefix, rest_first, rest_second = _pair_paths(first, second)
+    one_key = len(rest_first) == len(rest_second) == 1
+    a, b = rest_first[-1:], rest_second[-1:]
+    for location, element in _pair_elements(document, prefix):
+        if one_key and type(element) is dict:
+            x, y = element.get(a[0], _MISSING), element.get(b[0], _MISSING)
+            if x is not _MISSING and y is not _MISSING:
+                yield _join(location, a[0]), x, _join(location, b[0]), y
+            continue
+        pair = _pair_of(element, rest_first, rest_second, location)
+        if pair is not None and pair[0].found and pair[1].found:
+            yield pair[0].location, pair[0].value, pair[1].location, pair[1].value
+
+
+def _pair_paths(first: str, second: str) -> tuple[tuple[str, ...], ...]:
+    """The keys two paths share (the items) and the rest of each, inside an item."""
     prefix = common_prefix(first, second)
     if len(prefix) == len(split(first)) or len(prefix) == len(split(second)):
         prefix = prefix[:-1]
-    rest_first = split(first)[len(prefix) :]
-    rest_second = split(second)[len(prefix) :]
+    return prefix, split(first)[len(prefix) :], split(second)[len(prefix) :]
+
+
+def _pair_elements(document: Any, prefix: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+    """Each item the paths of a pair start from, with its location."""
     containers = (
         [Match("", document)] if not prefix else [m for m in walk(document, prefix) if m.found]
     )
-    one_key = len(rest_first) == len(rest_second) == 1
     for container in containers:
-        elements: Iterator[tuple[str, Any]] = (
-            ((f"{container.location}[{i}]", e) for i, e in enumerate(container.value))
-            if isinstance(container.value, list)
-            else iter([(container.location, container.value)])
-        )
-        for location, element in elements:
-            if one_key and isinstance(element, dict):
-                # Two keys of one object (the usual `items[i]`): what `_walk` yields first.
-                yield (
-                    _key_of(element, rest_first[0], location),
-                    _key_of(element, rest_second[0], location),
-                )
-                continue
-            a = next(_walk(element, rest_first, location), None)
-            b = next(_walk(element, rest_second, location), None)
-            if a is not None and b is not None:
-                yield a, b
+        if isinstance(container.value, list):
+            base = container.location
+            for i, element in enumerate(container.value):
+                yield f"{base}[{i}]", element
+        else:
+            yield container.location, container.value
+
+
+def _pair_of(
+    element: Any, rest_first: tuple[str, ...], rest_second: tuple[str, ...], location: str
+) -> tuple[Match, Match] | None:
+    """The first match of each path inside one item, None when either has none."""
+    if len(rest_first) == len(rest_second) == 1 and isinstance(element, dict):
+        # Two keys of one object (the usual `items[i]`): what `_walk` yields first.
+        return _key_of(element, rest_first[0], location), _key_of(element, rest_second[0], location)
+    a = next(_walk(element, rest_first, location), None)
+    b = next(_walk(element, rest_second, location), None)
+    return (a, b) if a is not None and b is not None else None
 
 
 def _key_of(element: dict[str, Any], key: str, location: str) -> Match:

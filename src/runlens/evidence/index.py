@@ -263,4 +263,11 @@ class EvidenceIndex:
 def read_input_format(path: Path) -> dict[str, str | float | None]:
     """How the source of the index file at `path` was read (`EvidenceIndex.input_format`),
     from the file's header line alone when it is laid out as `write` writes it."""
-    return EvidenceIndex(store=ItemStore({}), **_storage.read_header(path)).input_format
+    return read_header_only(path).input_format
+
+
+def read_header_only(path: Path) -> EvidenceIndex:
+    """The index file at `path` with its header fields and no rows, from its header line
+    alone when it is laid out as `write` writes it: what reading its source again needs.
+    Raises EvidenceIndexError as `EvidenceIndex.load` does when the header is unreadable."""
+    return EvidenceIndex(store=ItemStore({}), **_storage.read_header(path))

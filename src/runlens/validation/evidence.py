@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk, walk_pairs
+from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk
+from runlens.contracts.paths import found_pairs
 from runlens.evidence import EvidenceIndex, QuoteSpan
 from runlens.validation.base import (
     Collector,
@@ -84,6 +85,10 @@ def _elements(match: Match) -> Iterator[tuple[str, Any]]:
         yield match.location, match.value
 
 
+#: Quotes checked one row lookup at a time before every row's text is read in one pass.
+_ONE_PASS_AFTER = 1000
+
+
 class _Checker:
     """Checks one artifact's citations against the index, adding to the shared collector."""
 
@@ -99,12 +104,16 @@ class _Checker:
         #: same words quoted from the same text sit at the same place (a rejection names
         #: its row, so only verified ones are kept).
         self.spans: dict[tuple[str, str], QuoteSpan] = {}
+        #: Every row's text by id, read from the index in one pass once enough quotes are
+        #: checked (`_row_text`), rather than one lookup and decoding a quote.
+        self.texts: dict[str, str] | None = None
+        self.lookups = 0
 
     def check(self, document: Any) -> None:
         """Check every evidence id, then every quote; record each verified id citation
         unless a verified quote of the same item stands on that very id (its citation
         already names the row, with the words)."""
-        verified: list[IdCitation] = []
+        verified: list[tuple[str, str]] = []  # (location, row id): made citations below
         index = self.index
         for field_path in self.contract.evidence_fields:
             for match in walk(document, field_path):
@@ -112,20 +121,37 @@ class _Checker:
                     continue
                 value = match.value
                 if isinstance(value, str) and value in index:  # one known id: `check_id`'s
-                    verified.append(IdCitation(self.artifact, match.location, value))
+                    verified.append((match.location, value))
                 else:
                     for location, element in _elements(match):
                         row_id = self.check_id(location, element)
                         if row_id is not None:
-                            verified.append(IdCitation(self.artifact, location, row_id))
+                            verified.append((location, row_id))
         quoted: set[str] = set()
         for quote in self.contract.evidence_quotes:
             self.spans = {}
-            for text_match, id_match in walk_pairs(document, quote.text, quote.id):
-                found = text_match.found and id_match.found
-                if found and self.check_quote(quote, text_match, id_match):
-                    quoted.add(id_match.location)
-        self.collector.id_citations.extend(c for c in verified if c.path not in quoted)
+            for location, text, id_location, row_id in found_pairs(document, quote.text, quote.id):
+                if self.check_quote(quote, text, location, row_id, id_location):
+                    quoted.add(id_location)
+        artifact = self.artifact
+        self.collector.id_citations.extend(
+            IdCitation(artifact, location, row_id)
+            for location, row_id in verified
+            if location not in quoted
+        )
+
+    def _row_text(self, row_id: Any) -> str | None:
+        """The text of the row `row_id` names, None when it names no row of the index."""
+        if not isinstance(row_id, str):
+            return None
+        if self.texts is not None:
+            return self.texts.get(row_id)
+        if row_id not in self.index:
+            return None
+        self.lookups += 1
+        if self.lookups == _ONE_PASS_AFTER:
+            self.texts = {row: text for row, _, text in self.index.rows()}
+        return self.index.text(row_id)
 
     def check_id(self, location: str, value: Any) -> str | None:
         """The row id `value` names when it is an id of the index; else report it, None."""
@@ -148,24 +174,25 @@ class _Checker:
         )
         return None
 
-    def check_quote(self, quote: EvidenceQuote, text_match: Match, id_match: Match) -> bool:
-        """Judge one quote against the row its sibling id names; True when it is verified."""
-        text, location, row_id = text_match.value, text_match.location, id_match.value
+    def check_quote(
+        self, quote: EvidenceQuote, text: Any, location: str, row_id: Any, id_location: str
+    ) -> bool:
+        """Judge one quote (`text` at `location`) against the row its sibling id (`row_id`
+        at `id_location`) names; True when it is verified."""
         if isinstance(text, str) and is_blank(text):
             self.reject(location, row_id, text, EMPTY_QUOTE)
             return False
         # An unknown id is reported once: at the evidence field when the contract declares
         # it there, else here. Either way there is no row to compare the quote with.
-        known = isinstance(row_id, str) and row_id in self.index
-        if not known:
+        row_text = self._row_text(row_id)
+        if row_text is None:
             if quote.id not in self.id_paths:
-                self.check_id(id_match.location, row_id)
+                self.check_id(id_location, row_id)
             return False
         if not isinstance(text, str):
             why = f"is {show_value(text)}, not a quoted string"
             self.reject(location, row_id, text, mismatch(why))
             return False
-        row_text = self.index.text(row_id)
         span = self.spans.get((text, row_text))
         if span is None:
             verdict = judge_quote(text, row_text, quote, row_id=row_id)

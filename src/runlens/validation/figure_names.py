@@ -11,12 +11,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 from functools import lru_cache
 from itertools import accumulate
 
+from runlens.validation import rounding
 from runlens.validation.figure_rules import Figure, row_key
 from runlens.validation.figure_rules import Label as Label  # its home before figure_rules
-from runlens.validation.numbers import SPACED_LETTERS, Span, SpanSet
+from runlens.validation.numbers import SPACED_LETTERS, Span, SpanSet, StatedNumber
 
 NOWHERE = SpanSet(())
 _LETTER = f"[0-9_{SPACED_LETTERS}]"
@@ -48,6 +50,23 @@ class FigureNames:
         self.digit_terms = sorted(term for term in named if any(c.isdigit() for c in term))
         #: Every word of every term, as a count may have them between it and its unit.
         self.words = frozenset(word for term in named for word in term.split())
+        #: (percent, decimals) -> every value stated so that it agrees with some figure.
+        self._agreeing: dict[tuple[bool, int], frozenset[Decimal]] = {}
+
+    def agrees_with_any(self, number: StatedNumber) -> bool:
+        """Whether the number agrees with some figure (`Figure.agrees`): the same verdict
+        as asking each figure, answered by one lookup in the values that agree with some
+        figure of its kind at its precision, worked out once per kind and precision."""
+        key = (number.percent, number.decimals)
+        values = self._agreeing.get(key)
+        if values is None:
+            values = self._agreeing[key] = frozenset(
+                value
+                for figure in self.figures
+                if figure.fits(number)
+                for value in rounding.agreeing(figure.scaled, number.decimals)
+            )
+        return number.value in values
 
     def occurrences(self, text: str, ignored: SpanSet = NOWHERE) -> dict[str, list[Span]]:
         """Where each term occurs in `text`, outside the `ignored` spans (terms that do not

@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, Literal
 
 from runlens.evidence import EvidenceIndex
@@ -76,9 +77,7 @@ class Figure:
 
     def written(self, decimals: int) -> str:
         """The figure at `decimals` places, by the rounding rule, `%` after a share."""
-        return rounding.written(
-            self._scaled(), decimals, percent=self.kind == "share", grouped=True
-        )
+        return rounding.written(self.scaled, decimals, percent=self.kind == "share", grouped=True)
 
     def fits(self, number: StatedNumber) -> bool:
         """Whether the number is of this figure's kind: a percentage for a share."""
@@ -86,18 +85,21 @@ class Figure:
 
     def agrees(self, number: StatedNumber) -> bool:
         """Whether the number states this figure, at the precision it is written."""
-        return self.fits(number) and rounding.agrees(self._scaled(), number.value, number.decimals)
+        return self.fits(number) and rounding.agrees(self.scaled, number.value, number.decimals)
 
     def exact_text(self) -> str:
         """The exact value as messages show it: `3/2000 = 0.15%` for a fraction, `21.6667`
         for a value given as a decimal, `89` for a whole number."""
         unit = "%" if self.kind == "share" else ""
-        shown = _decimal(self._scaled()) + unit
+        shown = _decimal(self.scaled) + unit
         if isinstance(self.value, Fraction) and self.value.denominator != 1:
             return f"{self.value} = {shown}"
         return shown
 
-    def _scaled(self) -> Fraction:
+    @cached_property
+    def scaled(self) -> Fraction:
+        """The exact value as written: a share as a percentage (`Fraction(10, 89)` is
+        1000/89), anything else as it is; worked out once per figure."""
         return self.exact * 100 if self.kind == "share" else self.exact
 
 

@@ -88,7 +88,7 @@ def _claims(
         if not is_claim(text, number, names.words):
             continue
         line, column = passage.block.position(number.start)
-        agrees = any(figure.agrees(number) for figure in names.figures)
+        agrees = names.agrees_with_any(number)
         if not agrees and any(
             copied(words)
             for words in _words_around(text, number)
@@ -143,7 +143,7 @@ class _PassageCheck:
             if tied:
                 verdict: Verdict = "agrees" if any(f.agrees(number) for f in tied) else "mismatch"
             else:
-                agrees = any(f.agrees(number) for f in self.names.figures)
+                agrees = self.names.agrees_with_any(number)
                 verdict = "agrees" if agrees else "unsupported"
             statements.append(Statement(number, line, column, tied, verdict))
         return statements

@@ -125,7 +125,9 @@ class RowWords:
         words = unicodedata.normalize("NFC", read_markdown(words))
         if self._joined is None:
             texts = (text for _, _, text in self.index.rows())  # in order, a chunk at a time
-            self._joined = unicodedata.normalize("NFC", read_markdown("\0".join(texts)))
+            # Joined by U+FFFD: what a NUL between them reads as (`read_markdown`), without
+            # replacing one NUL per row.
+            self._joined = unicodedata.normalize("NFC", read_markdown("\ufffd".join(texts)))
         return words in self._joined
 
 

@@ -192,24 +192,30 @@ def _judge(needle: str, row: str, rules: QuoteRules, row_id: str) -> QuoteSpan |
     """`judge_quote` of a quote and a row both in NFC, the quote stripped."""
     if not needle:
         return EMPTY_QUOTE
-    spans = [QuoteSpan(start, start + len(needle)) for start in _occurrences(row, needle)]
-    if not spans:
+    first = row.find(needle)
+    if first < 0:
         return mismatch(f"is not a verbatim fragment of {row_id}")
-    if needle == row.strip():
-        return spans[0]
+    size = len(needle)
+    if needle == row.strip():  # the whole text: its first occurrence
+        return QuoteSpan(first, first + size)
     weakness = _weakness(needle, rules, row_id)
     if weakness is not None:
-        accepted = _word_extension(row, spans[0])
+        accepted = _word_extension(row, QuoteSpan(first, first + size))
         if accepted == needle or _weakness(accepted, rules, row_id) is not None:
             return _weak(weakness)
         return _weak(f"{weakness}, e.g. {show(accepted)}", accepted)
-    whole = next(
-        (s for s in spans if not (splits_word(row, s.start) or splits_word(row, s.end))), None
-    )
-    if whole is not None or not rules.whole_words:
-        return whole or spans[0]
-    accepted = _word_extension(row, spans[0])
-    cut = " and ".join(_cut_edges(row, spans[0]))
+    # The first occurrence that cuts no word (occurrences found one at a time: usually the
+    # first one is).
+    start = first
+    while start >= 0:
+        if not (splits_word(row, start) or splits_word(row, start + size)):
+            return QuoteSpan(start, start + size)
+        start = row.find(needle, start + 1)
+    if not rules.whole_words:
+        return QuoteSpan(first, first + size)
+    span = QuoteSpan(first, first + size)
+    accepted = _word_extension(row, span)
+    cut = " and ".join(_cut_edges(row, span))
     return _weak(
         f"{cut} inside a word of {row_id}: quote whole words, e.g. {show(accepted)}", accepted
     )
@@ -226,16 +232,6 @@ def mismatch(reason: str) -> RejectedQuote:
 
 def _weak(reason: str, accepted: str | None = None) -> RejectedQuote:
     return RejectedQuote("weak_evidence_quote", "weak quotes", reason, accepted)
-
-
-def _occurrences(row: str, needle: str) -> list[int]:
-    """Every offset where `needle` starts in `row`, overlapping ones included."""
-    starts = []
-    start = row.find(needle)
-    while start >= 0:
-        starts.append(start)
-        start = row.find(needle, start + 1)
-    return starts
 
 
 def _weakness(needle: str, rules: QuoteRules, row_id: str) -> str | None:

@@ -58,6 +58,16 @@ def agrees(value: Number, stated: Decimal, decimals: int) -> bool:
     return stated == other
 
 
+def agreeing(value: Number, decimals: int) -> tuple[Decimal, ...]:
+    """Every number written with `decimals` places that `agrees` with `value`: the value
+    rounded half up and, at an exact half-way point, the other neighbour."""
+    rounded = round_half_up(value, decimals)
+    if not is_tie(value, decimals):
+        return (rounded,)
+    step = Decimal(1).scaleb(-decimals)
+    return (rounded, rounded - step if exact(value) >= 0 else rounded + step)
+
+
 def written(value: Number, decimals: int, *, percent: bool = False, grouped: bool = False) -> str:
     """`value` as RunLens writes it: rounded half up, `%` after a percentage, thousands
     separated by commas when `grouped`."""

@@ -29,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import gc
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -274,8 +275,28 @@ def validate_workspace(
     )
     base = stop_validators(plugin) if plugin is not None else builtin_validators(contracts)
     validators: list[TimedValidator] = [(v, None) for v in (*base, *extra)]
-    timed = asyncio.run(run_validators(validators, context, default_timeout=timeout))
-    return aggregate([result for result, _ in timed], contracts, context)
+    with _collector_paused():
+        timed = asyncio.run(run_validators(validators, context, default_timeout=timeout))
+        return aggregate([result for result, _ in timed], contracts, context)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for one validation round, then as it was.
+
+    A round of a large run reads the Evidence Index, the source and the deliverables into
+    memory and makes a record per row; each full collection in between walks all of them
+    again (a tenth to a sixth of a round of 100,000 rows), and a round leaves almost no
+    cycles behind: they are collected after it. Reference counting frees everything else as
+    usual. Only for `validate_workspace`, which owns its process's round (`runlens run`
+    judges inside a running event loop and leaves the collector alone)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 async def run_validators(

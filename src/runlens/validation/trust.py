@@ -23,6 +23,7 @@ from typing import Protocol
 
 from runlens.errors import EvidenceIndexError, InputError, UserError
 from runlens.evidence import EvidenceIndex, build_evidence_index, file_sha256
+from runlens.evidence.index import read_header_only
 from runlens.tools.workspace import INPUT
 from runlens.validation.findings import FindingCode
 
@@ -70,6 +71,10 @@ def open_index(context: IndexRound) -> EvidenceIndex | UntrustedIndex:
         return _tampered(
             f"has sha256 {actual[:12]}…, not the {expected[:12]}… recorded when the run wrote it"
         )
+    if not (context.index_built_in_process and expected):
+        rebuilt = _rebuilt_as_written(context, path, actual)
+        if rebuilt is not None:
+            return rebuilt
     try:
         index = EvidenceIndex.load(path)
     except EvidenceIndexError as error:
@@ -105,6 +110,38 @@ def source_file(context: IndexRound, index: EvidenceIndex) -> Path | None:
     return files[0] if len(files) == 1 else None
 
 
+def _rebuilt_as_written(context: IndexRound, path: Path, file_digest: str) -> EvidenceIndex | None:
+    """The index rebuilt from its source when the file at `path` is byte for byte that
+    index under its own header, read from the header line alone (the usual case: the file
+    is then a valid index, and the whole of it need not be loaded only to learn how its
+    source was read); None otherwise, and the whole file is loaded and judged
+    (`_judged_against`), which names what is wrong."""
+    try:
+        claimed = read_header_only(path)
+        source = source_file(context, claimed)
+        if source is None or claimed.source_hash.lower() != file_sha256(source):
+            return None
+        rebuilt = _rebuild(claimed, source)
+        return rebuilt if rebuilt.sha256(claimed.header) == file_digest else None
+    except Exception:  # any failure: the whole file is loaded and judged, as before
+        return None
+
+
+def _rebuild(index: EvidenceIndex, source: Path) -> EvidenceIndex:
+    """The index of `source`, read as `index` says its source was read (older indexes say
+    nothing: detected), with the same columns, id rule and sheet."""
+    return build_evidence_index(
+        source,
+        id_column=index.id_column,
+        text_column=index.text_column,
+        source_name=index.source,
+        encoding=index.encoding,
+        delimiter=index.delimiter,
+        id_rule=index.id_rule,
+        sheet=index.sheet,
+    )
+
+
 def _judged_against(
     index: EvidenceIndex, source: Path, file_digest: str
 ) -> EvidenceIndex | UntrustedIndex:
@@ -117,18 +154,7 @@ def _judged_against(
             f"sha256 {source_hash[:12]}…"
         )
     try:
-        # Read as the index says the source was read (older indexes say nothing: detected),
-        # with the same columns, id rule and sheet.
-        rebuilt = build_evidence_index(
-            source,
-            id_column=index.id_column,
-            text_column=index.text_column,
-            source_name=index.source,
-            encoding=index.encoding,
-            delimiter=index.delimiter,
-            id_rule=index.id_rule,
-            sheet=index.sheet,
-        )
+        rebuilt = _rebuild(index, source)
     except (InputError, UserError) as error:  # UserError: an encoding no codec reads
         return _tampered(f"cannot be rebuilt from {source.name}: {error}")
     if rebuilt.sha256(index.header) == file_digest:
