@@ -8,11 +8,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runlens.errors import UserError
 from runlens.records.readers import read_run_record
-from runlens.store.db import RunStore
 from runlens.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from runlens.store.db import RunStore
 
 
 class WorkspaceClash(UserError):
