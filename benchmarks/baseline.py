@@ -25,6 +25,10 @@ and the median printed. Sections:
   API) under each tree: old without a store (it has none), now without and with the SQLite
   store.
 
+Each tree's bytecode is cached by its first process, as an installed copy's is
+(`--no-bytecode`: every process compiles the sources it imports, as under
+PYTHONDONTWRITEBYTECODE=1, which weighs on the tree with more source).
+
 This prints measurements; it asserts nothing.
 """
 
@@ -77,13 +81,29 @@ def old_tree(commit: str) -> Iterator[Path]:
 class Tree:
     """One source tree: how to run its CLI and where its runs go."""
 
-    def __init__(self, label: str, root: Path, scratch: Path, database_url: str = "") -> None:
+    def __init__(
+        self,
+        label: str,
+        root: Path,
+        scratch: Path,
+        database_url: str = "",
+        *,
+        bytecode: bool = True,
+    ) -> None:
         self.label = label
         self.root = root
         self.scratch = scratch / label.replace(" ", "_")
         self.scratch.mkdir(parents=True)
         self.env = dict(os.environ, PYTHONPATH=str(root / "src"), NO_COLOR="1", COLUMNS="120")
         self.env.pop("RUNLENS_DATABASE_URL", None)
+        if not bytecode:
+            # Every process compiles each tree's sources anew, as no installed copy does.
+            self.env["PYTHONDONTWRITEBYTECODE"] = "1"
+        else:
+            # As an installed copy runs (pip compiles it): each tree's bytecode cached in its
+            # __pycache__ by the first (untimed) process. Otherwise every process compiles
+            # the sources it imports, which weighs on the tree with more of them.
+            self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         if database_url:
             self.env["RUNLENS_DATABASE_URL"] = database_url
 
@@ -196,6 +216,10 @@ def section_listing(trees: list[Tree], size: int, rounds: int) -> None:
     workspaces) and warm for the current tree; the old commit has no store: every call reads
     the workspaces."""
     homes = {tree.label: build_home(tree, size) for tree in trees}
+    for tree in trees:  # untimed: each tree's listing code compiled (and cached) once
+        home, run_id = homes[tree.label]
+        tree.cli("runs", home=home)
+        tree.cli("show", run_id, home=home)
     base = trees[0].label
     runs: dict[str, list[float]] = {}
     show: dict[str, list[float]] = {}
@@ -255,16 +279,35 @@ def main() -> None:
     parser.add_argument(
         "--database-url", help="also time the current tree's run with this store (PostgreSQL)"
     )
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="every process compiles the sources it imports (PYTHONDONTWRITEBYTECODE=1), "
+        "instead of reading the bytecode the first process cached",
+    )
     args = parser.parse_args()
     sections = args.only.split(",") if args.only else ["run", "listing", "steps"]
-    print(f"python {sys.version.split()[0]} ({sys.executable}); old: {args.commit}, now: {ROOT}")
+    print(
+        f"python {sys.version.split()[0]} ({sys.executable}); old: {args.commit}, now: {ROOT}; "
+        f"bytecode: {'compiled by every process' if args.no_bytecode else 'cached'}"
+    )
     with old_tree(args.commit) as old, tempfile.TemporaryDirectory(prefix="bench_") as scratch:
-        trees = [Tree(args.commit, old, Path(scratch)), Tree("now", ROOT, Path(scratch))]
+        bytecode = not args.no_bytecode
+        trees = [
+            Tree(args.commit, old, Path(scratch), bytecode=bytecode),
+            Tree("now", ROOT, Path(scratch), bytecode=bytecode),
+        ]
         if "run" in sections:
             with_postgres = list(trees)
             if args.database_url:
                 with_postgres.append(
-                    Tree("now PostgreSQL", ROOT, Path(scratch), database_url=args.database_url)
+                    Tree(
+                        "now PostgreSQL",
+                        ROOT,
+                        Path(scratch),
+                        database_url=args.database_url,
+                        bytecode=bytecode,
+                    )
                 )
             section_run(with_postgres, args.rounds)
         if "listing" in sections:
