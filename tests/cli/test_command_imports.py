@@ -126,3 +126,8 @@ def test_a_scripted_run_loads_no_provider_client_nor_web_app(
     )
     assert [name for name in loaded if name in NOT_CALLED] == []
     assert "psutil" not in loaded  # no command hook ran
+    # With --json nothing is drawn: no rich either.
+    quiet = _loaded(
+        home, "run", "feedback-analysis", str(SAMPLE), "--model", f"scripted:{PASSING}", "--json"
+    )
+    assert [name for name in quiet if name in (*NOT_CALLED, "rich")] == []

@@ -3,6 +3,7 @@ what `runlens runs` needs to tell whether the store is in step with the home and
 (`runlens.store.reader`), and what the store's reads and `runlens.store.sync` share.
 
 - `SyncState`: a run as the store last heard of it (what a sync compares a workspace with);
+- `IndexReport`: what indexing a home did, and `WorkspaceClash`, a copy it left out;
 - `summary_fields`: a `runs` row's columns as the fields of a `RunSummary` (`ListedRun` holds
   them without pydantic);
 - `home_records`, `record_stamp`, `stamped`: which workspaces of a home the store holds in
@@ -18,14 +19,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from runlens.errors import UserError
 from runlens.records.status import is_live, is_terminal
 from runlens.store.values import as_dict, as_list
 from runlens.tools.workspace import Workspace
-
-if TYPE_CHECKING:
-    from runlens.store.clashes import WorkspaceClash
 
 
 class SyncState:
@@ -53,6 +52,22 @@ class SyncState:
     @property
     def is_terminal(self) -> bool:
         return is_terminal(self.status)
+
+
+class WorkspaceClash(UserError):
+    """A workspace names a run the store knows at another folder of this machine, which
+    still holds that run's record: a copy (`cp -r` of a run folder), never indexed in the
+    run's place. The run keeps its row; the copy is listed in its `clashes`."""
+
+    def __init__(self, workspace: Path, run_id: str, known: str) -> None:
+        self.workspace = workspace
+        self.run_id = run_id
+        self.known = known
+        super().__init__(
+            f"{workspace} names run {run_id}, which the run store knows at {known}: a copy "
+            "of that workspace is not indexed in its place (give it a folder of its own "
+            "with a new run, or remove one of the two)"
+        )
 
 
 @dataclass
