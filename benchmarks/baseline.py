@@ -25,9 +25,9 @@ and the median printed. Sections:
   API) under each tree: old without a store (it has none), now without and with the SQLite
   store.
 
-Each tree's bytecode is cached by its first process, as an installed copy's is
-(`--no-bytecode`: every process compiles the sources it imports, as under
-PYTHONDONTWRITEBYTECODE=1, which weighs on the tree with more source).
+Each tree's bytecode is cached by its first (untimed) process, as an installed copy's is,
+whatever PYTHONDONTWRITEBYTECODE says: without a cache every process compiles the sources
+it imports, which weighs on the tree with more of them.
 
 This prints measurements; it asserts nothing.
 """
@@ -87,8 +87,6 @@ class Tree:
         root: Path,
         scratch: Path,
         database_url: str = "",
-        *,
-        bytecode: bool = True,
     ) -> None:
         self.label = label
         self.root = root
@@ -96,14 +94,11 @@ class Tree:
         self.scratch.mkdir(parents=True)
         self.env = dict(os.environ, PYTHONPATH=str(root / "src"), NO_COLOR="1", COLUMNS="120")
         self.env.pop("RUNLENS_DATABASE_URL", None)
-        if not bytecode:
-            # Every process compiles each tree's sources anew, as no installed copy does.
-            self.env["PYTHONDONTWRITEBYTECODE"] = "1"
-        else:
-            # As an installed copy runs (pip compiles it): each tree's bytecode cached in its
-            # __pycache__ by the first (untimed) process. Otherwise every process compiles
-            # the sources it imports, which weighs on the tree with more of them.
-            self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        # As an installed copy runs (pip compiles it): each tree's bytecode cached in its
+        # __pycache__ by its first (untimed) process. Under PYTHONDONTWRITEBYTECODE=1 a tree
+        # without a cache compiles every source it imports in every process, which weighs
+        # on the tree with more of them (and not on one a cache was left in).
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         if database_url:
             self.env["RUNLENS_DATABASE_URL"] = database_url
 
@@ -279,24 +274,14 @@ def main() -> None:
     parser.add_argument(
         "--database-url", help="also time the current tree's run with this store (PostgreSQL)"
     )
-    parser.add_argument(
-        "--no-bytecode",
-        action="store_true",
-        help="every process compiles the sources it imports (PYTHONDONTWRITEBYTECODE=1), "
-        "instead of reading the bytecode the first process cached",
-    )
     args = parser.parse_args()
     sections = args.only.split(",") if args.only else ["run", "listing", "steps"]
     print(
         f"python {sys.version.split()[0]} ({sys.executable}); old: {args.commit}, now: {ROOT}; "
-        f"bytecode: {'compiled by every process' if args.no_bytecode else 'cached'}"
+        "bytecode cached by each tree's first process"
     )
     with old_tree(args.commit) as old, tempfile.TemporaryDirectory(prefix="bench_") as scratch:
-        bytecode = not args.no_bytecode
-        trees = [
-            Tree(args.commit, old, Path(scratch), bytecode=bytecode),
-            Tree("now", ROOT, Path(scratch), bytecode=bytecode),
-        ]
+        trees = [Tree(args.commit, old, Path(scratch)), Tree("now", ROOT, Path(scratch))]
         if "run" in sections:
             with_postgres = list(trees)
             if args.database_url:
@@ -306,7 +291,6 @@ def main() -> None:
                         ROOT,
                         Path(scratch),
                         database_url=args.database_url,
-                        bytecode=bytecode,
                     )
                 )
             section_run(with_postgres, args.rounds)
