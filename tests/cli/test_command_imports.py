@@ -91,15 +91,17 @@ def test_help_loads_nothing_it_does_not_call(tmp_path: Path) -> None:
 
 def test_runs_loads_nothing_it_does_not_call(home_with_a_run: tuple[Path, str]) -> None:
     home, _ = home_with_a_run
-    # The store's rows (SQLAlchemy, pydantic) and the table (rich), nothing else watched.
-    assert _loaded(home, "runs") == ["pydantic", "rich", "sqlalchemy"]
-    assert _loaded(home, "runs", "--json") == ["pydantic", "rich", "sqlalchemy"]
+    # The store in step with the home: its rows are read through sqlite3 (no SQLAlchemy) into
+    # plain rows (no pydantic); the table is rich's. Nothing else watched.
+    assert _loaded(home, "runs") == ["rich"]
+    assert _loaded(home, "runs", "--json") == ["rich"]
 
 
 def test_show_loads_nothing_it_does_not_call(home_with_a_run: tuple[Path, str]) -> None:
     home, run_id = home_with_a_run
-    assert _loaded(home, "show", run_id) == ["pydantic", "rich", "sqlalchemy"]
-    assert _loaded(home, "show", run_id[-6:], "--json") == ["pydantic", "rich", "sqlalchemy"]
+    # The store read through sqlite3 (no SQLAlchemy); the records' views are pydantic models.
+    assert _loaded(home, "show", run_id) == ["pydantic", "rich"]
+    assert _loaded(home, "show", run_id[-6:], "--json") == ["pydantic", "rich"]
 
 
 def test_runs_in_a_new_home_makes_its_store_and_lists_nothing(tmp_path: Path) -> None:
@@ -124,3 +126,8 @@ def test_a_scripted_run_loads_no_provider_client_nor_web_app(
     )
     assert [name for name in loaded if name in NOT_CALLED] == []
     assert "psutil" not in loaded  # no command hook ran
+    # With --json nothing is drawn: no rich either.
+    quiet = _loaded(
+        home, "run", "feedback-analysis", str(SAMPLE), "--model", f"scripted:{PASSING}", "--json"
+    )
+    assert [name for name in quiet if name in (*NOT_CALLED, "rich")] == []

@@ -73,6 +73,12 @@ def test_runs_lists_from_the_store_with_filters(
     assert "feedback-analysis · " in table.stdout
     limited = json.loads(runlens("runs", "--json", "--limit", "1", home=home).stdout)
     assert len(limited) == 1
+    # The store in step, a workspace it does not hold appears: the listing indexes it (the
+    # store's reads through sqlite3 give way to the store itself), and lists it first.
+    later = library_run(home / "run_20261201T120000Z_cccccc", feedback_csv, good_documents)
+    relisted = runlens("runs", "--json", home=home)
+    assert relisted.returncode == 0, relisted.stderr
+    assert [r["run_id"] for r in json.loads(relisted.stdout)] == [later.run_id, failed, passed]
 
 
 def test_show_reads_the_store_and_a_path_is_synced_first(

@@ -7,15 +7,17 @@ Shared by `runlens validate` and `runlens run`: everything takes a report-like o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from runlens.cli.common import terminal_safe
-from runlens.contracts import ArtifactContract
-from runlens.validation.findings import Finding
+
+if TYPE_CHECKING:
+    from runlens.contracts import ArtifactContract
+    from runlens.validation.findings import Finding
 
 #: Findings shown per artifact before "... and N more" (all of them are in `--json`).
 FINDINGS_SHOWN = 20

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from runlens.cli.progress import RunProgress
     from runlens.runtime.run import Run, RunResult
     from runlens.start import RunOptions
     from runlens.store.mirror import StoreMirror
@@ -266,13 +269,17 @@ def _prepare(
 def _execute(run: Run, as_json: bool) -> int:
     import asyncio
 
-    from rich.console import Console
-
-    from runlens.cli.progress import RunProgress
-
-    console = Console(stderr=True)
-    progress = RunProgress(console, run.plugin.plan)
+    # With --json nothing is drawn: rich and the progress display are loaded only to say
+    # that a run was cancelled.
+    console: Console | None = None
+    progress: RunProgress | None = None
     if not as_json:
+        from rich.console import Console
+
+        from runlens.cli.progress import RunProgress
+
+        console = Console(stderr=True)
+        progress = RunProgress(console, run.plugin.plan)
         run.events.subscribe(progress)
         console.print(
             f"[bold]RunLens[/] {run.plugin.name} · model {run.model.spec} · run {run.run_id}",
@@ -287,12 +294,16 @@ def _execute(run: Run, as_json: bool) -> int:
             await run.model.aclose()
 
     try:
-        if as_json:
+        if progress is None:
             result = asyncio.run(go())
         else:
             with progress:
                 result = asyncio.run(go())
     except (KeyboardInterrupt, asyncio.CancelledError):
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=True)
         console.print(f"\n[yellow]Run cancelled.[/] Records kept in {run.workspace.root}")
         if as_json:
             click.echo(_redacted(run, json.dumps(run.result().to_json(), ensure_ascii=False)))

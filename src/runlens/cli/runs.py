@@ -9,9 +9,9 @@ while it could not be reached, are listed all the same.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.markup import escape
@@ -22,8 +22,8 @@ from runlens.cli.run import database_url_option
 if TYPE_CHECKING:
     from runlens.store.clashes import WorkspaceClash
     from runlens.store.db import RunStore
+    from runlens.store.listing import IndexReport, ListedRun
     from runlens.store.rows import RunSummary
-    from runlens.store.sync import IndexReport
 
 
 def markup_safe(value: object) -> str:
@@ -74,11 +74,11 @@ def runs_command(
     from rich.table import Table
 
     from runlens.records.io import runs_home
-    from runlens.store.rows import duration
+    from runlens.store.listing import duration
 
-    with run_store(database_url, home) as store:
+    with run_store(database_url, home, read_first=True) as store:
         report = catch_up(store, home)
-        summaries, _ = store.list_runs(status=status, plugin=plugin, limit=limit)
+        summaries = _listed(store, status=status, plugin=plugin, limit=limit)
     for clash in report.clashes:  # on stderr: the JSON on stdout stays one document
         _print_clash(Console(stderr=as_json), clash)
     if as_json:
@@ -141,14 +141,28 @@ def runs_command(
 
 
 @contextlib.contextmanager
-def run_store(database_url: str | None, home: Path | None) -> Iterator[RunStore]:
+def run_store(
+    database_url: str | None, home: Path | None, *, read_first: bool = False
+) -> Iterator[RunStore]:
     """The run store of `--database-url`, else of the environment, else of the runs home; a
-    usage error (exit 2) naming the URL when it cannot be opened."""
-    from runlens.cli.common import usage_errors
-    from runlens.store.db import open_store, store_url
+    usage error (exit 2) naming the URL when it cannot be opened.
 
+    `read_first` (a command that mostly reads: `runs`, `show`): a SQLite store at its head is
+    read through `sqlite3` until a write needs the store itself (`ReadFirstStore`, which
+    stands in for the `RunStore`: what it does not answer itself it asks the store)."""
+    from runlens.cli.common import usage_errors
+    from runlens.store.location import store_url
+
+    url = store_url(database_url, home)
     with usage_errors():
-        store = open_store(store_url(database_url, home))
+        if read_first:
+            from runlens.store.reader import open_read_first
+
+            store = cast("RunStore", open_read_first(url))
+        else:
+            from runlens.store.db import open_store
+
+            store = open_store(url)
     try:
         yield store
     finally:
@@ -157,13 +171,35 @@ def run_store(database_url: str | None, home: Path | None) -> Iterator[RunStore]
 
 def catch_up(store: RunStore, home: Path | None) -> IndexReport:
     """Index the home's workspaces the store does not hold in their current state, and
-    re-read the live runs of this machine (one whose process died is settled)."""
+    re-read the live runs of this machine (one whose process died is settled). Nothing is
+    read but the store's rows and a stat per workspace when that would write nothing."""
+    from runlens.cli.common import usage_errors
     from runlens.records.io import runs_home
+    from runlens.store.listing import IndexReport
+    from runlens.store.reader import ReadFirstStore
+
+    folder = runs_home(home)
+    if isinstance(store, ReadFirstStore):
+        if store.in_step_with(folder):
+            return IndexReport()
+        with usage_errors():
+            store = store.full
     from runlens.store.sync import index_home, refresh_live
 
-    report = index_home(store, runs_home(home))
+    report = index_home(store, folder)
     refresh_live(store)
     return report
+
+
+def _listed(
+    store: RunStore, *, status: str | None, plugin: str | None, limit: int
+) -> Sequence[ListedRun | RunSummary]:
+    """The first `limit` runs of the listing, newest first."""
+    from runlens.store.reader import ReadFirstStore
+
+    if isinstance(store, ReadFirstStore):
+        return store.listed_runs(status=status, plugin=plugin, limit=limit)
+    return store.list_runs(status=status, plugin=plugin, limit=limit)[0]
 
 
 def _print_clash(console: Any, clash: WorkspaceClash) -> None:
@@ -176,7 +212,7 @@ def _print_clash(console: Any, clash: WorkspaceClash) -> None:
     )
 
 
-def _warnings_mark(run: RunSummary) -> str:
+def _warnings_mark(run: ListedRun | RunSummary) -> str:
     """`⚠ 2` for a run that recorded warnings (listed under the table), else nothing."""
     return f"⚠ {len(run.warnings)}" if run.warnings else ""
 
@@ -186,7 +222,7 @@ def _short_time(value: Any) -> str:
     return f"{text[5:10]} {text[11:16]}" if len(text) >= 16 else text
 
 
-def _summary(run: RunSummary) -> dict[str, Any]:
+def _summary(run: ListedRun | RunSummary) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "run_id": run.run_id,
         "status": run.status,
@@ -231,7 +267,8 @@ def reindex_command(
     from runlens.errors import UserError
     from runlens.records.io import runs_home
     from runlens.store.clashes import WorkspaceClash, note_clashes
-    from runlens.store.sync import IndexReport, index_home, not_indexed, sync_workspace
+    from runlens.store.listing import IndexReport
+    from runlens.store.sync import index_home, not_indexed, sync_workspace
 
     console = Console()
     with run_store(database_url, home) as store:

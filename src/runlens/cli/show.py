@@ -60,7 +60,7 @@ def show_command(
     from runlens.store.sync import missing_events
     from runlens.tools.workspace import Workspace
 
-    with run_store(database_url, home) as store:
+    with run_store(database_url, home, read_first=True) as store:
         with usage_errors():
             workspace, detail, notes = _locate(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []

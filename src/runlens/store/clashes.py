@@ -8,27 +8,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from runlens.errors import UserError
 from runlens.records.readers import read_run_record
-from runlens.store.db import RunStore
+from runlens.store.listing import WorkspaceClash
 from runlens.tools.workspace import Workspace
 
+if TYPE_CHECKING:
+    from runlens.store.db import RunStore
 
-class WorkspaceClash(UserError):
-    """A workspace names a run the store knows at another folder of this machine, which
-    still holds that run's record: a copy (`cp -r` of a run folder), never indexed in the
-    run's place. The run keeps its row; the copy is listed in its `clashes`."""
-
-    def __init__(self, workspace: Path, run_id: str, known: str) -> None:
-        self.workspace = workspace
-        self.run_id = run_id
-        self.known = known
-        super().__init__(
-            f"{workspace} names run {run_id}, which the run store knows at {known}: a copy "
-            "of that workspace is not indexed in its place (give it a folder of its own "
-            "with a new run, or remove one of the two)"
-        )
+__all__ = ["WorkspaceClash", "clashing_workspace", "note_clashes", "record_clashes"]
 
 
 def clashing_workspace(store: RunStore, run_id: str, root: Workspace) -> str | None:

@@ -16,39 +16,31 @@ query and compared with `HEAD_REVISION`, which keeps the fixed cost of `runlens 
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, Self
+from typing import Any, Self
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from runlens.errors import UserError, one_line
-from runlens.records.io import runs_home
+from runlens.store.location import BUSY_MS, HEAD_REVISION, SQLITE_NAME, store_url
 
-#: How long a SQLite connection waits for a lock another process holds, in milliseconds.
-BUSY_MS: Final = 30_000
-#: The newest migration (`migrations/versions/`); a test checks it against the folder.
-HEAD_REVISION: Final = "0006_citation_order"
-#: The SQLite file in the runs home.
-SQLITE_NAME: Final = "runlens.db"
-
-
-def store_url(explicit: str | None = None, home: Path | None = None) -> str:
-    """The store's SQLAlchemy URL: `explicit`, else `$RUNLENS_DATABASE_URL`, else SQLite in
-    the runs home. `postgres://` and `postgresql://` mean the psycopg (3) driver."""
-    url = explicit or os.environ.get("RUNLENS_DATABASE_URL") or ""
-    if not url.strip():
-        return f"sqlite:///{(runs_home(home) / SQLITE_NAME).absolute()}"
-    url = url.strip()
-    for prefix in ("postgres://", "postgresql://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
+__all__ = [
+    "BUSY_MS",
+    "HEAD_REVISION",
+    "SQLITE_NAME",
+    "StoreBase",
+    "database_clock",
+    "display_url",
+    "insert_on_conflict",
+    "migration_config",
+    "open_engine",
+    "store_url",
+]
 
 
 def display_url(url: str) -> str:

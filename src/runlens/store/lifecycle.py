@@ -39,13 +39,14 @@ ended must not undo the run's own final write).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.types import TypeDecorator
 
 from runlens.records.io import utc_now
 from runlens.records.status import (
@@ -514,7 +515,46 @@ def _write_results(
     if findings:
         connection.execute(_INSERT_FINDINGS, [_finding_row(run_id, f) for f in findings])
     if citations:
-        connection.execute(_INSERT_CITATIONS, [_citation_row(run_id, c) for c in citations])
+        _insert_citations(connection, run_id, citations)
+
+
+def _insert_citations(
+    connection: Connection, run_id: str, citations: Sequence[CitationRow]
+) -> None:
+    """Insert the run's citations. On SQLite, in one `executemany` of the driver, each value
+    bound by its column's type as SQLAlchemy binds it (`runlens.store.codec`): a run has
+    thousands of citations, and SQLAlchemy's processing of each parameter cost more than the
+    insert itself."""
+    rows = [_citation_row(run_id, citation) for citation in citations]
+    dialect = connection.dialect
+    if dialect.name != "sqlite":
+        connection.execute(_INSERT_CITATIONS, rows)
+        return
+    sql, binders = _sqlite_citations_insert()
+    connection.exec_driver_sql(
+        sql, [tuple(bind(row[name], dialect) for name, bind in binders) for row in rows]
+    )
+
+
+#: A column type's bind function: (value, dialect) -> what the driver is given.
+_Binder = Callable[[Any, Dialect], Any]
+
+
+@functools.cache
+def _sqlite_citations_insert() -> tuple[str, tuple[tuple[str, _Binder], ...]]:
+    """The INSERT of every citations column as SQLAlchemy compiles it for SQLite, and each
+    column's name and bind function, in the statement's order."""
+    from sqlalchemy.dialects import sqlite
+
+    columns = {column.name: column for column in t.citations.columns}
+    compiled = _INSERT_CITATIONS.compile(dialect=sqlite.dialect(), column_keys=list(columns))
+    assert compiled.positiontup is not None, "SQLite binds by position"
+    binders = []
+    for name in compiled.positiontup:
+        kind = columns[name].type
+        assert isinstance(kind, TypeDecorator), f"citations.{name}: a codec type"
+        binders.append((name, kind.process_bind_param))
+    return compiled.string, tuple(binders)
 
 
 def _finding_row(run_id: str, finding: FindingRow) -> dict[str, Any]:

@@ -7,14 +7,18 @@ model or a user's file: whoever displays one escapes it for its medium.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, Literal, Self
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 # A run's status in the store: `runlens.records.status` holds the one vocabulary.
-from runlens.records.readers import FindingView, ManifestArtifactView
-from runlens.records.status import STORE_STATUSES, StoreStatus, is_live, is_terminal
+from runlens.records.status import STORE_STATUSES, StoreStatus, is_terminal
+from runlens.store.listing import duration, parse_time, summary_fields
+from runlens.store.values import as_dict, as_list
+
+if TYPE_CHECKING:
+    from runlens.records.readers import FindingView, ManifestArtifactView
 
 __all__ = [
     "STORE_STATUSES",
@@ -27,8 +31,13 @@ __all__ = [
     "RunSummary",
     "StoreStatus",
     "WorkerRow",
+    "artifact_of",
+    "citation_of",
+    "detail_of",
     "duration",
+    "finding_of",
     "parse_time",
+    "summary_of",
 ]
 
 #: Where a run was started from.
@@ -81,36 +90,6 @@ class RunSummary(_Row):
     @property
     def is_terminal(self) -> bool:
         return is_terminal(self.status)
-
-
-def parse_time(value: str | None) -> datetime | None:
-    """A time the store holds (ISO 8601) as an aware datetime; None for none or garbage."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def duration(run: RunSummary) -> str:
-    """How long the run took (so far, while it is live): `4.2 s`, `3 min 05 s`, `1 h 02 min`;
-    nothing for a run still queued (it has not started)."""
-    if run.status == "queued":
-        return ""
-    start = parse_time(run.created_at)
-    end = parse_time(run.finished_at) or (datetime.now(UTC) if is_live(run.status) else None)
-    if start is None or end is None:
-        return ""
-    seconds = max((end - start).total_seconds(), 0.0)
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 class ArtifactRow(_Row):
@@ -258,3 +237,48 @@ class RunDetail(RunSummary):
         return defect_notice(
             self.model, self.findings_by_code, self.run_id, refused_batches=refused
         )
+
+
+def summary_of(values: Mapping[Any, Any]) -> RunSummary:
+    """The summary of a `runs` row (its columns decoded)."""
+    return RunSummary(**summary_fields(values))
+
+
+def detail_of(
+    values: Mapping[Any, Any],
+    artifacts: Sequence[Mapping[Any, Any]],
+    findings: Sequence[Mapping[Any, Any]],
+) -> RunDetail:
+    """The detail of a `runs` row with its `artifacts` and `findings` rows (in order)."""
+    return RunDetail(
+        **summary_fields(values),
+        plan=as_list(values.get("plan")),
+        metrics=as_dict(values.get("metrics")),
+        evidence_index_sha256=values.get("evidence_index_sha256"),
+        source_hash=values.get("source_hash"),
+        artifacts=[artifact_of(a) for a in artifacts],
+        findings=[finding_of(f) for f in findings],
+        citation_counts=as_dict(values.get("citation_counts")),
+    )
+
+
+def artifact_of(values: Mapping[Any, Any]) -> ArtifactRow:
+    """The row of an `artifacts` row."""
+    return ArtifactRow(
+        **{key: values[key] for key in ArtifactRow.model_fields if key in values},
+    )
+
+
+def finding_of(values: Mapping[Any, Any]) -> FindingRow:
+    """The row of a `findings` row (its `col` is the finding's `column`)."""
+    fields = {key: values[key] for key in FindingRow.model_fields if key in values}
+    fields["column"] = values["col"]
+    fields["details"] = as_dict(values.get("details"))
+    return FindingRow(**fields)
+
+
+def citation_of(values: Mapping[Any, Any]) -> CitationRow:
+    """The row of a `citations` row (its offsets are the citation's `start` and `end`)."""
+    fields = {key: values[key] for key in CitationRow.model_fields if key in values}
+    fields.update(column=values["col"], start=values["start_offset"], end=values["end_offset"])
+    return CitationRow(**fields)

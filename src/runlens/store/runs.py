@@ -7,19 +7,27 @@ text is parsed, and a value no row can hold is left out, never raised.
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Final, Literal
 
 import sqlalchemy as sa
 
 from runlens.errors import UserError
-from runlens.records.status import TERMINAL, is_terminal
+from runlens.records.status import TERMINAL
 from runlens.store import tables as t
-from runlens.store.codec import escape_text
 from runlens.store.engine import StoreBase
-from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail, RunSummary
+from runlens.store.listing import SyncState, summary_fields
+from runlens.store.rows import (
+    CitationRow,
+    RunDetail,
+    RunSummary,
+    citation_of,
+    detail_of,
+    summary_of,
+)
+from runlens.store.values import as_dict, as_list, escape_text
+
+__all__ = ["RunReads", "SyncState", "as_dict", "as_list", "summary_fields", "summary_of"]
 
 #: How many run ids one `IN (...)` names at most (SQLite's bound parameters are limited).
 _IDS_PER_QUERY: Final = 500
@@ -113,16 +121,8 @@ class RunReads(StoreBase):
                 .where(t.findings.c.run_id == run_id)
                 .order_by(t.findings.c.ordinal)
             ).all()
-        values = dict(row._mapping)
-        return RunDetail(
-            **summary_fields(values),
-            plan=as_list(values.get("plan")),
-            metrics=as_dict(values.get("metrics")),
-            evidence_index_sha256=values.get("evidence_index_sha256"),
-            source_hash=values.get("source_hash"),
-            artifacts=[_artifact(a._mapping) for a in artifacts],
-            findings=[_finding(f._mapping) for f in findings],
-            citation_counts=as_dict(values.get("citation_counts")),
+        return detail_of(
+            row._mapping, [a._mapping for a in artifacts], [f._mapping for f in findings]
         )
 
     def run_problems(self, run_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -204,7 +204,7 @@ class RunReads(StoreBase):
             statement = statement.where(t.citations.c.artifact == artifact)
         with self._read() as connection:
             rows = connection.execute(statement.order_by(t.citations.c.ordinal)).all()
-        return [_citation(row._mapping) for row in rows]
+        return [citation_of(row._mapping) for row in rows]
 
     def event_count(self, run_id: str) -> int:
         """How many events of the run the store holds."""
@@ -274,100 +274,3 @@ class RunReads(StoreBase):
             )
             for row in rows
         }
-
-
-class SyncState:
-    """A run as the store last heard of it, for deciding what to re-read."""
-
-    __slots__ = ("host", "last_seq", "record_stamp", "status", "worker", "workspace")
-
-    def __init__(
-        self,
-        status: str,
-        last_seq: int,
-        record_stamp: str | None,
-        workspace: str,
-        host: str | None,
-        worker: str | None = None,
-    ) -> None:
-        self.status = status
-        self.last_seq = int(last_seq or 0)
-        self.record_stamp = record_stamp
-        self.workspace = workspace
-        self.host = host
-        #: The worker holding the run: its liveness is the worker's, not a local process's.
-        self.worker = worker
-
-    @property
-    def is_terminal(self) -> bool:
-        return is_terminal(self.status)
-
-
-def summary_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
-    return {
-        "run_id": values["run_id"],
-        "plugin": values["plugin"],
-        "model": values["model"],
-        "status": values["status"],
-        "error_message": values.get("error_message"),
-        "input_name": values.get("input_name"),
-        "workspace": values.get("workspace") or "",
-        "origin": values.get("origin") if values.get("origin") in ("cli", "ui", "api") else "cli",
-        "host": values.get("host"),
-        "created_at": values.get("created_at"),
-        "finished_at": values.get("finished_at"),
-        "updated_at": values.get("updated_at") or "",
-        "finding_count": int(values.get("finding_count") or 0),
-        "findings_by_code": {
-            str(code): int(count)
-            for code, count in as_dict(values.get("findings_by_code")).items()
-            if isinstance(count, int)
-        },
-        "warnings": [str(w) for w in as_list(values.get("warnings"))],
-        "problems": [str(p) for p in as_list(values.get("problems"))],
-        "cancel_requested": bool(values.get("cancel_requested")),
-        "last_seq": int(values.get("last_seq") or 0),
-        "worker": values.get("worker"),
-        "clashes": [
-            str(entry["workspace"])
-            for entry in as_list(values.get("clashes"))
-            if isinstance(entry, dict) and isinstance(entry.get("workspace"), str)
-        ],
-    }
-
-
-def summary_of(values: Mapping[Any, Any]) -> RunSummary:
-    return RunSummary(**summary_fields(values))
-
-
-def _artifact(values: Mapping[Any, Any]) -> ArtifactRow:
-    return ArtifactRow(
-        **{key: values[key] for key in ArtifactRow.model_fields if key in values},
-    )
-
-
-def _finding(values: Mapping[Any, Any]) -> FindingRow:
-    fields = {key: values[key] for key in FindingRow.model_fields if key in values}
-    fields["column"] = values["col"]
-    fields["details"] = as_dict(values.get("details"))
-    return FindingRow(**fields)
-
-
-def _citation(values: Mapping[Any, Any]) -> CitationRow:
-    fields = {key: values[key] for key in CitationRow.model_fields if key in values}
-    fields.update(column=values["col"], start=values["start_offset"], end=values["end_offset"])
-    return CitationRow(**fields)
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, str):  # a JSON column read back as text by an older driver
-        with contextlib.suppress(ValueError):
-            value = json.loads(value)
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            value = json.loads(value)
-    return value if isinstance(value, list) else []

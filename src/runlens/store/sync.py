@@ -25,15 +25,11 @@ that records the run ended is synced as any other. A worker's own sync at the en
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISREG
-from typing import Any, TypedDict
-
-from sqlalchemy import exc as sa_exc
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from runlens.errors import one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
@@ -53,37 +49,35 @@ from runlens.store.clashes import (
     clashing_workspace,
     record_clashes,
 )
-from runlens.store.db import RunStore
-from runlens.store.files import read_regular, workspace_files
+from runlens.store.listing import (
+    IndexReport,
+    SyncState,
+    home_records,
+    record_stamp,
+    stamped,
+)
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
-from runlens.store.runs import SyncState
 from runlens.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from runlens.store.db import RunStore
+
+__all__ = [
+    "IndexReport",
+    "finish_streamed",
+    "index_home",
+    "local_workspace",
+    "missing_events",
+    "not_indexed",
+    "record_stamp",
+    "refresh_live",
+    "sync_workspace",
+    "upload_workspace",
+]
 
 #: Bytes of workspace files `upload_workspace` hands the store in one transaction (at least
 #: one file each time, however large).
 UPLOAD_BATCH_BYTES = 32 * 1024 * 1024
-
-
-@dataclass
-class IndexReport:
-    """What `index_home` did: run ids added and updated, how many were already in step,
-    the damaged records it met (`(workspace, problem)`) and the workspaces it left out as
-    clashes (`WorkspaceClash`)."""
-
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    damaged: list[tuple[Path, str]] = field(default_factory=list)
-    clashes: list[WorkspaceClash] = field(default_factory=list)
-
-
-def record_stamp(workspace: Path) -> str | None:
-    """`mtime_ns:size` of the workspace's `runtime/run.json`; None when there is none."""
-    try:
-        stat = os.stat(workspace / Workspace.RUN_RECORD)
-    except OSError:
-        return None
-    return f"{stat.st_mtime_ns}:{stat.st_size}"
 
 
 def sync_workspace(
@@ -123,6 +117,8 @@ def upload_workspace(store: RunStore, run_id: str, workspace: Path) -> int:
     the workspace lock and temporary files left out, see `runlens.store.files`), in
     transactions of about `UPLOAD_BATCH_BYTES`; how many files the store did not hold as
     they are."""
+    from runlens.store.files import read_regular, workspace_files
+
     written = 0
     batch: dict[str, bytes] = {}
     size = 0
@@ -203,41 +199,7 @@ def _sync(
 
 def _in_step(state: SyncState | None, workspace: Path) -> bool:
     """Whether the store holds the run ended, at `workspace`, as its `run.json` is now."""
-    return _stamped(state, str(workspace), record_stamp(workspace))
-
-
-def _stamped(state: SyncState | None, workspace: str, stamp: str | None) -> bool:
-    """Whether the store holds the run ended, at `workspace`, with the record stamp `stamp`."""
-    return (
-        state is not None
-        and state.is_terminal
-        and state.workspace == workspace
-        and stamp is not None
-        and state.record_stamp == stamp
-    )
-
-
-def _home_records(home: Path) -> list[tuple[str, str]]:
-    """Every folder under the runs home that holds a run record (`run_workspaces`), sorted
-    by name: its resolved path and its `record_stamp`. The home is resolved once and each
-    folder costs one stat of its `run.json` (a folder that is a link is resolved)."""
-    base = home.resolve()
-    try:
-        with os.scandir(base) as entries:
-            folders = sorted((entry.name, entry.path, entry.is_symlink()) for entry in entries)
-    except OSError:
-        return []
-    found = []
-    for _, path, linked in folders:
-        try:
-            stat = os.stat(os.path.join(path, Workspace.RUN_RECORD))
-        except OSError:
-            continue
-        if not S_ISREG(stat.st_mode):
-            continue
-        resolved = os.path.realpath(path) if linked else path
-        found.append((resolved, f"{stat.st_mtime_ns}:{stat.st_size}"))
-    return found
+    return stamped(state, str(workspace), record_stamp(workspace))
 
 
 def finish_streamed(
@@ -369,9 +331,9 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
     report = IndexReport()
     by_workspace = {state.workspace: state for state in store.sync_states().values()}
     pending: list[tuple[Path, SyncState | None]] = []
-    for folder, stamp in _home_records(home):
+    for folder, stamp in home_records(home):
         state = by_workspace.get(folder)
-        if not force and _stamped(state, folder, stamp):
+        if not force and stamped(state, folder, stamp):
             report.unchanged += 1
             continue
         pending.append((Path(folder), state))
@@ -432,6 +394,8 @@ def missing_events(workspace: Path) -> list[str]:
 
 def not_indexed(error: BaseException) -> str:
     """The problem that kept a workspace out of the store, in one line."""
+    from sqlalchemy import exc as sa_exc
+
     if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
         error = error.orig
     reason = one_line(error, 300)

@@ -1,0 +1,228 @@
+"""Runs as the store lists them, and what a runs home holds, without SQLAlchemy or pydantic:
+what `runlens runs` needs to tell whether the store is in step with the home and to list it
+(`runlens.store.reader`), and what the store's reads and `runlens.store.sync` share.
+
+- `SyncState`: a run as the store last heard of it (what a sync compares a workspace with);
+- `IndexReport`: what indexing a home did, and `WorkspaceClash`, a copy it left out;
+- `summary_fields`: a `runs` row's columns as the fields of a `RunSummary` (`ListedRun` holds
+  them without pydantic);
+- `home_records`, `record_stamp`, `stamped`: which workspaces of a home the store holds in
+  their current state (one stat each);
+- `duration`: how long a run took, as the runs list shows it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from stat import S_ISREG
+from typing import Any, Protocol
+
+from runlens.errors import UserError
+from runlens.records.status import is_live, is_terminal
+from runlens.store.values import as_dict, as_list
+from runlens.tools.workspace import Workspace
+
+
+class SyncState:
+    """A run as the store last heard of it, for deciding what to re-read."""
+
+    __slots__ = ("host", "last_seq", "record_stamp", "status", "worker", "workspace")
+
+    def __init__(
+        self,
+        status: str,
+        last_seq: int,
+        record_stamp: str | None,
+        workspace: str,
+        host: str | None,
+        worker: str | None = None,
+    ) -> None:
+        self.status = status
+        self.last_seq = int(last_seq or 0)
+        self.record_stamp = record_stamp
+        self.workspace = workspace
+        self.host = host
+        #: The worker holding the run: its liveness is the worker's, not a local process's.
+        self.worker = worker
+
+    @property
+    def is_terminal(self) -> bool:
+        return is_terminal(self.status)
+
+
+class WorkspaceClash(UserError):
+    """A workspace names a run the store knows at another folder of this machine, which
+    still holds that run's record: a copy (`cp -r` of a run folder), never indexed in the
+    run's place. The run keeps its row; the copy is listed in its `clashes`."""
+
+    def __init__(self, workspace: Path, run_id: str, known: str) -> None:
+        self.workspace = workspace
+        self.run_id = run_id
+        self.known = known
+        super().__init__(
+            f"{workspace} names run {run_id}, which the run store knows at {known}: a copy "
+            "of that workspace is not indexed in its place (give it a folder of its own "
+            "with a new run, or remove one of the two)"
+        )
+
+
+@dataclass
+class IndexReport:
+    """What `index_home` did: run ids added and updated, how many were already in step,
+    the damaged records it met (`(workspace, problem)`) and the workspaces it left out as
+    clashes (`WorkspaceClash`)."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    damaged: list[tuple[Path, str]] = field(default_factory=list)
+    clashes: list[WorkspaceClash] = field(default_factory=list)
+
+
+def summary_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
+    """A `runs` row (its columns decoded) as the fields of a `RunSummary`."""
+    return {
+        "run_id": values["run_id"],
+        "plugin": values["plugin"],
+        "model": values["model"],
+        "status": values["status"],
+        "error_message": values.get("error_message"),
+        "input_name": values.get("input_name"),
+        "workspace": values.get("workspace") or "",
+        "origin": values.get("origin") if values.get("origin") in ("cli", "ui", "api") else "cli",
+        "host": values.get("host"),
+        "created_at": values.get("created_at"),
+        "finished_at": values.get("finished_at"),
+        "updated_at": values.get("updated_at") or "",
+        "finding_count": int(values.get("finding_count") or 0),
+        "findings_by_code": {
+            str(code): int(count)
+            for code, count in as_dict(values.get("findings_by_code")).items()
+            if isinstance(count, int)
+        },
+        "warnings": [str(w) for w in as_list(values.get("warnings"))],
+        "problems": [str(p) for p in as_list(values.get("problems"))],
+        "cancel_requested": bool(values.get("cancel_requested")),
+        "last_seq": int(values.get("last_seq") or 0),
+        "worker": values.get("worker"),
+        "clashes": [
+            str(entry["workspace"])
+            for entry in as_list(values.get("clashes"))
+            if isinstance(entry, dict) and isinstance(entry.get("workspace"), str)
+        ],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ListedRun:
+    """One run of the runs list with the fields of a `RunSummary` (`summary_fields`), for a
+    command that lists runs and builds no pydantic model (`runlens runs`)."""
+
+    run_id: str
+    plugin: str
+    model: str
+    status: str
+    error_message: str | None
+    input_name: str | None
+    workspace: str
+    origin: str
+    host: str | None
+    created_at: str | None
+    finished_at: str | None
+    updated_at: str
+    finding_count: int
+    findings_by_code: dict[str, int]
+    warnings: list[str]
+    problems: list[str]
+    cancel_requested: bool
+    last_seq: int
+    worker: str | None
+    clashes: list[str]
+
+
+class Timed(Protocol):
+    """What `duration` reads of a run (a `RunSummary`, a `ListedRun`)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def created_at(self) -> str | None: ...
+    @property
+    def finished_at(self) -> str | None: ...
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """A time the store holds (ISO 8601) as an aware datetime; None for none or garbage."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def duration(run: Timed) -> str:
+    """How long the run took (so far, while it is live): `4.2 s`, `3 min 05 s`, `1 h 02 min`;
+    nothing for a run still queued (it has not started)."""
+    if run.status == "queued":
+        return ""
+    start = parse_time(run.created_at)
+    end = parse_time(run.finished_at) or (datetime.now(UTC) if is_live(run.status) else None)
+    if start is None or end is None:
+        return ""
+    seconds = max((end - start).total_seconds(), 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def record_stamp(workspace: Path) -> str | None:
+    """`mtime_ns:size` of the workspace's `runtime/run.json`; None when there is none."""
+    try:
+        stat = os.stat(workspace / Workspace.RUN_RECORD)
+    except OSError:
+        return None
+    return f"{stat.st_mtime_ns}:{stat.st_size}"
+
+
+def stamped(state: SyncState | None, workspace: str, stamp: str | None) -> bool:
+    """Whether the store holds the run ended, at `workspace`, with the record stamp `stamp`."""
+    return (
+        state is not None
+        and state.is_terminal
+        and state.workspace == workspace
+        and stamp is not None
+        and state.record_stamp == stamp
+    )
+
+
+def home_records(home: Path) -> list[tuple[str, str]]:
+    """Every folder under the runs home that holds a run record (`run_workspaces`), sorted
+    by name: its resolved path and its `record_stamp`. The home is resolved once and each
+    folder costs one stat of its `run.json` (a folder that is a link is resolved)."""
+    base = home.resolve()
+    try:
+        with os.scandir(base) as entries:
+            folders = sorted((entry.name, entry.path, entry.is_symlink()) for entry in entries)
+    except OSError:
+        return []
+    found = []
+    for _, path, linked in folders:
+        try:
+            stat = os.stat(os.path.join(path, Workspace.RUN_RECORD))
+        except OSError:
+            continue
+        if not S_ISREG(stat.st_mode):
+            continue
+        resolved = os.path.realpath(path) if linked else path
+        found.append((resolved, f"{stat.st_mtime_ns}:{stat.st_size}"))
+    return found
