@@ -158,6 +158,7 @@ def _vector_topics(
     import numpy as np
     from sklearn.cluster import KMeans
     from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
 
     from runlens_feedback import embedding
 
@@ -176,7 +177,10 @@ def _vector_topics(
     concepts = _concept_vectors(fit_terms, chosen)
     joined = np.hstack([points, CONCEPT_WEIGHT * concepts]) if CONCEPT_WEIGHT > 0 else points
     k = min(k, len(np.unique(joined.round(6), axis=0)))  # never more topics than distinct rows
-    with warnings.catch_warnings():
+    # One BLAS/OpenMP thread, as the encoder: the same clusters on any number of cores, and
+    # k-means++ makes many small products, which a thread pool slows down several times
+    # over on a busy machine (threads waiting for each other instead of computing).
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
         warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct rows than k
         model = KMeans(n_clusters=k, n_init=KMEANS_STARTS, random_state=0).fit(joined)
     leaves = _one_per_concept(model.labels_.astype(np.int32), concepts)
