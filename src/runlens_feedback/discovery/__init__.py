@@ -166,6 +166,7 @@ from runlens_feedback.discovery.vocabulary import (
     concept_of,
     damaged,
     terms,
+    undamaged_terms,
 )
 
 FIT_ROWS = 20_000
@@ -174,6 +175,10 @@ MIN_USABLE_ROWS = 5
 #: Rows tokenised between two cancellation checkpoints: tokenising is most of the work, and a
 #: cancelled run must stop within a second, not when discovery ends.
 CHECKPOINT_ROWS = 200
+#: Texts whose terms one discovery remembers (the most recent ones, about 16 MB): feedback
+#: repeats itself ("很好用", "Great app", a form's stock answers), and a text's terms
+#: depend on the text alone, so a repeated text is tokenised once.
+REMEMBERED_TEXTS = 16_384
 
 __all__ = [
     "ANCHOR_MIN_ROWS",
@@ -234,10 +239,15 @@ def _tokenised(
     known: dict[int, list[str]] | None = None,
     *,
     keep: bool = False,
+    memory: dict[str, tuple[tuple[str, ...], bool]] | None = None,
 ) -> list[list[str]]:
     """`terms` of each text at `indices` (plural-folded with `folds`; `known` rows as they
     are), with a cancellation checkpoint every `CHECKPOINT_ROWS` rows. `keep`: keep each
-    text's segmentation for its analysis (`terms`)."""
+    text's segmentation for its analysis (`terms`), once per row. `memory`: the terms of
+    texts seen before, and whether each was segmented (not `damaged`), to reuse and add to
+    (at most `REMEMBERED_TEXTS`, the oldest dropped first)."""
+    from runlens_feedback.analyst.tokens import cjk_words
+
     rows: list[list[str]] = []
     for position, i in enumerate(indices):
         if position % CHECKPOINT_ROWS == 0:
@@ -245,7 +255,19 @@ def _tokenised(
         if known is not None and i in known:
             rows.append(known[i])
             continue
-        row = terms(str(texts[i] or ""), keep=keep)
+        text = str(texts[i] or "")
+        seen = memory.get(text) if memory is not None else None
+        if seen is None:
+            segmented = not damaged(text)
+            row = undamaged_terms(text, keep=keep) if segmented else []
+            if memory is not None:
+                if len(memory) >= REMEMBERED_TEXTS:
+                    del memory[next(iter(memory))]
+                memory[text] = (tuple(row), segmented)
+        else:
+            row = list(seen[0])
+            if keep and seen[1]:
+                cjk_words(text, keep=True)  # this row's share of the kept segmentation
         rows.append(row if folds is None else _fold(row, folds))
     return rows
 
@@ -265,7 +287,8 @@ def discover_themes(
         forget_segmentations()
     count = len(texts)
     fit_rows = _sample(count, FIT_ROWS)
-    fit_terms = _tokenised(texts, fit_rows, keep=keep_segmentation)
+    memory: dict[str, tuple[tuple[str, ...], bool]] = {}
+    fit_terms = _tokenised(texts, fit_rows, keep=keep_segmentation, memory=memory)
     folds = _plural_folds(fit_terms)
     fit_terms = [_fold(row, folds) for row in fit_terms]
     usable = sum(1 for row in fit_terms if row)
@@ -304,7 +327,7 @@ def discover_themes(
     core_sizes = np.zeros(leaf_count, dtype=np.int64)
     cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     for chunk in _chunks(count):
-        chunk_terms = _tokenised(texts, chunk, folds, cached, keep=keep_segmentation)
+        chunk_terms = _tokenised(texts, chunk, folds, cached, keep=keep_segmentation, memory=memory)
         matrix = vectorizer.transform(chunk_terms)
         chunk_labels = root.assign(chunk_terms, matrix)
         decided = np.zeros(len(chunk), dtype=bool)
