@@ -143,9 +143,9 @@ def test_discovery_reads_a_repeated_text_once_and_keeps_its_words_for_every_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import runlens_feedback.discovery as discovery
+    from runlens_feedback.discovery.vocabulary import undamaged_terms as original
 
     read: list[str] = []
-    original = discovery.undamaged_terms
 
     def counting(text: str, *, keep: bool = False) -> list[str]:
         read.append(text)
