@@ -206,3 +206,16 @@ def test_the_offline_model_keeps_its_memory_for_one_run_only(
     assert answer("b")["evidence_text"] == "words nobody wrote"  # the same run remembers it
     start_run()
     assert answer("c")["evidence_text"] in text
+
+
+def test_a_clause_scanned_again_gives_the_first_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    import runlens_feedback.analyst.matching as matching
+
+    monkeypatch.setattr(matching, "SCANNED_CLAUSES", 2)
+    keywords = compile_keywords(PATTERNS)
+    texts = ["The app crashes and crashed again", "导出失败，太慢了", "all good here"]
+    fresh = [keywords._scan(clause_words(text, _tokens(text))) for text in texts]
+    for _ in range(2):
+        assert [keywords.scan(text, _tokens(text)) for text in texts] == fresh
+    assert [clause.text for clause in keywords.scanned] == texts[1:]  # the oldest went first
+    assert fresh == [(2, 8), (2, 0), (0, 13)]
