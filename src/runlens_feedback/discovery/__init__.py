@@ -153,6 +153,7 @@ from runlens_feedback.discovery.vectors import (
     VECTOR_MAX_DF,
     VECTOR_ROWS,
     VECTOR_ROWS_PER_TOPIC,
+    Encoding,
     _vector_topics,
 )
 from runlens_feedback.discovery.vocabulary import (
@@ -179,6 +180,8 @@ CHECKPOINT_ROWS = 200
 #: repeats itself ("很好用", "Great app", a form's stock answers), and a text's terms
 #: depend on the text alone, so a repeated text is tokenised once.
 REMEMBERED_TEXTS = 16_384
+#: Chunks tokenised ahead while the sentence encoder runs on its own thread (step 3v).
+AHEAD_CHUNKS = 4
 
 __all__ = [
     "ANCHOR_MIN_ROWS",
@@ -301,9 +304,19 @@ def discover_themes(
         vectors = embedding.available()
     import numpy as np
 
+    cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     fixed: dict[int, int] = {}  # row -> leaf decided by its sentence vector (-1: an outlier)
+    # chunk start -> its rows' terms, tokenised while the sentence encoder runs (3v)
+    ahead: dict[int, list[list[str]]] = {}
     if vectors:
-        found = _vector_topics(texts, fit_rows, fit_terms, usable)
+        encoding = Encoding(texts, fit_rows, fit_terms)
+        for chunk in _chunks(count):
+            if encoding.done() or len(ahead) >= AHEAD_CHUNKS:
+                break
+            ahead[chunk.start] = _tokenised(
+                texts, chunk, folds, cached, keep=keep_segmentation, memory=memory
+            )
+        found = _vector_topics(texts, fit_rows, fit_terms, usable, encoding)
         if found is None:
             return ThemeCatalogue([], [OTHER] * count)
         root, fixed, fit_labels, fit_matrix = found
@@ -325,9 +338,12 @@ def discover_themes(
     # 4c): the class-based TF-IDF's input for names and cohesion
     class_counts = np.zeros((leaf_count, len(vocabulary)), dtype=np.float64)
     core_sizes = np.zeros(leaf_count, dtype=np.int64)
-    cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     for chunk in _chunks(count):
-        chunk_terms = _tokenised(texts, chunk, folds, cached, keep=keep_segmentation, memory=memory)
+        chunk_terms = ahead.pop(chunk.start, None)
+        if chunk_terms is None:
+            chunk_terms = _tokenised(
+                texts, chunk, folds, cached, keep=keep_segmentation, memory=memory
+            )
         matrix = vectorizer.transform(chunk_terms)
         chunk_labels = root.assign(chunk_terms, matrix)
         decided = np.zeros(len(chunk), dtype=bool)
