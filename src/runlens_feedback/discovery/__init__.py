@@ -104,11 +104,14 @@ grouping does to a theme), so a report or figure check that only sees an item's 
 still reads the name from the key. A one-word name that is a key with a meaning of its own
 (a theme-table key such as "delivery", "praise", "other") gets " theme" appended.
 
-Cost: tokenising is linear in the rows (each sample row is tokenised once); fitting is
-bounded by the sample (so are the anchors); assignment is one sparse product per chunk and
-per split it passes, plus one for the chunk's rows left to step 4c.
+Cost: tokenising is linear in the rows (each sample row is tokenised once, and a repeated
+text once among the last `REMEMBERED_TEXTS`); fitting is bounded by the sample (so are the
+anchors); assignment is one sparse product per chunk and per split it passes, plus one for
+the chunk's rows left to step 4c.
 Encoding is bounded by `VECTOR_ROWS` (about 2 ms a short row, 10 ms a long review, on one
-core, plus about 1.5 s to load the encoder once per process).
+core, plus about 1.5 s to load the encoder once per process); it runs on a thread of its own
+while up to `AHEAD_CHUNKS` chunks of rows are tokenised, and k-means runs on one BLAS/OpenMP
+thread.
 """
 
 from __future__ import annotations
