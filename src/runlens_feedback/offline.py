@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runlens import (
     AssistantMessage,
@@ -35,13 +35,23 @@ from runlens_feedback.batches import SUBMIT_TOOL, parse_batch_message
 from runlens_feedback.chart import CHART_FILE
 from runlens_feedback.contracts import BACKLOG, REPORT
 
+if TYPE_CHECKING:
+    from runlens_feedback.analyst.rows import Memory
+
 BATCH_SIZE = 200
 #: Rows analysed between two returns to the event loop (a few milliseconds of work).
 ROWS_PER_SLICE = 20
 
 
 class OfflineAnalyst(Model):
+    """The offline model. It remembers the analyses of one run's repeated texts across that
+    run's batches (`analyze_rows`'s `memory`); a run starts with a fresh memory, and the
+    memory is let go once the analysis is done."""
+
     spec = "offline"
+
+    def __init__(self) -> None:
+        self._memory: Memory = {}
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec]
@@ -62,7 +72,7 @@ class OfflineAnalyst(Model):
         # cancellation (SIGTERM, Ctrl-C) and the other batches get their turn.
         for start in range(0, len(rows), ROWS_PER_SLICE):
             checkpoint()
-            items.extend(analyze_rows(rows[start : start + ROWS_PER_SLICE]))
+            items.extend(analyze_rows(rows[start : start + ROWS_PER_SLICE], memory=self._memory))
             await asyncio.sleep(0)
         return _call(SUBMIT_TOOL, {"items": items}, "batch")
 
@@ -71,13 +81,15 @@ class OfflineAnalyst(Model):
     def _next_step(self, messages: Sequence[Message]) -> ModelResponse:
         results = {m.name: m for m in messages if isinstance(m, ToolResultMessage)}
         read = results.get("read_feedback_csv")
-        if read is None:
+        if read is None:  # a run starts: nothing an earlier run analysed is reused
+            self._memory = {}
             return _call("read_feedback_csv", {"offset": 0, "limit": 20}, "read")
         if read.is_error:
             return _final(f"I could not read the input: {read.content}")
         analysed = results.get("analyze_feedback_batches")
         if analysed is None:
             return _call("analyze_feedback_batches", {"batch_size": BATCH_SIZE}, "analyze")
+        self._memory = {}  # the rows are analysed
         if analysed.is_error:
             return _final(f"The analysis could not run: {analysed.content}")
         if "write_file" not in results:

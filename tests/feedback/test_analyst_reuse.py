@@ -5,6 +5,7 @@ before."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -131,3 +132,90 @@ def test_a_document_shares_one_reading_of_each_clause() -> None:
     assert doc.clause_words(0) is doc.clause_words(0)
     for index in range(len(doc.clauses)):
         assert doc.clause_words(index) == clause_words(doc.clause_text(index), doc.tokens[index])
+
+
+def test_a_memory_kept_across_calls_analyses_a_repeated_text_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "The export to Excel takes forever, over five minutes."
+    parsed: list[str] = []
+
+    def counting_parse(value: str) -> Any:
+        parsed.append(value)
+        return parse(value)
+
+    monkeypatch.setattr(rows_module, "parse", counting_parse)
+    memory: rows_module.Memory = {}
+    first = analyze_rows([{"feedback_id": "a", "text": text}], memory=memory)
+    second = analyze_rows([{"feedback_id": "b", "text": text}], memory=memory)
+    hinted = analyze_rows(
+        [{"feedback_id": "c", "text": text, "theme_hint": "slow_exports"}], memory=memory
+    )
+    assert parsed == [text, text]  # once without a hint, once with it
+    assert second == [{**first[0], "feedback_id": "b"}]
+    assert hinted[0]["theme"] == "slow_exports"
+    analyze_rows([{"feedback_id": "d", "text": text}])  # no memory: its own call's
+    assert parsed == [text, text, text]
+
+
+def test_a_memory_holds_at_most_the_remembered_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rows_module, "REMEMBERED_TEXTS", 2)
+    memory: rows_module.Memory = {}
+    texts = ["Login fails", "Export is slow", "Search is great"]
+    analyze_rows([{"feedback_id": str(i), "text": t} for i, t in enumerate(texts)], memory=memory)
+    assert [text for text, _ in memory] == texts[1:]  # the oldest went first
+
+
+def _batch_messages(rows: list[dict[str, str]]) -> list[Any]:
+    from runlens.models.messages import UserMessage
+    from runlens_feedback.batches import batch_message
+
+    return [UserMessage(batch_message(rows, "feedback_id", "text"))]
+
+
+def test_the_offline_model_keeps_its_memory_for_one_run_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Within a run a repeated text is analysed once across batches; a new run (the main
+    conversation starting again) analyses afresh, so a defect of an earlier run is not
+    handed on."""
+    import asyncio
+
+    from runlens.models.messages import UserMessage
+    from runlens_feedback.batches import SUBMIT_SPEC
+    from runlens_feedback.offline import OfflineAnalyst
+
+    text = "The export to Excel takes forever, over five minutes."
+    analyst = OfflineAnalyst()
+
+    def answer(feedback_id: str) -> Any:
+        messages = _batch_messages([{"feedback_id": feedback_id, "text": text}])
+        response = asyncio.run(analyst.complete(messages, [SUBMIT_SPEC]))
+        arguments = response.tool_calls[0].arguments
+        assert arguments is not None
+        return arguments["items"][0]
+
+    def start_run() -> None:
+        response = asyncio.run(analyst.complete([UserMessage("Analyse the file.")], []))
+        assert response.tool_calls[0].name == "read_feedback_csv"
+
+    start_run()
+    with monkeypatch.context() as patched:
+        patched.setattr(rows_module, "pick_evidence", lambda doc, theme: "words nobody wrote")
+        assert answer("a")["evidence_text"] == "words nobody wrote"
+    assert answer("b")["evidence_text"] == "words nobody wrote"  # the same run remembers it
+    start_run()
+    assert answer("c")["evidence_text"] in text
+
+
+def test_a_clause_scanned_again_gives_the_first_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    import runlens_feedback.analyst.matching as matching
+
+    monkeypatch.setattr(matching, "SCANNED_CLAUSES", 2)
+    keywords = compile_keywords(PATTERNS)
+    texts = ["The app crashes and crashed again", "导出失败，太慢了", "all good here"]
+    fresh = [keywords._scan(clause_words(text, _tokens(text))) for text in texts]
+    for _ in range(2):
+        assert [keywords.scan(text, _tokens(text)) for text in texts] == fresh
+    assert [clause.text for clause in keywords.scanned] == texts[1:]  # the oldest went first
+    assert fresh == [(2, 8), (2, 0), (0, 13)]

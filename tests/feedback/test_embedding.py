@@ -89,3 +89,50 @@ def test_outliers_are_a_bounded_share() -> None:
     texts, _ = mixed_corpus()
     catalogue = discover_themes(texts)
     assert catalogue.other_rows <= (discovery.OUTLIER_SHARE + 0.05) * len(texts)
+
+
+def _fake_vectors(texts: list[str]) -> object:
+    """Vectors that depend on the text only (no encoder), L2-normalised."""
+    import numpy as np
+
+    out = np.zeros((len(texts), embedding.DIMENSIONS), dtype=np.float32)
+    for row, text in enumerate(texts):
+        out[row, sum(map(ord, text)) % embedding.DIMENSIONS] = 1.0
+    return out
+
+
+def test_the_encoder_thread_runs_in_the_callers_context_and_hands_back_its_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Discovery encodes on a thread of its own while it tokenises: the thread sees the run's
+    cancellation scope, its vectors are the ones encoding in place gives, and its failure is
+    the caller's."""
+    from runlens.cancellation import CancelScope, active, current
+
+    texts = mixed_corpus(per_domain=40)[0]
+    seen: list[object] = []
+
+    def recording(texts: list[str]) -> object:
+        seen.append(current())
+        return _fake_vectors(texts)
+
+    monkeypatch.setattr(embedding, "sentence_vectors", recording)
+    scope = CancelScope()
+    with active(scope):
+        threaded = discover_themes(texts, vectors=True)
+    assert seen == [scope]
+    in_place = discovery.vectors._vector_topics
+    monkeypatch.setattr(
+        discovery,
+        "_vector_topics",
+        lambda texts, rows, terms, usable, encoding: in_place(texts, rows, terms, usable),
+    )
+    assert discover_themes(texts, vectors=True).assignments == threaded.assignments
+
+    def failing(texts: list[str]) -> object:
+        raise RuntimeError("the encoder broke")
+
+    monkeypatch.setattr(discovery, "_vector_topics", in_place)
+    monkeypatch.setattr(embedding, "sentence_vectors", failing)
+    with pytest.raises(RuntimeError, match="the encoder broke"):
+        discover_themes(texts, vectors=True)

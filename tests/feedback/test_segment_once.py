@@ -137,3 +137,32 @@ def test_discovery_drops_what_an_earlier_run_kept() -> None:
     cjk_words("一个没有被分析的句子", keep=True)
     discover_themes(TEXTS, vectors=False, keep_segmentation=True)
     assert kept_segments("一个没有被分析的句子") is None
+
+
+def test_discovery_reads_a_repeated_text_once_and_keeps_its_words_for_every_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import runlens_feedback.discovery as discovery
+    from runlens_feedback.discovery.vocabulary import undamaged_terms as original
+
+    read: list[str] = []
+
+    def counting(text: str, *, keep: bool = False) -> list[str]:
+        read.append(text)
+        return original(text, keep=keep)
+
+    monkeypatch.setattr(discovery, "undamaged_terms", counting)
+    texts = TEXTS * 3
+    catalogue = discover_themes(texts, vectors=False, keep_segmentation=True)
+    assert sorted(read) == sorted(TEXTS)
+    assert catalogue.assignments[: len(TEXTS)] * 3 == catalogue.assignments
+    for text in TEXTS:  # every row of a text takes its share of the kept words
+        assert tokens_module._kept[text][1] == 3
+    fresh = [terms(text) for text in texts]
+    monkeypatch.setattr(discovery, "REMEMBERED_TEXTS", 1)  # a memory too small to help
+    forget_segmentations()
+    read.clear()
+    again = discover_themes(texts, vectors=False, keep_segmentation=True)
+    assert again.assignments == catalogue.assignments
+    assert len(read) == len(texts)
+    assert [discovery.terms(text) for text in texts] == fresh

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
 from runlens_feedback.analyst.resources import lexicon
 from runlens_feedback.analyst.tokens import Token
 
 _PARTICLES = "了得的"
+#: Clauses whose scan each keyword set remembers (the most recent ones): feedback repeats
+#: its clauses ("太慢了", "the export fails"), and a scan depends on the clause alone.
+SCANNED_CLAUSES = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +74,30 @@ class KeywordSet:
     any_prefix: tuple[str, ...] = ()
     heads: frozenset[str] = frozenset()
     prefix_pattern: re.Pattern[str] | None = None
+    #: The scans of the clauses seen most recently (`SCANNED_CLAUSES`, oldest dropped first).
+    scanned: dict[ClauseWords, tuple[int, int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def scan(self, clause_text: str, tokens: Sequence[Token]) -> tuple[int, int]:
         """(number of matches, offset in the clause of the first one, or len(clause) if none)."""
         return self.scan_words(clause_words(clause_text, tokens))
 
     def scan_words(self, clause: ClauseWords) -> tuple[int, int]:
-        """`scan` of a clause read once (`clause_words`)."""
+        """`scan` of a clause read once (`clause_words`); a clause scanned before is not
+        scanned again."""
+        scanned = self.scanned
+        found = scanned.get(clause)
+        if found is None:
+            found = self._scan(clause)
+            if len(scanned) >= SCANNED_CLAUSES:
+                # another thread may have dropped it meanwhile
+                with suppress(KeyError, RuntimeError, StopIteration):
+                    del scanned[next(iter(scanned))]
+            scanned[clause] = found
+        return found
+
+    def _scan(self, clause: ClauseWords) -> tuple[int, int]:
         text = clause.text
         count, first = 0, len(text)
         if not self.initials.isdisjoint(text):

@@ -18,11 +18,15 @@ from runlens_feedback.theme_keys import theme_name
 
 _SNIPPET = {"zh": 30, "en": 80}
 EMPTY_TEXT_FLAG = "empty_text"
-#: Texts whose analysis one `analyze_rows` call remembers (the most recent ones, about 20
-#: MB): feedback repeats itself ("很好用", "Great app", a form's stock answers), and a row's
-#: analysis depends on its text and theme hint alone, so a repeated text is analysed once.
-#: The memory lasts one call: nothing an earlier run computed is handed to a later one.
+#: Texts whose analysis one `analyze_rows` call (or one run's `memory`) remembers (the most
+#: recent ones, about 20 MB): feedback repeats itself ("很好用", "Great app", a form's stock
+#: answers), and a row's analysis depends on its text and theme hint alone, so a repeated
+#: text is analysed once. The memory lasts one call, or the run its caller keeps it for:
+#: nothing an earlier run computed is handed to a later one.
 REMEMBERED_TEXTS = 16_384
+
+#: Remembered analyses: (text, theme hint) -> the item without its `feedback_id`.
+Memory = dict[tuple[str, str | None], dict[str, Any]]
 
 
 def analyze_rows(
@@ -30,6 +34,7 @@ def analyze_rows(
     *,
     id_column: str = "feedback_id",
     text_column: str = "text",
+    memory: Memory | None = None,
 ) -> list[dict[str, Any]]:
     """One analysis item per row, in input order; each row is analysed on its own.
 
@@ -51,9 +56,13 @@ def analyze_rows(
     en), `sentiment_score` (the signed lexicon score) and `flags` (`["empty_text"]` for a
     whitespace-only text, whose evidence is the text itself).
 
+    `memory`: the analyses of repeated texts to reuse and add to (at most `REMEMBERED_TEXTS`,
+    the oldest dropped first), for a caller that analyses one run's rows in many calls and
+    keeps it for that run only (`offline.OfflineAnalyst`); by default one call's own.
+
     Raises `KeyError` when a row lacks the id column. A missing or None text counts as empty.
     """
-    remembered: dict[tuple[str, str | None], dict[str, Any]] = {}
+    remembered: Memory = {} if memory is None else memory
     return [
         _item(
             _feedback_id(row, id_column, position),
@@ -78,9 +87,9 @@ def _item(
     feedback_id: str,
     text: str,
     theme_hint: str | None,
-    remembered: dict[tuple[str, str | None], dict[str, Any]] | None,
+    remembered: Memory | None,
 ) -> dict[str, Any]:
-    """`analyze_text`, taking a repeated text's analysis from `remembered` (one call's)."""
+    """`analyze_text`, taking a repeated text's analysis from `remembered`."""
     if not text.strip():
         return _empty_item(feedback_id, text)
     key = (text, theme_hint)

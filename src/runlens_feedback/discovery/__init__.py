@@ -104,11 +104,14 @@ grouping does to a theme), so a report or figure check that only sees an item's 
 still reads the name from the key. A one-word name that is a key with a meaning of its own
 (a theme-table key such as "delivery", "praise", "other") gets " theme" appended.
 
-Cost: tokenising is linear in the rows (each sample row is tokenised once); fitting is
-bounded by the sample (so are the anchors); assignment is one sparse product per chunk and
-per split it passes, plus one for the chunk's rows left to step 4c.
+Cost: tokenising is linear in the rows (each sample row is tokenised once, and a repeated
+text once among the last `REMEMBERED_TEXTS`); fitting is bounded by the sample (so are the
+anchors); assignment is one sparse product per chunk and per split it passes, plus one for
+the chunk's rows left to step 4c.
 Encoding is bounded by `VECTOR_ROWS` (about 2 ms a short row, 10 ms a long review, on one
-core, plus about 1.5 s to load the encoder once per process).
+core, plus about 1.5 s to load the encoder once per process); it runs on a thread of its own
+while up to `AHEAD_CHUNKS` chunks of rows are tokenised, and k-means runs on one BLAS/OpenMP
+thread.
 """
 
 from __future__ import annotations
@@ -153,6 +156,7 @@ from runlens_feedback.discovery.vectors import (
     VECTOR_MAX_DF,
     VECTOR_ROWS,
     VECTOR_ROWS_PER_TOPIC,
+    Encoding,
     _vector_topics,
 )
 from runlens_feedback.discovery.vocabulary import (
@@ -166,6 +170,7 @@ from runlens_feedback.discovery.vocabulary import (
     concept_of,
     damaged,
     terms,
+    undamaged_terms,
 )
 
 FIT_ROWS = 20_000
@@ -174,6 +179,12 @@ MIN_USABLE_ROWS = 5
 #: Rows tokenised between two cancellation checkpoints: tokenising is most of the work, and a
 #: cancelled run must stop within a second, not when discovery ends.
 CHECKPOINT_ROWS = 200
+#: Texts whose terms one discovery remembers (the most recent ones, about 16 MB): feedback
+#: repeats itself ("很好用", "Great app", a form's stock answers), and a text's terms
+#: depend on the text alone, so a repeated text is tokenised once.
+REMEMBERED_TEXTS = 16_384
+#: Chunks tokenised ahead while the sentence encoder runs on its own thread (step 3v).
+AHEAD_CHUNKS = 4
 
 __all__ = [
     "ANCHOR_MIN_ROWS",
@@ -234,10 +245,15 @@ def _tokenised(
     known: dict[int, list[str]] | None = None,
     *,
     keep: bool = False,
+    memory: dict[str, tuple[tuple[str, ...], bool]] | None = None,
 ) -> list[list[str]]:
     """`terms` of each text at `indices` (plural-folded with `folds`; `known` rows as they
     are), with a cancellation checkpoint every `CHECKPOINT_ROWS` rows. `keep`: keep each
-    text's segmentation for its analysis (`terms`)."""
+    text's segmentation for its analysis (`terms`), once per row. `memory`: the terms of
+    texts seen before, and whether each was segmented (not `damaged`), to reuse and add to
+    (at most `REMEMBERED_TEXTS`, the oldest dropped first)."""
+    from runlens_feedback.analyst.tokens import cjk_words
+
     rows: list[list[str]] = []
     for position, i in enumerate(indices):
         if position % CHECKPOINT_ROWS == 0:
@@ -245,7 +261,19 @@ def _tokenised(
         if known is not None and i in known:
             rows.append(known[i])
             continue
-        row = terms(str(texts[i] or ""), keep=keep)
+        text = str(texts[i] or "")
+        seen = memory.get(text) if memory is not None else None
+        if seen is None:
+            segmented = not damaged(text)
+            row = undamaged_terms(text, keep=keep) if segmented else []
+            if memory is not None:
+                if len(memory) >= REMEMBERED_TEXTS:
+                    del memory[next(iter(memory))]
+                memory[text] = (tuple(row), segmented)
+        else:
+            row = list(seen[0])
+            if keep and seen[1]:
+                cjk_words(text, keep=True)  # this row's share of the kept segmentation
         rows.append(row if folds is None else _fold(row, folds))
     return rows
 
@@ -265,7 +293,8 @@ def discover_themes(
         forget_segmentations()
     count = len(texts)
     fit_rows = _sample(count, FIT_ROWS)
-    fit_terms = _tokenised(texts, fit_rows, keep=keep_segmentation)
+    memory: dict[str, tuple[tuple[str, ...], bool]] = {}
+    fit_terms = _tokenised(texts, fit_rows, keep=keep_segmentation, memory=memory)
     folds = _plural_folds(fit_terms)
     fit_terms = [_fold(row, folds) for row in fit_terms]
     usable = sum(1 for row in fit_terms if row)
@@ -278,9 +307,19 @@ def discover_themes(
         vectors = embedding.available()
     import numpy as np
 
+    cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     fixed: dict[int, int] = {}  # row -> leaf decided by its sentence vector (-1: an outlier)
+    # chunk start -> its rows' terms, tokenised while the sentence encoder runs (3v)
+    ahead: dict[int, list[list[str]]] = {}
     if vectors:
-        found = _vector_topics(texts, fit_rows, fit_terms, usable)
+        encoding = Encoding(texts, fit_rows, fit_terms)
+        for chunk in _chunks(count):
+            if encoding.done() or len(ahead) >= AHEAD_CHUNKS:
+                break
+            ahead[chunk.start] = _tokenised(
+                texts, chunk, folds, cached, keep=keep_segmentation, memory=memory
+            )
+        found = _vector_topics(texts, fit_rows, fit_terms, usable, encoding)
         if found is None:
             return ThemeCatalogue([], [OTHER] * count)
         root, fixed, fit_labels, fit_matrix = found
@@ -302,9 +341,12 @@ def discover_themes(
     # 4c): the class-based TF-IDF's input for names and cohesion
     class_counts = np.zeros((leaf_count, len(vocabulary)), dtype=np.float64)
     core_sizes = np.zeros(leaf_count, dtype=np.int64)
-    cached = dict(zip(fit_rows, fit_terms, strict=True))  # at most FIT_ROWS rows
     for chunk in _chunks(count):
-        chunk_terms = _tokenised(texts, chunk, folds, cached, keep=keep_segmentation)
+        chunk_terms = ahead.pop(chunk.start, None)
+        if chunk_terms is None:
+            chunk_terms = _tokenised(
+                texts, chunk, folds, cached, keep=keep_segmentation, memory=memory
+            )
         matrix = vectorizer.transform(chunk_terms)
         chunk_labels = root.assign(chunk_terms, matrix)
         decided = np.zeros(len(chunk), dtype=bool)

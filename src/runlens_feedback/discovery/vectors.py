@@ -9,7 +9,9 @@ were chosen on development data only (`benchmarks/tune_vector_themes.py`, docs/q
 
 from __future__ import annotations
 
+import contextvars
 import math
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -147,17 +149,69 @@ def _concept_vectors(rows: list[list[str]], chosen: list[int]) -> Any:
     return out / np.where(norms > 0, norms, 1.0)
 
 
+def _encoded_rows(fit_terms: list[list[str]]) -> list[int]:
+    """The fit sample's rows that step 3v encodes: at most `VECTOR_ROWS` of those with
+    terms, evenly spaced."""
+    with_terms = [j for j, row in enumerate(fit_terms) if row]
+    return [with_terms[j] for j in _sample(len(with_terms), VECTOR_ROWS)]
+
+
+class Encoding:
+    """The sentence vectors of the rows step 3v encodes (`_encoded_rows`), computed on a
+    thread of their own: the encoder spends its time in numpy, which lets the caller's
+    thread tokenise the other rows meanwhile. The thread runs in the caller's context, so a
+    cancelled run stops it at its next checkpoint too."""
+
+    def __init__(self, texts: Sequence[str], fit_rows: list[int], fit_terms: list[list[str]]):
+        self.chosen = _encoded_rows(fit_terms)
+        chosen_texts = [str(texts[fit_rows[j]] or "") for j in self.chosen]
+        self._points: Any = None
+        self._error: BaseException | None = None
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run,
+            args=(self._encode, chosen_texts),
+            name="runlens-sentence-vectors",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _encode(self, chosen_texts: list[str]) -> None:
+        from runlens_feedback import embedding
+
+        try:
+            self._points = embedding.sentence_vectors(chosen_texts)
+        except BaseException as error:  # handed to the caller by `points`
+            self._error = error
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def points(self) -> Any:
+        """The vectors, one row per encoded row (waits for the thread)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._points
+
+
 def _vector_topics(
-    texts: Sequence[str], fit_rows: list[int], fit_terms: list[list[str]], usable: int
+    texts: Sequence[str],
+    fit_rows: list[int],
+    fit_terms: list[list[str]],
+    usable: int,
+    encoding: Encoding | None = None,
 ) -> tuple[_Node, dict[int, int], Any, Any] | None:
     """Steps 3-4 with sentence vectors: k-means over the vectors of at most `VECTOR_ROWS`
     rows with terms (evenly spaced); the `OUTLIER_SHARE` of them farthest from their
     centre are "other". Returns the word model that places every other row (each topic's
     mean TF-IDF over its rows), the leaf of each encoded row, and the fit sample's leaves
-    and TF-IDF matrix (for the anchors of step 4c)."""
+    and TF-IDF matrix (for the anchors of step 4c). `encoding`: the vectors, already being
+    computed (`Encoding`); by default they are computed here."""
     import numpy as np
     from sklearn.cluster import KMeans
     from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
 
     from runlens_feedback import embedding
 
@@ -166,17 +220,21 @@ def _vector_topics(
         fit_matrix = vectorizer.fit_transform(fit_terms)
     except ValueError:  # no term survives the document-frequency bounds
         return None
-    with_terms = [j for j, row in enumerate(fit_terms) if row]
-    chosen = [with_terms[j] for j in _sample(len(with_terms), VECTOR_ROWS)]
+    chosen = encoding.chosen if encoding is not None else _encoded_rows(fit_terms)
     k = min(_vector_components(usable), len(chosen))
     if k < 1:
         return None
-    chosen_texts = [str(texts[fit_rows[j]] or "") for j in chosen]
-    points = embedding.sentence_vectors(chosen_texts)
+    if encoding is not None:
+        points = encoding.points()
+    else:
+        points = embedding.sentence_vectors([str(texts[fit_rows[j]] or "") for j in chosen])
     concepts = _concept_vectors(fit_terms, chosen)
     joined = np.hstack([points, CONCEPT_WEIGHT * concepts]) if CONCEPT_WEIGHT > 0 else points
     k = min(k, len(np.unique(joined.round(6), axis=0)))  # never more topics than distinct rows
-    with warnings.catch_warnings():
+    # One BLAS/OpenMP thread, as the encoder: the same clusters on any number of cores, and
+    # k-means++ makes many small products, which a thread pool slows down several times
+    # over on a busy machine (threads waiting for each other instead of computing).
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
         warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct rows than k
         model = KMeans(n_clusters=k, n_init=KMEANS_STARTS, random_state=0).fit(joined)
     leaves = _one_per_concept(model.labels_.astype(np.int32), concepts)

@@ -227,8 +227,11 @@ def terms(text: str, *, keep: bool = False) -> list[str]:
     """The terms of one text (package docstring, step 1): kept words, adjacent bigrams and the
     words' concepts (`concept_of`, each once); none for a damaged text (`damaged`). `keep`:
     keep its segmentation for the analysis of the same text (`analyst.tokens.cjk_words`)."""
-    if damaged(text):
-        return []
+    return [] if damaged(text) else undamaged_terms(text, keep=keep)
+
+
+def undamaged_terms(text: str, *, keep: bool = False) -> list[str]:
+    """`terms` of a text known not to be `damaged`."""
     excluded = _excluded()
     found: list[str] = []
     concepts: dict[str, None] = {}
