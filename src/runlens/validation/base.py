@@ -8,6 +8,7 @@ wording starts with the phrase the design article shows (`missing required files
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import stat
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from runlens.contracts import ArtifactContract
-from runlens.tools.workspace import Workspace
+from runlens.tools.workspace import INPUT, Workspace
 from runlens.validation.findings import Finding, FindingCode
 from runlens.validation.trust import UntrustedIndex, open_index
 
@@ -123,6 +124,29 @@ class ValidationContext:
             self._shared[key] = open_index(self)
         index: EvidenceIndex | UntrustedIndex = self._shared[key]
         return index
+
+    def judged_bytes(self) -> int:
+        """The size of what this round reads: the contracts' artifacts, the Evidence Index and
+        its source (the one file under `input/` when `source` is None). A validator's time
+        grows with it (`runlens.validation.runner` scales its default limit by it). Worked out
+        once per round; a file that cannot be read counts as empty."""
+        return self.shared("size", "judged", self._judged_bytes)
+
+    def _judged_bytes(self) -> int:
+        paths = [self.workspace / contract.name for contract in self.contracts]
+        paths.append(self.evidence_index_path)
+        if self.source is not None:
+            paths.append(self.source)
+        else:
+            with contextlib.suppress(OSError):
+                paths.extend(self.workspace.joinpath(INPUT).iterdir())
+        total = 0
+        for path in paths:
+            with contextlib.suppress(OSError):
+                status = path.stat()
+                if stat.S_ISREG(status.st_mode):
+                    total += status.st_size
+        return total
 
     def shared(self, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
         """What `compute` returns, worked out once per round under `(kind, key)`: for what

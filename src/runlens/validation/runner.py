@@ -64,6 +64,11 @@ from runlens.validation.secrets import SecretValidator
 VALIDATOR_GROUP = "runlens.validators"
 #: Seconds one validator may take before it blocks with `hook_error` (fail closed).
 DEFAULT_TIMEOUT = 30.0
+#: Seconds a validator without a timeout of its own may take per MiB the round judges
+#: (`ValidationContext.judged_bytes`) when that is longer than the default: a validator's
+#: time grows with the input, and a fixed limit would fail a correct run of a large file on a
+#: busy machine. Over ten times what the slowest built-in validator needs at 100,000 rows.
+SECONDS_PER_MIB = 0.5
 
 #: A validator and its own timeout (None: the runner's default).
 TimedValidator = tuple[Validator, float | None]
@@ -316,7 +321,9 @@ async def run_validators(
     """
 
     def limit(timeout: float | None) -> float:
-        return timeout if timeout is not None else default_timeout
+        return timeout if timeout is not None else scaled
+
+    scaled = scaled_timeout(default_timeout, context) if validators else default_timeout
 
     results: list[tuple[ValidatorResult, float]] = []
     pending = tuple(validators)
@@ -336,6 +343,12 @@ async def run_validators(
         )
         pending = pending[hung + 1 :]
     return results
+
+
+def scaled_timeout(default_timeout: float, context: ValidationContext) -> float:
+    """The limit of a validator without a timeout of its own: `default_timeout`, or
+    `SECONDS_PER_MIB` per MiB of what the round judges when that is longer."""
+    return max(default_timeout, context.judged_bytes() / 2**20 * SECONDS_PER_MIB)
 
 
 async def _watch(batch: _ValidatorBatch, limit: Callable[[float | None], float]) -> int | None:
