@@ -155,6 +155,20 @@ class Timed(Protocol):
     def finished_at(self) -> str | None: ...
 
 
+def one_match(text: str, matches: list[str], url: str) -> str:
+    """The one run id of `matches` (the store's ids `text` starts or ends), or the
+    `UserError` a person reads when there is none or several (the first five named)."""
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(matches[:5])
+        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+        raise UserError(
+            f"{text!r} matches {len(matches)} runs ({shown}{more}): give more of the id"
+        )
+    raise UserError(f"no run {text!r} (looked in the run store {url})")
+
+
 def parse_time(value: str | None) -> datetime | None:
     """A time the store holds (ISO 8601) as an aware datetime; None for none or garbage."""
     if not value:

@@ -28,7 +28,14 @@ from urllib.parse import quote
 
 from runlens.errors import UserError
 from runlens.records.status import TERMINAL
-from runlens.store.listing import ListedRun, SyncState, home_records, stamped, summary_fields
+from runlens.store.listing import (
+    ListedRun,
+    SyncState,
+    home_records,
+    one_match,
+    stamped,
+    summary_fields,
+)
 from runlens.store.location import BUSY_MS, HEAD_REVISION, sqlite_file
 from runlens.store.values import decode_json, escape_text, fit, unescape_text
 from runlens.tools.workspace import Workspace
@@ -324,15 +331,7 @@ class SqliteReader:
                 [pattern, pattern],
             ).fetchall()
         matches = sorted(str(_text(row[0])) for row in found)
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            shown = ", ".join(matches[:5])
-            more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
-            raise UserError(
-                f"{text!r} matches {len(matches)} runs ({shown}{more}): give more of the id"
-            )
-        raise UserError(f"no run {text!r} (looked in the run store {self.url})")
+        return one_match(text, matches, self.url)
 
     def events(
         self, run_id: str, after_seq: int = 0, limit: int | None = None

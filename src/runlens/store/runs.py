@@ -16,7 +16,7 @@ from runlens.errors import UserError
 from runlens.records.status import TERMINAL
 from runlens.store import tables as t
 from runlens.store.engine import StoreBase
-from runlens.store.listing import SyncState, summary_fields
+from runlens.store.listing import SyncState, one_match, summary_fields
 from runlens.store.rows import (
     CitationRow,
     RunDetail,
@@ -159,15 +159,7 @@ class RunReads(StoreBase):
                     )
                 ).scalars()
             )
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            shown = ", ".join(matches[:5])
-            more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
-            raise UserError(
-                f"{text!r} matches {len(matches)} runs ({shown}{more}): give more of the id"
-            )
-        raise UserError(f"no run {text!r} (looked in the run store {self.url})")
+        return one_match(text, matches, self.url)
 
     def events(
         self, run_id: str, after_seq: int = 0, limit: int | None = None
