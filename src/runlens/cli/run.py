@@ -269,8 +269,7 @@ def _prepare(
 def _execute(run: Run, as_json: bool) -> int:
     import asyncio
 
-    # With --json nothing is drawn: rich and the progress display are loaded only to say
-    # that a run was cancelled.
+    # With --json nothing is drawn: rich and the progress display are not loaded.
     console: Console | None = None
     progress: RunProgress | None = None
     if not as_json:
@@ -301,10 +300,11 @@ def _execute(run: Run, as_json: bool) -> int:
                 result = asyncio.run(go())
     except (KeyboardInterrupt, asyncio.CancelledError):
         if console is None:
-            from rich.console import Console
-
-            console = Console(stderr=True)
-        console.print(f"\n[yellow]Run cancelled.[/] Records kept in {run.workspace.root}")
+            # Plain text: importing rich now, beside a tool still spinning on its thread,
+            # would delay the exit the cancellation promises.
+            click.echo(f"\nRun cancelled. Records kept in {run.workspace.root}", err=True)
+        else:
+            console.print(f"\n[yellow]Run cancelled.[/] Records kept in {run.workspace.root}")
         if as_json:
             click.echo(_redacted(run, json.dumps(run.result().to_json(), ensure_ascii=False)))
         return EXIT_FAILED
