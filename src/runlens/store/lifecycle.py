@@ -241,14 +241,7 @@ class RunLife(RunReads):
         """A live run's events, in one transaction with `first` (the run's row as it began:
         plugin, model, workspace, `created`) and `live` (what the events change: status,
         plan, warnings). Ends are not published: `finish` writes them with the results."""
-        if live is not None and is_terminal(live.get("status")):
-            raise InvalidTransition("a run's end is written by `finish`, not published")
-        with self.transaction(lock_seconds=lock_seconds):
-            if first is not None:
-                self.upsert_run(run_id, **first)
-            self.append_events(run_id, events)
-            if live:
-                self.upsert_run(run_id, **live)
+        self.publish_many([Published(run_id, events, first, live)], lock_seconds=lock_seconds)
 
     def publish_many(
         self, batches: Sequence[Published], *, lock_seconds: float | None = None
