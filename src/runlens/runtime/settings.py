@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from runlens.hooks.command import CommandHook
 from runlens.models._settings import env_positive_float
@@ -33,6 +34,9 @@ class RunSettings:
     input_text_column: str | None = None
     #: The workbook sheet to read (`--sheet`); None: the first worksheet.
     input_sheet: str | None = None
+    #: The runs home whose `keys/default.pem` signs the verdict when `RUNLENS_SIGNING_KEY`
+    #: names no key (a worker's `--home`); None: `$RUNLENS_HOME` or `./runlens-runs`.
+    keys_home: Path | None = None
 
     @classmethod
     def from_options(
