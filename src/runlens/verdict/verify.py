@@ -221,8 +221,8 @@ def _evidence_index(
 ) -> Check:
     """The index rebuilt from the input (or `source`), in a temporary folder, against the
     workspace's: byte for byte from the input, row for row from another file."""
-    from runlens.cli.validate import rebuild_index, recorded_reading
     from runlens.evidence import is_workbook
+    from runlens.evidence.rebuild import rebuild_index, recorded_reading
 
     stored = root / Workspace.EVIDENCE_INDEX
     if not stored.is_file():
