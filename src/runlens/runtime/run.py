@@ -7,9 +7,9 @@ every record is written whatever the outcome (SPEC sections 2, 7 and 11).
 Record writes are kept to what crash safety needs: `runtime/run.json` is written when the run
 starts running and when it ends; what changes in between (status, plan, metrics, warnings,
 the Evidence Index hash) is in `events.jsonl`, which readers fold in (`live_record`) and
-`runtime.recovery` replays for a run whose process died. The end writes the trace, the
-manifest and the final run record, in that order (a reader sees a terminal `run.json` only
-once the other two exist).
+`runtime.recovery` replays for a run whose process died. The end writes the signed verdict
+(a run that was judged: `runlens.verdict`), the trace, the manifest and the final run record,
+in that order (a reader sees a terminal `run.json` only once the others exist).
 """
 
 from __future__ import annotations
