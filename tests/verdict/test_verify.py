@@ -397,3 +397,48 @@ def test_a_run_given_a_keys_home_signs_with_that_homes_key(tmp_path: Path) -> No
     run = SignedRun(worker_home, worker_home / "run_w", None)  # type: ignore[arg-type]
     assert run.envelope["signatures"][0]["keyid"] == worker_key.keyid
     assert verify_workspace(run.workspace, home=worker_home).verified
+
+
+def test_a_workers_run_signs_with_the_workers_home_key(tmp_path: Path) -> None:
+    """`open_run` as a worker calls it (`Durable.home`: the worker's `--home`): the run signs
+    with that home's key, the envelope reaches the run store, the private key does not."""
+    from tests.verdict.conftest import SAMPLE, SCRIPTS
+
+    from runlens.plugins import load_plugin
+    from runlens.runtime.journal import Journal
+    from runlens.start import Durable, RunOptions, open_run
+    from runlens.store.db import open_store
+    from runlens.workers.workflow import run_to_end
+
+    worker_home = tmp_path / "worker"
+    worker_key = init_key("default", worker_home)
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    durable = Durable(
+        journal=Journal(),
+        replay_events=(),
+        on_replay_diverged=lambda seq: None,
+        worker="w1",
+        home=worker_home,
+    )
+    options = RunOptions(plugin="feedback-analysis", model=f"scripted:{SCRIPTS / 'passing.json'}")
+    run, mirror = open_run(
+        store,
+        options,
+        load_plugin("feedback-analysis"),
+        SAMPLE,
+        worker_home / "run_w1",
+        run_id="run_w1",
+        origin="cli",
+        durable=durable,
+    )
+    assert run_to_end(run).status == "completed"
+    mirror.finish()
+
+    copied = tmp_path / "from-store"
+    store.materialize("run_w1", copied, paths=["runtime/verdict.dsse.json"])
+    envelope = json.loads((copied / "runtime" / "verdict.dsse.json").read_text())
+    assert envelope["signatures"][0]["keyid"] == worker_key.keyid
+    pem = (worker_home / "keys" / "default.pem").read_bytes()
+    body = b"".join(line for line in pem.splitlines() if b"-----" not in line)
+    for stored in tmp_path.glob("store.db*"):  # the database and its journal files
+        assert body not in stored.read_bytes(), stored
