@@ -442,3 +442,49 @@ def test_a_workers_run_signs_with_the_workers_home_key(tmp_path: Path) -> None:
     body = b"".join(line for line in pem.splitlines() if b"-----" not in line)
     for stored in tmp_path.glob("store.db*"):  # the database and its journal files
         assert body not in stored.read_bytes(), stored
+
+
+def test_a_run_cancelled_in_its_repair_round_signs_no_stale_verdict(tmp_path: Path) -> None:
+    """The last verdict judged files the model was still changing: nothing is signed."""
+    import asyncio
+
+    from tests.verdict.conftest import SAMPLE, SCRIPTS
+
+    from runlens import cancellation
+    from runlens.plugins import load_plugin
+    from runlens.runtime.run import Run, RunSettings
+    from runlens.testing import FunctionModel
+
+    turns = json.loads((SCRIPTS / "missing_heading.json").read_text(encoding="utf-8"))["turns"]
+    runs: list[Run] = []
+
+    def answer(messages: object, tools: object) -> dict[str, Any]:
+        model = runs[0].model
+        assert isinstance(model, FunctionModel)
+        if model.calls < len(turns):
+            turn: dict[str, Any] = turns[model.calls]
+            return turn
+        runs[0].cancel("cancelled during the repair round")
+        cancellation.checkpoint()
+        return {"content": "never reached"}
+
+    run = Run(
+        plugin=load_plugin("feedback-analysis"),
+        input_path=SAMPLE,
+        model=FunctionModel(answer),
+        workspace=tmp_path / "ws",
+        settings=RunSettings(repair_turns=1, keys_home=tmp_path),
+    )
+    runs.append(run)
+
+    async def execute() -> None:
+        try:
+            await run.execute()
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(execute())
+
+    assert run.status.value == "cancelled"
+    assert run.report is not None  # round 1 judged the files ...
+    assert not (tmp_path / "ws" / "runtime" / "verdict.dsse.json").exists()  # ... as they were

@@ -109,6 +109,7 @@ class Run(RunRecords):
         self.index_sha256: str | None = None
         self.report: ValidationReport | None = None
         self.validators_ran = []
+        self.verdict_current = False
         self.metrics = MetricsCollector()
         self._redact_secrets = redactor(self.settings.secrets)
         self.events = EventLog(
@@ -311,6 +312,7 @@ class Run(RunRecords):
             )
         report = aggregate([result for result, _ in results], self.plugin.contracts, context)
         self.report = report
+        self.verdict_current = True
         self.validators_ran = [result.validator for result, _ in results]
         if self.journal.durable:
             await self.journal.check(
@@ -368,6 +370,7 @@ class Run(RunRecords):
         self, report: ValidationReport, validation_round: int, messages: list[Message]
     ) -> None:
         self._settle_plan(report, final=False)
+        self.verdict_current = False  # the model goes on changing what was judged
         self._publish_blocked(report, validation_round)
         self._publish_artifacts(report, validation_round)
         remaining = self.settings.repair_turns - validation_round
