@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable
@@ -373,7 +375,6 @@ def test_usage_errors_exit_2(
 def test_a_run_given_a_keys_home_signs_with_that_homes_key(tmp_path: Path) -> None:
     """A worker's runs sign with its own home's key (`RunSettings.keys_home`, set from the
     worker's `--home`), whatever `RUNLENS_HOME` says."""
-    import asyncio
 
     from tests.verdict.conftest import SAMPLE, SCRIPTS
 
@@ -446,7 +447,6 @@ def test_a_workers_run_signs_with_the_workers_home_key(tmp_path: Path) -> None:
 
 def test_a_run_cancelled_in_its_repair_round_signs_no_stale_verdict(tmp_path: Path) -> None:
     """The last verdict judged files the model was still changing: nothing is signed."""
-    import asyncio
 
     from tests.verdict.conftest import SAMPLE, SCRIPTS
 
@@ -478,10 +478,8 @@ def test_a_run_cancelled_in_its_repair_round_signs_no_stale_verdict(tmp_path: Pa
     runs.append(run)
 
     async def execute() -> None:
-        try:
+        with contextlib.suppress(asyncio.CancelledError):  # how a cancelled run ends
             await run.execute()
-        except asyncio.CancelledError:
-            pass
 
     asyncio.run(execute())
 
