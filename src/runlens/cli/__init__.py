@@ -52,6 +52,16 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "worker": ("runlens.cli.workers", "worker_command", "Execute queued runs until stopped."),
     "cancel": ("runlens.cli.workers", "cancel_command", "Cancel a queued or running run."),
     "ui": ("runlens.cli.ui", "ui_command", "Serve the pages and the HTTP API over the run store."),
+    "verify-source": (
+        "runlens.cli.source",
+        "verify_source_command",
+        "Is a file the data a run read: identical, same rows, or rows changed.",
+    ),
+    "drift": (
+        "runlens.cli.source",
+        "drift_command",
+        "Which claims of a run a newer data file makes stale.",
+    ),
     "export-trace": (
         "runlens.cli.export",
         "export_trace_command",
