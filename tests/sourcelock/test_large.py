@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.cli.helpers import invoke, json_object, run, run_record
@@ -41,7 +42,7 @@ def large_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list
     return root / "ws", table
 
 
-def late_citation(workspace: Path, suffix: str) -> dict[str, str]:
+def late_citation(workspace: Path, suffix: str) -> dict[str, Any]:
     citations = json.loads((workspace / "runtime" / "citations.json").read_text("utf-8"))
     return next(
         c
