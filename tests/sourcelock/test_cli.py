@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -192,3 +193,40 @@ def test_drift_marks_the_claims_citing_a_changed_row(
     figures = [c for c in stale if c["kind"] == "figure"]
     assert figures and all(c["line"] and cited["row_id"] in c["row_ids"] for c in figures)
     assert report["changed_since_run"] == []
+
+
+def test_an_index_changed_since_the_run_is_refused(
+    sample_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace = Path(shutil.copytree(sample_run[0], tmp_path / "ws"))
+    header, *rows = sample_rows()
+    rows[0][1] += " (edited)"
+    newer = write_table(tmp_path / "next.csv", [header, *rows])
+    index = workspace / "runtime" / "evidence_index.json"
+    index.write_bytes(index.read_bytes().replace(b'"fb_001"', b'"fb_00X"', 1))
+    result = invoke("verify-source", workspace, newer)
+    assert result.exit_code == 2
+    assert "evidence_index.json changed since the run" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_drift_survives_hostile_deliverables_and_names_edited_ones(
+    sample_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace = Path(shutil.copytree(sample_run[0], tmp_path / "ws"))
+    (workspace / "artifacts" / "product_backlog.json").write_text("[" * 100_000, "utf-8")
+    analysis = workspace / "artifacts" / "feedback_analysis.json"
+    document = json.loads(analysis.read_text("utf-8"))
+    document["items"][0]["feedback_id"] = {"not": "an id"}
+    analysis.write_text(json.dumps(document), "utf-8")
+    header, *rows = sample_rows()
+    for row in rows:
+        row[1] += " (edited)"
+    newer = write_table(tmp_path / "next.csv", [header, *rows])
+    result = invoke("drift", workspace, newer, "--json")
+    assert result.exit_code == 1, result.output
+    report = json_object(result.stdout)
+    assert len(report["comparison"]["changed"]) == len(rows)
+    assert {c["artifact"] for c in report["stale"]} >= {"artifacts/insight_report.md"}
+    assert not any(c["artifact"].endswith("product_backlog.json") for c in report["stale"])
+    assert any("product_backlog.json" in line for line in report["changed_since_run"])

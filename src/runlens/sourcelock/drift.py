@@ -166,7 +166,7 @@ def _item_of(location: str, key: str) -> str:
 def _json_document(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a model wrote it: anything goes
         return None
 
 
@@ -276,8 +276,12 @@ def _stale_figures(
     for name in rule.sources:
         held = stale_items.get(name)
         if held:
-            doubted[name] = _in_doubt(documents[name], held, id_keys.get(name, frozenset()))
             rows.update((row_id, None) for item in held.values() for row_id in item)
+            try:
+                doubted[name] = _in_doubt(documents[name], held, id_keys.get(name, frozenset()))
+            except RecursionError:  # nested too deep to copy: cannot say, so all are stale
+                _differing(original, None, tuple(rows), stale)
+                return original, stale
     if rows:
         _differing(original, _compute(rule, doubted, run_index), tuple(rows), stale)
     return original, stale
