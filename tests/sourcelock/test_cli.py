@@ -230,3 +230,20 @@ def test_drift_survives_hostile_deliverables_and_names_edited_ones(
     assert {c["artifact"] for c in report["stale"]} >= {"artifacts/insight_report.md"}
     assert not any(c["artifact"].endswith("product_backlog.json") for c in report["stale"])
     assert any("product_backlog.json" in line for line in report["changed_since_run"])
+
+
+def test_a_run_shown_from_the_store_has_its_source_lock(
+    sample_run: tuple[Path, Path], _session_runs_home: Path
+) -> None:
+    workspace, _ = sample_run
+    record = run_record(workspace)
+    moved = workspace.with_name("moved-away")
+    workspace.rename(moved)
+    try:
+        shown = invoke("show", record["run_id"], "--home", _session_runs_home, "--json")
+    finally:
+        moved.rename(workspace)
+    assert shown.exit_code == 0, shown.output
+    payload = json_object(shown.stdout)
+    assert any("shown from the run store" in line for line in payload["problems"])
+    assert payload["run"]["source_lock"] == record["source_lock"]
