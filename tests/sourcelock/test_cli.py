@@ -247,3 +247,17 @@ def test_a_run_shown_from_the_store_has_its_source_lock(
     payload = json_object(shown.stdout)
     assert any("shown from the run store" in line for line in payload["problems"])
     assert payload["run"]["source_lock"] == record["source_lock"]
+
+
+def test_a_source_lock_edited_since_the_run_is_refused(
+    sample_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace = Path(shutil.copytree(sample_run[0], tmp_path / "ws"))
+    other = write_table(tmp_path / "other.csv", [["feedback_id", "text"], ["x_1", "hello"]])
+    record_path = workspace / "runtime" / "run.json"
+    record = json.loads(record_path.read_text("utf-8"))
+    record["source_lock"]["bytes_sha256"] = hashlib.sha256(other.read_bytes()).hexdigest()
+    record_path.write_text(json.dumps(record), "utf-8")
+    result = invoke("verify-source", workspace, other)
+    assert result.exit_code == 2
+    assert "source_lock.bytes_sha256" in result.output
