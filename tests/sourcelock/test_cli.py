@@ -30,12 +30,18 @@ def git(folder: Path, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(workspace, input) of a completed offline run on a git-committed copy of the sample."""
+    """(workspace, input) of a completed offline run on a copy of the sample committed to git
+    and tracked by DVC (a `.dvc` file as `dvc add` writes it)."""
     root = tmp_path_factory.mktemp("run")
     repository = root / "repo"
     (repository / "data").mkdir(parents=True)
     data = repository / "data" / "feedback.csv"
     data.write_bytes(SAMPLE_CSV.read_bytes())
+    md5 = hashlib.md5(data.read_bytes()).hexdigest()
+    (repository / "data" / "feedback.csv.dvc").write_text(
+        f"outs:\n- md5: {md5}\n  size: {data.stat().st_size}\n  hash: md5\n  path: feedback.csv\n",
+        encoding="utf-8",
+    )
     git(repository, "init", "-q")
     git(repository, "add", ".")
     git(repository, "commit", "-qm", "export")
@@ -68,6 +74,12 @@ def test_the_run_records_its_source_lock(sample_run: tuple[Path, Path]) -> None:
             "path": "data/feedback.csv",
             "blob": git(repository, "hash-object", "data/feedback.csv"),
             "dirty": False,
+        },
+        "dvc": {
+            "path": "feedback.csv",
+            "md5": hashlib.md5(data.read_bytes()).hexdigest(),
+            "md5_matches": True,
+            "tracked_by": "feedback.csv.dvc",
         },
         "uri": SOURCE_REF,
     }
