@@ -31,9 +31,19 @@ _home_option = click.option(
 
 
 def _workspace(run: str, home: Path | None) -> Path:
-    from runlens.records.io import find_workspace
+    """The workspace RUN names: a folder, else a run the run store knows (as `runlens show`
+    finds runs), which must be on this machine: its index and deliverables are read."""
+    from runlens.cli.runs import run_store
+    from runlens.cli.show import locate_run
+    from runlens.errors import UserError
 
-    return find_workspace(run, home)
+    with run_store(None, home, read_first=True) as store:
+        workspace, detail, _ = locate_run(store, run, home)
+    if workspace is None:
+        raise UserError(
+            f"run {detail.run_id}: its workspace {detail.workspace} is not on this machine"
+        )
+    return workspace
 
 
 @click.command("verify-source")
