@@ -57,12 +57,13 @@ def show_command(
     from runlens.cli.render import render_defect
     from runlens.records.readers import event_views, read_events, read_manifest
     from runlens.runtime.recovery import load_run, workspace_changes
+    from runlens.sourcelock.render import lock_from_events
     from runlens.store.sync import missing_events
     from runlens.tools.workspace import Workspace
 
     with run_store(database_url, home, read_first=True) as store:
         with usage_errors():
-            workspace, detail, notes = _locate(store, run, home)
+            workspace, detail, notes = locate_run(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []
     if workspace is not None:
         # A live run's record is brought up to date from its events; one whose process died
@@ -80,6 +81,7 @@ def show_command(
     else:
         record, manifest = _stored_record(detail), _stored_manifest(detail)
         timeline, _ = event_views(stored_events)
+        record.source_lock = lock_from_events(timeline)
         problems = [
             *detail.problems,
             f"workspace {detail.workspace} is not on this machine: shown from the run store",
@@ -116,6 +118,7 @@ def show_command(
             "`runlens validate` on the workspace to judge them as they are now.",
             highlight=False,
         )
+    _print_source_lock(console, record)
     _print_plan(console, record)
     _print_artifacts(console, manifest)
     _print_run_findings(console, manifest)
@@ -137,7 +140,7 @@ def _artifact_hashes(manifest: ManifestView) -> dict[str, str | None]:
     return {str(entry.name): entry.sha256 for entry in manifest.artifacts}
 
 
-def _locate(
+def locate_run(
     store: RunStore, run: str, home: Path | None
 ) -> tuple[Path | None, RunDetail, list[str]]:
     """The run `run` names and its workspace (None when it is not on this machine,
@@ -247,6 +250,18 @@ def _print_header(console: Any, record: RunRecordView, workspace: Path) -> None:
     for warning in record.warnings:
         console.print(f"[yellow]Warning: {markup_safe(warning)}[/]", highlight=False)
     console.print(f"workspace: {markup_safe(str(workspace))}", highlight=False)
+
+
+def _print_source_lock(console: Any, record: RunRecordView) -> None:
+    """The source lock (`runlens.sourcelock`): which data the run read, and its reference."""
+    from runlens.sourcelock.render import source_lock_lines
+
+    lines = source_lock_lines(record.source_lock)
+    if not lines:
+        return
+    console.print("\n[bold]Source[/]")
+    for label, value in lines:
+        console.print(f"  {markup_safe(label)}: {markup_safe(value)}", highlight=False)
 
 
 def _print_plan(console: Any, record: RunRecordView) -> None:

@@ -57,6 +57,7 @@ class RunRecords:
     finished_at: str | None
     index_sha256: str | None
     input_format: dict[str, Any] | None
+    source_lock: dict[str, Any] | None
     input_path: Path
     report: ValidationReport | None
     #: The names of the Stop validators of the last validation round (for the verdict).
@@ -129,6 +130,7 @@ class RunRecords:
             finished_at=self.finished_at,
             evidence_index_sha256=self.index_sha256,
             input_format=self.input_format,
+            source_lock=self.source_lock,
             repair_turns=self.settings.repair_turns,
             limits=LoopLimitsRecord(
                 max_turns=limits.max_turns,
