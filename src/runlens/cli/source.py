@@ -58,7 +58,8 @@ def verify_source_command(run: str, file: Path, home: Path | None, as_json: bool
     removed and changed row ids).
 
     RUN is a workspace path, or a run id (or a unique prefix or suffix of one) in the run
-    store, as `runlens show` finds it. FILE is read as the run read its input (its id and text columns, id rule, sheet).
+    store, as `runlens show` finds it. FILE is read as the run read its input (its id and
+    text columns, id rule, sheet).
     Exit 0 for identical or same-rows, 1 for rows-changed, 2 for a usage error.
     """
     from runlens.cli.common import echo_json
