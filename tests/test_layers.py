@@ -14,20 +14,23 @@ below it, never from a layer above:
                  tree, atomic writes, JSON Schema, the artifact contracts
  2. models       the provider interface, messages, the registry, the built-in providers and
                  the scripted and function models
- 3. sources      `tools`, `evidence`, `inputs`: the workspace and its tools, the Evidence
-                 Index, the declared input
+ 3. sources      `tools`, `evidence`, `inputs`, the source lock (`sourcelock` and its
+                 `lock` and `refs`): the workspace and its tools, the Evidence Index, the
+                 declared input, which data a run read
  4. validation   the validators and their one runner
  5. records      what a run writes: events, manifest, run record, trace, metrics
  6. plugins      `plugins`, `hooks`, `batching` and the public facade `runlens` itself
  7. verdict      signing keys, the signed verdict of a run, `runlens verify`'s checks
  8. runtime      one run: its state, loop, journal, recovery
- 9. kit          the plugin kit: scaffold, declaration checks, the conformance suite
-10. testing      `runlens.testing`, what a plugin's tests import (models and the suite)
-11. store        the run store and its mirror of workspaces
-12. start        `runlens.start`: the one way to start a run (options, model check, open)
-13. workers      the queue and the processes that run it
-14. ui           the web app
-15. cli          the `runlens` command
+ 9. drift        `sourcelock.compare`, `.drift`, `.render`: what a newer file changes of a
+                 finished run
+10. kit          the plugin kit: scaffold, declaration checks, the conformance suite
+11. testing      `runlens.testing`, what a plugin's tests import (models and the suite)
+12. store        the run store and its mirror of workspaces
+13. start        `runlens.start`: the one way to start a run (options, model check, open)
+14. workers      the queue and the processes that run it
+15. ui           the web app
+16. cli          the `runlens` command
 
 `runlens_feedback` (the first plugin) imports from RunLens only its public API, `runlens`
 itself; RunLens never imports the plugin.
@@ -64,7 +67,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("models", ("runlens.models",)),
-    ("sources", ("runlens.tools", "runlens.evidence", "runlens.inputs")),
+    (
+        "sources",
+        (
+            "runlens.tools",
+            "runlens.evidence",
+            "runlens.inputs",
+            "runlens.sourcelock",
+        ),
+    ),
     ("validation", ("runlens.validation",)),
     ("records", ("runlens.records",)),
     (
@@ -79,6 +90,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("verdict", ("runlens.verdict",)),
     ("runtime", ("runlens.runtime",)),
+    (
+        "drift",
+        ("runlens.sourcelock.compare", "runlens.sourcelock.drift", "runlens.sourcelock.render"),
+    ),
     ("kit", ("runlens.kit",)),
     ("testing", ("runlens.testing",)),
     ("store", ("runlens.store",)),

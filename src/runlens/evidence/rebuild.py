@@ -7,6 +7,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from runlens.errors import EvidenceIndexError
+from runlens.evidence._encoding import require_regular_file
+from runlens.evidence._ids import FROM_COLUMN
+from runlens.evidence.build import build_evidence_index
+from runlens.evidence.index import read_input_format
 from runlens.tools.workspace import Workspace
 
 EVIDENCE_INDEX = Workspace.EVIDENCE_INDEX
@@ -27,8 +31,6 @@ class ReadingDefaults(Protocol):
 def recorded_reading(workspace: Path, record: dict[str, Any]) -> dict[str, Any]:
     """How the run read its input (`input_format`: columns, id rule, sheet ...): from
     `runtime/run.json`, else the header of the workspace's own index; {} if neither says."""
-    from runlens.evidence import read_input_format
-
     recorded = record.get("input_format")
     if isinstance(recorded, dict):
         return recorded
@@ -54,8 +56,6 @@ def rebuild_index(
     run used); return the file written. `reading` (`input_format` keys: `id_column`,
     `text_column`, `id_rule`, `sheet`) makes it read the file as the run did; what it does not
     say is the plugin's default."""
-    from runlens.evidence import FROM_COLUMN, build_evidence_index, require_regular_file
-
     require_regular_file(source, "source CSV")
     reading = reading or {}
     index = build_evidence_index(
