@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, cast
 from fastapi import Request
 
 from runlens.ui.analysed import AnalysedTables
+from runlens.ui.drift import DriftComparisons
 from runlens.ui.evidence import EvidenceRows
 from runlens.ui.launcher import Launcher
 
@@ -66,6 +67,8 @@ class UIContext:
     launcher: Launcher
     evidence: EvidenceRows = field(default_factory=EvidenceRows)
     analysed: AnalysedTables = field(default_factory=AnalysedTables)
+    #: The comparisons of runs' inputs with newer files uploaded to their pages.
+    drift: DriftComparisons = field(default_factory=DriftComparisons)
     _refreshed_at: float = field(default=0.0, repr=False)
     _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: Per run, the store's file index as last written under the cache.
