@@ -26,7 +26,7 @@ class Run:
             run_id="r",
             workspace=self.workspace,
             input_path=source,
-            on_evidence_index=self.indexed.append,
+            on_evidence_index=lambda path, _index: self.indexed.append(path),
             warn=self.warnings.append,
             **options,  # type: ignore[arg-type]
         )

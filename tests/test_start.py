@@ -31,6 +31,7 @@ _OPTION_PARAMS = (
     "id_column",
     "text_column",
     "sheet",
+    "source_ref",
 )
 
 
@@ -186,3 +187,18 @@ def test_a_model_without_credentials_is_refused_by_the_one_check_from_all_three(
         assert row is not None and row.status == "failed" and row.error_message == message
     finally:
         store.close()
+
+
+def test_a_source_ref_travels_the_command_line_and_the_queue() -> None:
+    options = from_command_line(PLUGIN, "in.csv", "--source-ref=s3://bucket/export.csv")
+    assert options == RunOptions(plugin=PLUGIN, source_ref="s3://bucket/export.csv")
+    assert options.settings().source_ref == "s3://bucket/export.csv"
+    assert from_command_line(PLUGIN, "in.csv", *options.run_arguments()) == options
+    request = RunRequest(run_id="r3", input_name="in.csv", options=options)
+    assert request.to_json()["source_ref"] == "s3://bucket/export.csv"
+    assert RunRequest.from_json(request.to_json()) == request
+    # Without one, the queued run has the shape earlier workers read.
+    plain = RunRequest(run_id="r4", input_name="in.csv", options=RunOptions(plugin=PLUGIN))
+    assert "source_ref" not in plain.to_json()
+    with pytest.raises(UserError, match="source_ref must be a string"):
+        RunRequest.from_json({**request.to_json(), "source_ref": 3})

@@ -99,7 +99,7 @@ class TableInput:
             path = context.workspace.evidence_index
             index.write(path)
             if context.on_evidence_index is not None:
-                context.on_evidence_index(path)
+                context.on_evidence_index(path, index)
             loaded = context.state[_LOADED] = (table, index)
         return loaded
 

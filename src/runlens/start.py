@@ -66,6 +66,8 @@ class RunOptions:
     id_column: str | None = None
     text_column: str | None = None
     sheet: str | None = None
+    #: Where the input comes from (`--source-ref URI`), recorded in the source lock.
+    source_ref: str | None = None
 
     def settings(self, command_hooks: tuple[CommandHook, ...] = ()) -> RunSettings:
         """The run's settings in this process (its secrets and retry delay from its env)."""
@@ -78,6 +80,7 @@ class RunOptions:
             id_column=self.id_column,
             text_column=self.text_column,
             sheet=self.sheet,
+            source_ref=self.source_ref,
             command_hooks=command_hooks,
         )
 
@@ -94,6 +97,7 @@ class RunOptions:
             ("--text-column", self.text_column),
             ("--encoding", self.encoding),
             ("--sheet", self.sheet),
+            ("--source-ref", self.source_ref),
         ):
             if value is not None:
                 args.append(f"{flag}={value}")

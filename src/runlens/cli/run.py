@@ -82,6 +82,14 @@ sheet_option = click.option(
     callback=_check_name,
     help="Sheet of an .xlsx workbook to read (default: the first worksheet).",
 )
+#: `--source-ref URI` (runlens run, runlens submit): recorded in the run's source lock.
+source_ref_option = click.option(
+    "--source-ref",
+    metavar="URI",
+    default=None,
+    help="Where the input comes from (a URL, a dataset version ...): recorded in the run's "
+    "source lock beside its git or DVC reference.",
+)
 
 
 #: `--database-url URL` (run, runs, show, reindex): the run store, instead of the default.
@@ -166,6 +174,7 @@ def limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @id_column_option
 @text_column_option
 @sheet_option
+@source_ref_option
 @database_url_option
 @click.option("--run-id", default=None, hidden=True, help="The run's id (runlens ui gives it).")
 @click.option(
@@ -205,6 +214,7 @@ def run_options(
     id_column: str | None,
     text_column: str | None,
     sheet: str | None,
+    source_ref: str | None = None,
 ) -> RunOptions:
     """The run the arguments of `runlens run` (and `runlens submit`) ask for."""
     from runlens.start import RunOptions
@@ -220,6 +230,7 @@ def run_options(
         id_column=id_column,
         text_column=text_column,
         sheet=sheet,
+        source_ref=source_ref,
     )
 
 

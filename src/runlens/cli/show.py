@@ -116,6 +116,7 @@ def show_command(
             "`runlens validate` on the workspace to judge them as they are now.",
             highlight=False,
         )
+    _print_source_lock(console, record)
     _print_plan(console, record)
     _print_artifacts(console, manifest)
     _print_run_findings(console, manifest)
@@ -247,6 +248,18 @@ def _print_header(console: Any, record: RunRecordView, workspace: Path) -> None:
     for warning in record.warnings:
         console.print(f"[yellow]Warning: {markup_safe(warning)}[/]", highlight=False)
     console.print(f"workspace: {markup_safe(str(workspace))}", highlight=False)
+
+
+def _print_source_lock(console: Any, record: RunRecordView) -> None:
+    """The source lock (`runlens.sourcelock`): which data the run read, and its reference."""
+    from runlens.sourcelock.render import source_lock_lines
+
+    lines = source_lock_lines(record.source_lock)
+    if not lines:
+        return
+    console.print("\n[bold]Source[/]")
+    for label, value in lines:
+        console.print(f"  {markup_safe(label)}: {markup_safe(value)}", highlight=False)
 
 
 def _print_plan(console: Any, record: RunRecordView) -> None:

@@ -13,6 +13,7 @@ from runlens.cli.run import (
     id_column_option,
     limit_options,
     sheet_option,
+    source_ref_option,
     text_column_option,
 )
 
@@ -53,6 +54,7 @@ def _provider_limit(
 @id_column_option
 @text_column_option
 @sheet_option
+@source_ref_option
 def submit_command(
     plugin_name: str,
     inputs: tuple[Path, ...],

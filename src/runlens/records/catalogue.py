@@ -126,6 +126,8 @@ class EvidenceIndexed(TypedDict):
     sha256: str
     input_format: dict[str, Any] | None
     """How the input was read (encoding, delimiter, columns, id rule, sheet)."""
+    source_lock: NotRequired[dict[str, Any] | None]
+    """The input's source lock (SPEC section 16), as run.json records it."""
 
 
 @with_config(RECORD_CONFIG)

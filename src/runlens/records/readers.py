@@ -211,6 +211,7 @@ class RunRecordView(View):
     input_format: dict[str, Any] | None = None
     repair_turns: int | None = None
     limits: LoopLimitsView | None = None
+    source_lock: dict[str, Any] | None = None
 
     @property
     def input_name(self) -> str:

@@ -63,6 +63,9 @@ class RunRecord(Record):
     """How the input was read (encoding, confidence, delimiter, columns), once indexed."""
     repair_turns: int
     limits: LoopLimitsRecord
+    source_lock: dict[str, Any] | None = None
+    """Which data the run read (SPEC section 16: `runlens.sourcelock.lock`), once indexed:
+    `bytes_sha256`, `rows_digest`, `rows`, `columns`, `format`, `encoding`, `ref`."""
 
 
 #: Events after which a live run is in this status (`run.json` says `running` meanwhile).
@@ -100,6 +103,9 @@ def live_record(record: RunRecordView, events: Iterable[EventView]) -> RunRecord
             sha256, input_format = data.get("sha256"), data.get("input_format")
             update["evidence_index_sha256"] = sha256 if isinstance(sha256, str) else None
             update["input_format"] = input_format if isinstance(input_format, dict) else None
+            source_lock = data.get("source_lock")
+            if isinstance(source_lock, dict):
+                update["source_lock"] = source_lock
     update["warnings"] = warnings
     update["plan"] = [
         step.model_copy(update=dict(zip(("status", "reason"), latest[str(step.id)], strict=True)))

@@ -25,7 +25,7 @@ from runlens import cancellation
 from runlens.atomic import write_atomic
 from runlens.cancellation import CancelScope
 from runlens.errors import InputError, ProviderError, TaskError, UserError
-from runlens.evidence import read_input_format, require_regular_file
+from runlens.evidence import EvidenceIndex, read_input_format, require_regular_file
 from runlens.hooks.command import register_command_hooks
 from runlens.hooks.manager import HookEvent, HookManager
 from runlens.models.base import Model
@@ -47,6 +47,7 @@ from runlens.runtime.result import RunResult
 from runlens.runtime.run_records import RunRecords
 from runlens.runtime.settings import RunSettings
 from runlens.secrets import redactor
+from runlens.sourcelock import build_source_lock
 from runlens.tools.base import ToolContext
 from runlens.tools.files import FILE_TOOLS
 from runlens.tools.registry import ToolRegistry
@@ -59,6 +60,8 @@ class Run(RunRecords):
 
     #: How the input was read (`EvidenceIndex.input_format`), once the index is written.
     input_format: dict[str, Any] | None = None
+    #: Which data the run read (`runlens.sourcelock`), once the index is written.
+    source_lock: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -421,15 +424,21 @@ class Run(RunRecords):
         self.warnings.append(message)
         self.events.publish("run.warned", {"message": message})
 
-    def _on_evidence_index(self, path: Path) -> None:
+    def _on_evidence_index(self, path: Path, index: EvidenceIndex) -> None:
         self.index_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.input_format = read_input_format(path)
+        # From the index as built (its row hashes), the references from the file the user
+        # named: the workspace's copy lies in no work tree of theirs.
+        self.source_lock = build_source_lock(
+            self.source, index, source_ref=self.settings.source_ref
+        )
         self.events.publish(
             "evidence.indexed",
             {
                 "path": self.workspace.relative(path),
                 "sha256": self.index_sha256,
                 "input_format": self.input_format,
+                "source_lock": self.source_lock,
             },
         )
         self.plan.on_evidence_index()

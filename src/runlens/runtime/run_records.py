@@ -51,6 +51,7 @@ class RunRecords:
     finished_at: str | None
     index_sha256: str | None
     input_format: dict[str, Any] | None
+    source_lock: dict[str, Any] | None
     input_path: Path
     report: ValidationReport | None
     _input_relative: str
@@ -118,6 +119,7 @@ class RunRecords:
             finished_at=self.finished_at,
             evidence_index_sha256=self.index_sha256,
             input_format=self.input_format,
+            source_lock=self.source_lock,
             repair_turns=self.settings.repair_turns,
             limits=LoopLimitsRecord(
                 max_turns=limits.max_turns,

@@ -33,6 +33,9 @@ class RunSettings:
     input_text_column: str | None = None
     #: The workbook sheet to read (`--sheet`); None: the first worksheet.
     input_sheet: str | None = None
+    #: Where the input comes from, as the user named it (`--source-ref URI`): the source
+    #: lock's `ref.uri`.
+    source_ref: str | None = None
 
     @classmethod
     def from_options(
@@ -46,6 +49,7 @@ class RunSettings:
         id_column: str | None = None,
         text_column: str | None = None,
         sheet: str | None = None,
+        source_ref: str | None = None,
         command_hooks: tuple[CommandHook, ...] = (),
     ) -> RunSettings:
         """The settings the run options name (`runlens run`, a queued run), with this
@@ -65,6 +69,7 @@ class RunSettings:
             input_id_column=id_column,
             input_text_column=text_column,
             input_sheet=sheet,
+            source_ref=source_ref,
             retry=RetryPolicy(
                 initial_delay=env_positive_float(
                     os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay

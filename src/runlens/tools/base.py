@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from runlens.models.messages import Message, ModelResponse, ToolSpec
 
 if TYPE_CHECKING:
+    from runlens.evidence import EvidenceIndex
     from runlens.models.base import Model
     from runlens.tools.workspace import Workspace
 
@@ -38,6 +39,9 @@ class CallModel(Protocol):
 Emit = Callable[[str, Mapping[str, Any]], None]
 #: Records a warning the user must see with the verdict: `warn(message)`.
 Warn = Callable[[str], None]
+#: Tells the run its Evidence Index is written: `on_evidence_index(path, index)`, the index
+#: as built (its row hashes make the source lock without reading the file again).
+OnEvidenceIndex = Callable[[Path, "EvidenceIndex"], None]
 
 
 @dataclass
@@ -57,7 +61,7 @@ class ToolContext:
     #: The workbook sheet to read (`--sheet`); None: the first worksheet.
     input_sheet: str | None = None
     #: Called by an input tool once it has written runtime/evidence_index.json.
-    on_evidence_index: Callable[[Path], None] | None = None
+    on_evidence_index: OnEvidenceIndex | None = None
     #: Publishes an event into the run's stream. `batch.completed` / `batch.failed` (the batch
     #: engine's) are checked against their shapes; any other name is the plugin's own and is
     #: published as `plugin.event` `{name, data}` (`runlens.records.catalogue`). Naming

@@ -47,14 +47,13 @@ import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 from runlens import cancellation
 from runlens.atomic import WriteGate, writes_through
 from runlens.cancellation import CancelScope
 from runlens.models.messages import Message, ModelResponse, ToolSpec
-from runlens.tools.base import ToolContext, ToolFunction
+from runlens.tools.base import OnEvidenceIndex, ToolContext, ToolFunction
 
 T = TypeVar("T")
 
@@ -210,7 +209,7 @@ class _Call:
                 finally:
                     self.dispatched.discard(future)
 
-        on_index: Callable[[Path], None] | None = routed(context.on_evidence_index)
+        on_index: OnEvidenceIndex | None = routed(context.on_evidence_index)
         return dataclasses.replace(
             context,
             emit=routed(context.emit),

@@ -42,6 +42,10 @@ class RunRequest:
 
     def to_json(self) -> dict[str, Any]:
         options = self.options.to_json()
+        if options.get("source_ref") is None:
+            # Added with the source lock: left out when unused, so a worker of an earlier
+            # version (which refuses fields it does not know) still takes the run.
+            options.pop("source_ref", None)
         return {
             "run_id": self.run_id,
             "plugin": options.pop("plugin"),
@@ -64,5 +68,8 @@ class RunRequest:
         name = value["input_name"]
         if "/" in name or "\\" in name or name in {".", ".."} or "\x00" in name:
             raise UserError(f"a queued run's input name is not a file name: {name!r}")
+        source_ref = value.get("source_ref")
+        if source_ref is not None and not isinstance(source_ref, str):
+            raise UserError("a queued run's source_ref must be a string")
         options = {key: item for key, item in value.items() if key in OPTION_FIELDS}
         return cls(run_id=value["run_id"], input_name=name, options=RunOptions(**options))
