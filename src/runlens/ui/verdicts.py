@@ -11,7 +11,7 @@ re-run) is `POST /api/runs/{run_id}/verify`, which `runlens.verdict.verify` answ
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -23,8 +23,6 @@ from runlens.ui.files import WorkspaceFileError, open_in_workspace
 VERDICT_PATH: Final = "runtime/verdict.dsse.json"
 #: The largest envelope or run record read for a page (a bigger one is refused as damaged).
 MAX_RECORD_BYTES: Final = 32 * 1024 * 1024
-#: The source lock's fields in the order the page shows them.
-LOCK_FIELDS: Final = ("format", "encoding", "rows", "columns", "bytes_sha256", "rows_digest")
 
 
 class RecordUnavailable(Exception):
@@ -144,16 +142,17 @@ def _check_signature(
 
 @dataclass(frozen=True)
 class SourcePanel:
-    """The run page's "Source" panel: the source lock's fields as (label, text) pairs."""
+    """The run page's "Source" panel: the source lock as (label, text) lines
+    (`runlens.sourcelock.render`, as `runlens show` prints them), or why there is none."""
 
-    fields: tuple[tuple[str, str], ...] = ()
-    #: The reference's fields (`git commit`, `dvc md5`, `uri`), as (label, text) pairs.
-    ref: tuple[tuple[str, str], ...] = ()
+    lines: tuple[tuple[str, str], ...] = ()
     problem: str | None = None
 
 
 def source_panel(workspace: Path) -> SourcePanel:
     """The source lock of the run in `workspace`, from its run record."""
+    from runlens.sourcelock.render import source_lock_lines
+
     try:
         record = read_json_record(workspace, Workspace.RUN_RECORD)
     except RecordUnavailable as error:
@@ -161,35 +160,10 @@ def source_panel(workspace: Path) -> SourcePanel:
     lock = record.get("source_lock") if isinstance(record, dict) else None
     if not isinstance(lock, dict):
         return SourcePanel(problem="no source lock recorded (the run did not index its input)")
-    fields = tuple((name, _shown(lock[name])) for name in LOCK_FIELDS if name in lock)
-    ref = tuple(_flatten(lock.get("ref"), ()))
-    return SourcePanel(fields=fields, ref=ref)
-
-
-def _flatten(value: Any, path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    """A reference as (label, text) rows: `{"git": {"commit": c}}` gives `("git commit", c)`;
-    a bare string (a `--source-ref` URI) gives `("uri", ...)`."""
-    if value is None:
-        return
-    if isinstance(value, Mapping):
-        for key, inner in value.items():
-            yield from _flatten(inner, (*path, str(key)))
-        return
-    yield (" ".join(path) or "uri", _shown(value))
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list | tuple):
-        return ", ".join(_shown(item) for item in value)
-    if isinstance(value, Mapping):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return str(value)
+    return SourcePanel(lines=tuple(source_lock_lines(lock)))
 
 
 __all__ = [
-    "LOCK_FIELDS",
     "MAX_RECORD_BYTES",
     "VERDICT_PATH",
     "RecordUnavailable",
