@@ -195,6 +195,9 @@ class Durable:
     replay_events: Sequence[Mapping[str, Any]]
     on_replay_diverged: Callable[[int], None]
     worker: str
+    #: The worker's runs home: its `keys/default.pem` signs the run's verdict (unless the
+    #: worker's `RUNLENS_SIGNING_KEY` names another key).
+    home: Path | None = None
 
 
 def open_run(
@@ -221,6 +224,8 @@ def open_run(
     spec = check_model(options.model, plugin, refuse_scripted=refuse_scripted)
     model = open_model(spec, plugin)
     settings = options.settings(command_hooks)
+    if durable is not None and durable.home is not None:
+        settings = dataclasses.replace(settings, keys_home=durable.home)
     runs: list[Run] = []
     mirror = StoreMirror(
         store,

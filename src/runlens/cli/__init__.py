@@ -51,6 +51,16 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "worker": ("runlens.cli.workers", "worker_command", "Execute queued runs until stopped."),
     "cancel": ("runlens.cli.workers", "cancel_command", "Cancel a queued or running run."),
+    "keys": (
+        "runlens.cli.verdict",
+        "keys_command",
+        "Make and show the keys that sign run verdicts.",
+    ),
+    "verify": (
+        "runlens.cli.verdict",
+        "verify_command",
+        "Re-check a run's signed verdict: signature, hashes, index, validators.",
+    ),
     "ui": ("runlens.cli.ui", "ui_command", "Serve the pages and the HTTP API over the run store."),
     "export-trace": (
         "runlens.cli.export",

@@ -111,6 +111,7 @@ class Run(RunRecords):
         self.finished_at: str | None = None
         self.index_sha256: str | None = None
         self.report: ValidationReport | None = None
+        self.validators_ran = []
         self.metrics = MetricsCollector()
         self._redact_secrets = redactor(self.settings.secrets)
         self.events = EventLog(
@@ -313,6 +314,7 @@ class Run(RunRecords):
             )
         report = aggregate([result for result, _ in results], self.plugin.contracts, context)
         self.report = report
+        self.validators_ran = [result.validator for result, _ in results]
         if self.journal.durable:
             await self.journal.check(
                 f"validation.{validation_round}",

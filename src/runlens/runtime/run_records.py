@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from runlens.atomic import write_atomic
 from runlens.evidence import file_sha256
@@ -30,6 +30,12 @@ from runlens.runtime.plan import PlanTracker
 from runlens.runtime.settings import RunSettings
 from runlens.tools.workspace import Workspace
 from runlens.validation import ValidationReport
+
+if TYPE_CHECKING:
+    from runlens.verdict.statement import RunVerdict
+
+#: The ends of a run that was judged: its verdict is signed.
+_SIGNED = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 
 
 class RunRecords:
@@ -54,8 +60,11 @@ class RunRecords:
     source_lock: dict[str, Any] | None
     input_path: Path
     report: ValidationReport | None
+    #: The names of the Stop validators of the last validation round (for the verdict).
+    validators_ran: list[str]
     _input_relative: str
     _redact_secrets: Callable[[str], str] | None
+    _warn: Callable[[str], None]
 
     def _publish_blocked(self, report: ValidationReport, validation_round: int) -> None:
         blocking = sorted({finding.validator for finding in report.findings})
@@ -140,7 +149,9 @@ class RunRecords:
         write_atomic(path, encoded)
 
     def _finalize(self) -> None:
-        """Write the trace, the manifest and the final run record; close the event log."""
+        """Write the signed verdict, the trace, the manifest and the final run record; close
+        the event log."""
+        self._sign_verdict()
         record = self._run_record()
         trace = build_trace(
             self.run_id,
@@ -166,6 +177,53 @@ class RunRecords:
         self._write_run_record(record)
         self.events.close()
         self.lock.release()
+
+    def _sign_verdict(self) -> None:
+        """Write `runtime/verdict.dsse.json` for a run that was judged (SPEC 16): completed,
+        failed after validation, or cancelled with a verdict. A key that cannot be loaded
+        leaves the run unsigned, never unfinished: a warning says why."""
+        if self.report is None or self.status not in _SIGNED:
+            return
+        from runlens.verdict.keys import SigningKeyError, signing_key
+        from runlens.verdict.statement import write_verdict
+
+        try:
+            key = signing_key(self.settings.keys_home)
+        except SigningKeyError as error:
+            self._warn(f"verdict not signed: {error}")
+            return
+        try:
+            write_verdict(self.workspace.root, self._verdict(), self._input_relative, key)
+        except OSError as error:
+            self._warn(f"verdict not signed: {self.workspace.VERDICT} cannot be written: {error}")
+
+    def _verdict(self) -> RunVerdict:
+        from runlens.verdict.statement import RunVerdict
+
+        report = self.report
+        assert report is not None
+        cited = {quote.row_id for quote in report.quotes}
+        cited.update(cited_id.row_id for cited_id in report.id_citations)
+        record = self._run_record().encode()
+        return RunVerdict(
+            run_id=self.run_id,
+            status=self.status.value,
+            error_message=self.error_message,
+            plugin=self.plugin.name,
+            model=self.model.spec,
+            contracts=self.plugin.contracts,
+            validators=self.validators_ran,
+            findings=report.findings,
+            artifacts=report.artifacts,
+            quotes=len(report.quotes),
+            id_citations=len(report.id_citations),
+            failed_citations=len(report.failed_spans),
+            rows_cited=len(cited),
+            source_lock=record.get("source_lock"),
+            evidence_index_sha256=self.index_sha256,
+            created_at=self.created_at,
+            finished_at=self.finished_at,
+        )
 
     def _source_hash(self) -> str:
         """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""

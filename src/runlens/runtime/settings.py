@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from runlens.hooks.command import CommandHook
 from runlens.models._settings import env_positive_float
@@ -36,6 +37,9 @@ class RunSettings:
     #: Where the input comes from, as the user named it (`--source-ref URI`): the source
     #: lock's `ref.uri`.
     source_ref: str | None = None
+    #: The runs home whose `keys/default.pem` signs the verdict when `RUNLENS_SIGNING_KEY`
+    #: names no key (a worker's `--home`); None: `$RUNLENS_HOME` or `./runlens-runs`.
+    keys_home: Path | None = None
 
     @classmethod
     def from_options(

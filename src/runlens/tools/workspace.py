@@ -39,6 +39,8 @@ class Workspace:
     LOCK: Final = f"{RUNTIME}/lock.json"
     #: Every citation the validators verified (artifact, location, row, quote, offsets).
     CITATIONS: Final = f"{RUNTIME}/citations.json"
+    #: The run's signed verdict: a DSSE envelope around an in-toto Statement (SPEC 16).
+    VERDICT: Final = f"{RUNTIME}/verdict.dsse.json"
     MANIFEST: Final = "manifest.json"
 
     def __init__(self, root: Path) -> None:

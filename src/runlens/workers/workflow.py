@@ -222,6 +222,7 @@ def _prepare(
         replay_events=replay,
         on_replay_diverged=lambda seq: store.drop_events_from(run_id, seq),
         worker=context.executor_id,
+        home=context.home,
     )
     try:
         return open_run(

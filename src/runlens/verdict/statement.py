@@ -1,0 +1,234 @@
+"""A run's verdict as an in-toto Statement v1 (SPEC section 16), and its envelope on disk.
+
+    {"_type": "https://in-toto.io/Statement/v1",
+     "subject": [{"name": "artifacts/report.md", "digest": {"sha256": "..."}}, ...],
+     "predicateType": "https://runlens.dev/verdict/v1",
+     "predicate": {"run_id", "status", "plugin": {name, version}, "runlens": {version},
+                   "model", "contracts": {sha256}, "validators", "findings", "artifacts",
+                   "coverage", "citations", "source_lock", "evidence_index_sha256",
+                   "created_at", "finished_at", "reviews", "signer"}}
+
+The subjects are every file under `artifacts/` on disk, the input (`input/<name>`) and the
+Evidence Index (`runtime/evidence_index.json`), each named by its workspace-relative path,
+sorted by name. The statement is written, in its DSSE envelope, to `runtime/verdict.dsse.json`.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Final
+
+from runlens.atomic import write_atomic
+from runlens.contracts import ArtifactContract
+from runlens.evidence import file_sha256
+from runlens.tools.workspace import ARTIFACTS, Workspace
+from runlens.validation.findings import Finding
+from runlens.verdict.dsse import VerdictError, envelope_payload, sign_envelope
+from runlens.verdict.keys import SigningKey
+
+VERDICT_PATH: Final = Workspace.VERDICT
+STATEMENT_TYPE: Final = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE: Final = "https://runlens.dev/verdict/v1"
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: the same bytes for the same value, in any process."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def contracts_digest(contracts: Iterable[ArtifactContract]) -> str:
+    """SHA-256 of the contracts' canonical JSON, in the plugin's order."""
+    documents = [contract.model_dump(mode="json") for contract in contracts]
+    return hashlib.sha256(canonical_json(documents)).hexdigest()
+
+
+def deliverable_files(root: Path) -> list[str]:
+    """Every regular file under `artifacts/`, workspace-relative, sorted (symbolic links
+    are no deliverables: the file tools never write one)."""
+    folder = root / ARTIFACTS
+    if not folder.is_dir():
+        return []
+    return sorted(
+        path.relative_to(root).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and not path.is_symlink()
+    )
+
+
+def collect_subjects(root: Path, input_relative: str) -> list[dict[str, Any]]:
+    """The statement's subjects: the deliverables, the input and the index, as on disk."""
+    names = [*deliverable_files(root), input_relative, Workspace.EVIDENCE_INDEX]
+    return [
+        {"name": name, "digest": {"sha256": file_sha256(root / name)}}
+        for name in sorted(dict.fromkeys(names))
+        if (root / name).is_file()
+    ]
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """What the predicate says of a run, gathered by the run as it ends."""
+
+    run_id: str
+    status: str
+    error_message: str | None
+    plugin: str
+    model: str
+    contracts: Sequence[ArtifactContract]
+    validators: Sequence[str]
+    findings: Sequence[Finding]
+    artifacts: Mapping[str, str]
+    quotes: int
+    id_citations: int
+    failed_citations: int
+    rows_cited: int
+    source_lock: Mapping[str, Any] | None
+    evidence_index_sha256: str | None
+    created_at: str
+    finished_at: str | None
+
+    def predicate(self, signer: Mapping[str, str]) -> dict[str, Any]:
+        not_covered = sum(
+            int(finding.details.get("count", 0))
+            for finding in self.findings
+            if finding.code == "rows_not_covered"
+        )
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "error_message": self.error_message,
+            "plugin": {"name": self.plugin, "version": plugin_version(self.plugin)},
+            "runlens": {"version": runlens_version()},
+            "model": self.model,
+            "contracts": {"sha256": contracts_digest(self.contracts)},
+            "validators": list(self.validators),
+            "findings": [finding.model_dump(mode="json") for finding in self.findings],
+            "artifacts": dict(self.artifacts),
+            "coverage": {"rows_cited": self.rows_cited, "rows_not_covered": not_covered},
+            "citations": {
+                "quotes": self.quotes,
+                "ids": self.id_citations,
+                "failed": self.failed_citations,
+            },
+            "source_lock": dict(self.source_lock) if self.source_lock is not None else None,
+            "evidence_index_sha256": self.evidence_index_sha256,
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
+            "reviews": [],
+            "signer": dict(signer),
+        }
+
+
+def build_statement(subjects: list[dict[str, Any]], predicate: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": subjects,
+        "predicateType": PREDICATE_TYPE,
+        "predicate": predicate,
+    }
+
+
+def write_verdict(root: Path, verdict: RunVerdict, input_relative: str, key: SigningKey) -> Path:
+    """Sign the statement of `verdict` over the workspace at `root` as it is now; write its
+    envelope to `runtime/verdict.dsse.json` and return that path."""
+    statement = build_statement(
+        collect_subjects(root, input_relative), verdict.predicate(key.signer())
+    )
+    envelope = sign_envelope(canonical_json(statement), key)
+    target = root / VERDICT_PATH
+    write_atomic(target, json.dumps(envelope, indent=2).encode("ascii") + b"\n")
+    return target
+
+
+def read_envelope(workspace: Path) -> dict[str, Any] | None:
+    """The envelope of `workspace`'s verdict; None when there is none; `VerdictError` when
+    the file is not a JSON object."""
+    path = workspace / VERDICT_PATH
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise VerdictError(f"{VERDICT_PATH} cannot be read: {error.strerror or error}") from error
+    try:
+        envelope = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise VerdictError(f"malformed envelope: {VERDICT_PATH} is not JSON ({error})") from error
+    if not isinstance(envelope, dict):
+        raise VerdictError(f"malformed envelope: {VERDICT_PATH} holds no JSON object")
+    return envelope
+
+
+def decode_statement(envelope: Mapping[str, Any]) -> dict[str, Any]:
+    """The in-toto Statement an envelope carries, without checking its signature;
+    `VerdictError` when it carries none."""
+    _, payload, _ = envelope_payload(dict(envelope))
+    try:
+        statement = json.loads(payload)
+    except (ValueError, UnicodeDecodeError, binascii.Error) as error:
+        raise VerdictError(f"malformed statement: the payload is not JSON ({error})") from error
+    if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
+        raise VerdictError(f"malformed statement: not an in-toto Statement ({STATEMENT_TYPE})")
+    if statement.get("predicateType") != PREDICATE_TYPE:
+        raise VerdictError(
+            f"malformed statement: predicateType {statement.get('predicateType')!r}, not "
+            f"{PREDICATE_TYPE}"
+        )
+    if not isinstance(statement.get("predicate"), dict) or not isinstance(
+        statement.get("subject"), list
+    ):
+        raise VerdictError("malformed statement: subject must be a list, predicate an object")
+    return statement
+
+
+def subject_digests(statement: Mapping[str, Any]) -> dict[str, str]:
+    """Subject name -> its SHA-256, as the statement says (malformed entries left out)."""
+    digests: dict[str, str] = {}
+    for subject in statement.get("subject") or ():
+        if not isinstance(subject, dict):
+            continue
+        name, digest = subject.get("name"), subject.get("digest")
+        if isinstance(name, str) and isinstance(digest, dict):
+            value = digest.get("sha256")
+            if isinstance(value, str):
+                digests[name] = value
+    return digests
+
+
+def plugin_version(name: str) -> str | None:
+    """The version of the distribution that registers plugin `name`, when one does."""
+    from runlens._entry_points import group_entry_points
+
+    for entry in group_entry_points("runlens.plugins"):
+        if entry.name == name and entry.dist is not None:
+            return str(entry.dist.version)
+    return None
+
+
+def runlens_version() -> str:
+    try:
+        return version("runlens")
+    except PackageNotFoundError:
+        return "0"
+
+
+__all__ = [
+    "PREDICATE_TYPE",
+    "STATEMENT_TYPE",
+    "VERDICT_PATH",
+    "RunVerdict",
+    "canonical_json",
+    "collect_subjects",
+    "contracts_digest",
+    "decode_statement",
+    "deliverable_files",
+    "read_envelope",
+    "subject_digests",
+    "write_verdict",
+]
