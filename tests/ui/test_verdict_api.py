@@ -64,9 +64,7 @@ def detail(response: httpx.Response) -> str:
 def post_drift(
     client: httpx.Client, run_id: str, content: bytes, name: str = "newer.csv"
 ) -> httpx.Response:
-    return client.post(
-        f"/api/runs/{run_id}/drift", files={"file": (name, content, "text/csv")}
-    )
+    return client.post(f"/api/runs/{run_id}/drift", files={"file": (name, content, "text/csv")})
 
 
 def workspace_files(workspace: Path) -> set[str]:
