@@ -62,6 +62,16 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "Re-check a run's signed verdict: signature, hashes, index, validators.",
     ),
     "ui": ("runlens.cli.ui", "ui_command", "Serve the pages and the HTTP API over the run store."),
+    "verify-source": (
+        "runlens.cli.source",
+        "verify_source_command",
+        "Is a file the data a run read: identical, same rows, or rows changed.",
+    ),
+    "drift": (
+        "runlens.cli.source",
+        "drift_command",
+        "Which claims of a run a newer data file makes stale.",
+    ),
     "export-trace": (
         "runlens.cli.export",
         "export_trace_command",
