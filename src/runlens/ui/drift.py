@@ -58,6 +58,8 @@ class StaleView:
     row_id: str
     change: str
     kind: str
+    #: Where exactly the row is cited (an item's field, a quote), or a figure's key.
+    detail: str = ""
 
     @property
     def why(self) -> str:
@@ -105,6 +107,7 @@ class DriftView:
                     "row_id": claim.row_id,
                     "change": claim.change,
                     "kind": claim.kind,
+                    "detail": claim.detail,
                 }
                 for claim in self.stale
             ],
@@ -225,6 +228,7 @@ def make_view(run_id: str, upload_id: str, workspace: Path, file: Path) -> Drift
                 row_id=str(claim.row_id),
                 change=str(claim.change),
                 kind=str(claim.kind),
+                detail=str(getattr(claim, "detail", "") or ""),
             )
             for claim in report.stale
         ),

@@ -180,6 +180,8 @@ class StaleClaimBody(_Body):
     change: str
     #: `quote` (a report quotation), `item` (an analysis or backlog item) or `figure`.
     kind: str
+    #: Where exactly the row is cited (an item's field, a quote), or a figure's key.
+    detail: str = ""
 
 
 class DriftBody(_Body):
