@@ -9,6 +9,7 @@ the quote, the rows and the uploaded file's name runs nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,7 @@ def test_verify_then_a_newer_input_marks_the_stale_quote(
     newer.write_text(CHANGED_CSV, encoding="utf-8")
     page.set_input_files('#drift-form input[name="file"]', newer)
     page.locator('#drift-form [type="submit"]').click()
-    page.wait_for_url(f"**/runs/{run.run_id}?drift=*")
+    page.wait_for_url(re.compile(rf"/runs/{run.run_id}\?drift=[0-9a-f]{{16}}#drift$"))
     expect(page.locator("[data-drift-result]")).to_have_attribute(
         "data-drift-result", "rows-changed"
     )
@@ -109,7 +110,7 @@ def test_verify_then_a_newer_input_marks_the_stale_quote(
     expect(items.filter(has_text=BACKLOG)).not_to_have_count(0)
 
     page.locator("#drift-report-link").click()
-    page.wait_for_url(f"**/runs/{run.run_id}/report?drift=*")
+    page.wait_for_url(re.compile(rf"/runs/{run.run_id}/report\?drift=[0-9a-f]{{16}}$"))
     stale = page.locator('a.cite.stale[href*="/evidence/fb_001"]')
     expect(stale).to_have_count(1)
     expect(stale).to_contain_text("takes three minutes")
@@ -135,12 +136,12 @@ def test_hostile_text_in_the_new_panels_runs_nothing(
         files=[{"name": name, "mimeType": "text/csv", "buffer": newer.read_bytes()}],
     )
     page.locator('#drift-form [type="submit"]').click()
-    page.wait_for_url(f"**/runs/{run.run_id}?drift=*")
+    page.wait_for_url(re.compile(rf"/runs/{run.run_id}\?drift=[0-9a-f]{{16}}#drift$"))
     expect(page.locator("[data-drift-result]")).to_contain_text(name)
     page.locator("#verify-run").click()
     expect(page.locator("#verify-result .verify-verdict")).to_have_count(1)
     page.locator("#drift-report-link").click()
-    page.wait_for_url(f"**/report?drift=*")
+    page.wait_for_url(re.compile(r"/report\?drift=[0-9a-f]{16}$"))
     expect(page.locator('.cite-stale[data-stale-row="fb_002"]')).to_have_count(1)
     expect(page.locator("a.cite.stale").first).to_contain_text("<script>")
     assert page.evaluate("() => window.__pwned === undefined")

@@ -32,11 +32,10 @@ from runlens.ui.analysed import (
 )
 from runlens.ui.compare import compare_runs, contract_id_fields
 from runlens.ui.context import ui_context
-from runlens.ui.drift import DriftUnavailable, DriftView, receive_upload
+from runlens.ui.drift import DriftUnavailable, DriftView
 from runlens.ui.evidence import EvidenceUnavailable
 from runlens.ui.integrity import ChangedArtifact, changed_artifacts
 from runlens.ui.params import ArtifactName, PageNumber, RowId, RunId, Text
-from runlens.ui.uploads import LaunchError
 from runlens.ui.verdicts import source_panel, verdict_panel
 from runlens.ui.views import (
     VERDICT_TEXTS,
@@ -250,34 +249,6 @@ def _drift(request: Request, run: RunDetail, upload_id: str) -> tuple[DriftView 
         return ui.drift.compare(ui.home, run.run_id, workspace, upload_id), None
     except DriftUnavailable as error:
         return None, str(error)
-
-
-@router.post("/runs/{run_id}/drift", response_class=HTMLResponse)
-async def drift_upload(request: Request, run_id: RunId) -> Response:
-    """The run page's form: a newer input uploaded, then the run page showing its comparison."""
-    from starlette.concurrency import run_in_threadpool
-
-    run = await run_in_threadpool(_find_run, request, run_id)
-    if isinstance(run, str):
-        return _not_found(run)
-    ui = ui_context(request)
-    try:
-        upload_id, _saved = await receive_upload(
-            request,
-            ui.home,
-            run.run_id,
-            ui.config.max_upload_bytes,
-            what="the newer-input form",
-        )
-    except LaunchError as error:
-        return _render(
-            "error.html",
-            status_code=error.status_code,
-            title="Not compared",
-            message=f"{error} (run {run.run_id})",
-        )
-    target = f"{run_url(run.run_id)}?{urlencode({'drift': upload_id})}#drift"
-    return RedirectResponse(target, status_code=303)
 
 
 def previous_run(store: RunStore, run: RunSummary) -> RunSummary | None:

@@ -407,11 +407,48 @@
     });
   }
 
+  // -- the drift form: a newer input posted with fetch, then the run page showing it -------
+  function wireDrift() {
+    var form = document.getElementById("drift-form");
+    if (!form) return;
+    form.addEventListener("submit", function (submit) {
+      submit.preventDefault();
+      var status = document.getElementById("drift-status");
+      var button = form.querySelector('button[type="submit"]');
+      if (button) button.disabled = true;
+      if (status) status.textContent = "Comparing…";
+      fetch(form.action, {
+        method: "POST",
+        body: new FormData(form),
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      })
+        .then(function (response) {
+          if (response.ok) {
+            return response.json().then(function (body) {
+              var target = new URL(String(body.page_url), window.location.href);
+              if (target.origin !== window.location.origin) throw new Error("unexpected answer");
+              window.location.assign(target.href);
+            });
+          }
+          return errorDetail(response).then(function (detail) {
+            if (status) status.textContent = "Not compared: " + detail;
+            if (button) button.disabled = false;
+          });
+        })
+        .catch(function (error) {
+          if (status) status.textContent = "Not compared: " + error.message;
+          if (button) button.disabled = false;
+        });
+    });
+  }
+
   function start() {
     followRunsList();
     followRun();
     wireCancel();
     wireVerify();
+    wireDrift();
     wireNewRun();
   }
 
