@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Dialog, Page, expect
+from playwright.sync_api import Browser, Dialog, FilePayload, Page, expect
 from tests.ui.conftest import UIServer
 from tests.ui.runs import FAILED_CSV, HOSTILE_CSV, HostileRun, MadeRun, hostile_run, revised_run
 
@@ -122,19 +122,17 @@ def test_verify_then_a_newer_input_marks_the_stale_quote(
     assert watched.dialogs == [] and watched.foreign == []
 
 
-def test_hostile_text_in_the_new_panels_runs_nothing(
-    watched: Watched, runs: Runs, tmp_path: Path
-) -> None:
+def test_hostile_text_in_the_new_panels_runs_nothing(watched: Watched, runs: Runs) -> None:
     page, run = watched.page, runs.hostile
     response = page.goto(f"/runs/{run.run_id}")
     assert response is not None and response.ok
     name = "newer <img src=x onerror=alert(1)>.csv"
-    newer = tmp_path / "newer.csv"
-    newer.write_text(HOSTILE_CSV.replace("and then", "and later"), encoding="utf-8")
-    page.set_input_files(
-        '#drift-form input[name="file"]',
-        files=[{"name": name, "mimeType": "text/csv", "buffer": newer.read_bytes()}],
-    )
+    newer: FilePayload = {
+        "name": name,
+        "mimeType": "text/csv",
+        "buffer": HOSTILE_CSV.replace("and then", "and later").encode(),
+    }
+    page.set_input_files('#drift-form input[name="file"]', files=newer)
     page.locator('#drift-form [type="submit"]').click()
     page.wait_for_url(re.compile(rf"/runs/{run.run_id}\?drift=[0-9a-f]{{16}}#drift$"))
     expect(page.locator("[data-drift-result]")).to_contain_text(name)
