@@ -173,6 +173,12 @@ def test_verify_of_a_run_whose_workspace_is_not_here_is_409(
     assert response.status_code == 409
     assert "not on this machine" in detail(response)
     assert api.post("/api/runs/no-such-run/verify").status_code == 404
+    # Nor can a newer input be compared with it; the upload is not kept.
+    drift = post_drift(api, run.run_id, FAILED_CSV.encode())
+    assert drift.status_code == 409, drift.text
+    assert f"run {run.run_id} cannot be compared with newer.csv" in detail(drift)
+    kept = ui_server.home / "drift" / run.run_id
+    assert not kept.exists() or list(kept.iterdir()) == []
 
 
 def test_the_new_routes_are_documented_and_behind_the_token(

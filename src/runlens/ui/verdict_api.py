@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, Final
 
@@ -142,14 +143,19 @@ async def verify_run(request: Request, run_id: RunId) -> VerifyBody:
 async def drift_run(request: Request, run_id: RunId) -> DriftBody:
     ui = ui_context(request)
     run = await run_in_threadpool(_run, ui, run_id)
-    upload_id, _saved = await receive_upload(
+    upload_id, saved = await receive_upload(
         request,
         ui.home,
         run.run_id,
         ui.config.max_upload_bytes,
         what=f"POST /api/runs/{run.run_id}/drift",
     )
-    view = await run_in_threadpool(drift_view, ui, run, upload_id)
+    try:
+        view = await run_in_threadpool(drift_view, ui, run, upload_id)
+    except HTTPException:
+        # Nothing to show for it: the upload is not kept.
+        await run_in_threadpool(shutil.rmtree, saved.parent, True)
+        raise
     return DriftBody(
         **view.as_json(),
         page_url=f"/runs/{run.run_id}?drift={upload_id}#drift",
