@@ -19,14 +19,15 @@ below it, never from a layer above:
  4. validation   the validators and their one runner
  5. records      what a run writes: events, manifest, run record, trace, metrics
  6. plugins      `plugins`, `hooks`, `batching` and the public facade `runlens` itself
- 7. runtime      one run: its state, loop, journal, recovery
- 8. kit          the plugin kit: scaffold, declaration checks, the conformance suite
- 9. testing      `runlens.testing`, what a plugin's tests import (models and the suite)
-10. store        the run store and its mirror of workspaces
-11. start        `runlens.start`: the one way to start a run (options, model check, open)
-12. workers      the queue and the processes that run it
-13. ui           the web app
-14. cli          the `runlens` command
+ 7. verdict      signing keys, the signed verdict of a run, `runlens verify`'s checks
+ 8. runtime      one run: its state, loop, journal, recovery
+ 9. kit          the plugin kit: scaffold, declaration checks, the conformance suite
+10. testing      `runlens.testing`, what a plugin's tests import (models and the suite)
+11. store        the run store and its mirror of workspaces
+12. start        `runlens.start`: the one way to start a run (options, model check, open)
+13. workers      the queue and the processes that run it
+14. ui           the web app
+15. cli          the `runlens` command
 
 `runlens_feedback` (the first plugin) imports from RunLens only its public API, `runlens`
 itself; RunLens never imports the plugin.
@@ -76,6 +77,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "runlens",
         ),
     ),
+    ("verdict", ("runlens.verdict",)),
     ("runtime", ("runlens.runtime",)),
     ("kit", ("runlens.kit",)),
     ("testing", ("runlens.testing",)),

@@ -126,6 +126,7 @@ def test_run_json_is_written_twice_and_every_record_once(
         OUTPUT: 1,
         "runtime/trace.json": 1,
         "runtime/citations.json": 1,  # the verified citations, for the run store
+        "runtime/verdict.dsse.json": 1,  # the signed verdict (SPEC 16)
         "manifest.json": 1,
     }
 

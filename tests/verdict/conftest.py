@@ -54,13 +54,15 @@ def invoke(*args: object, home: Path, env: dict[str, str] | None = None) -> Resu
     return runner.invoke(cli, [str(arg) for arg in args])
 
 
-def scripted_run(home: Path, script: str, name: str, **env: str) -> SignedRun:
-    workspace = home / name
+def scripted_run(home: Path, script: str, name: str | None, **env: str) -> SignedRun:
+    """`runlens run` of `script` in HOME/NAME (None: in HOME under the run's id)."""
+    where = ["--workspace", home / name] if name else []
     result = invoke(
         "run", "feedback-analysis", SAMPLE, "--model", f"scripted:{SCRIPTS / script}",
-        "--workspace", workspace, "--json", home=home, env=env,
+        *where, "--json", home=home, env=env,
     )  # fmt: skip
     assert "Traceback" not in result.output
+    workspace = Path(json.loads(result.stdout)["workspace"])
     return SignedRun(home, workspace, result)
 
 

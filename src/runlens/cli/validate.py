@@ -17,8 +17,9 @@ from rich.console import Console
 from runlens.cli.common import echo_json, exit_on_user_error
 from runlens.cli.render import render_defect, render_verdict, verdict_payload
 from runlens.cli.run import encoding_option, id_column_option, sheet_option, text_column_option
-from runlens.errors import EvidenceIndexError, InputError, UserError
-from runlens.plugins import Plugin, available_plugins, load_plugin
+from runlens.errors import InputError, UserError
+from runlens.evidence.rebuild import rebuild_index, recorded_reading
+from runlens.plugins import available_plugins, load_plugin
 from runlens.secrets import known_secrets
 from runlens.tools.workspace import Workspace
 from runlens.validation import ValidationReport, validate_workspace
@@ -64,55 +65,6 @@ def _expected_hash(record: dict[str, Any]) -> str | None:
     if value is not None and not isinstance(value, str):
         raise UserError(f"{RUN_RECORD}: evidence_index_sha256 must be a string, got {value!r}")
     return value or None
-
-
-def recorded_reading(workspace: Path, record: dict[str, Any]) -> dict[str, Any]:
-    """How the run read its input (`input_format`: columns, id rule, sheet ...): from
-    `runtime/run.json`, else the header of the workspace's own index; {} if neither says."""
-    from runlens.evidence import read_input_format
-
-    recorded = record.get("input_format")
-    if isinstance(recorded, dict):
-        return recorded
-    index_path = workspace / EVIDENCE_INDEX
-    if index_path.is_file():
-        try:
-            return read_input_format(index_path)
-        except EvidenceIndexError:
-            return {}
-    return {}
-
-
-def rebuild_index(
-    workspace: Path,
-    source: Path,
-    plugin: Plugin,
-    encoding: str | None = None,
-    *,
-    reading: dict[str, Any] | None = None,
-) -> Path:
-    """Build the Evidence Index of `source` (in `encoding`, or the one detected) into
-    `runtime/`, beside the run's own index (never over it: that one is evidence of what the
-    run used); return the file written. `reading` (`input_format` keys: `id_column`,
-    `text_column`, `id_rule`, `sheet`) makes it read the file as the run did; what it does not
-    say is the plugin's default."""
-    from runlens.evidence import FROM_COLUMN, build_evidence_index, require_regular_file
-
-    require_regular_file(source, "source CSV")
-    reading = reading or {}
-    index = build_evidence_index(
-        source,
-        id_column=reading.get("id_column") or plugin.id_column,
-        text_column=reading.get("text_column") or plugin.text_column,
-        id_rule=reading.get("id_rule") or FROM_COLUMN,
-        sheet=reading.get("sheet"),
-        source_name=source.name,
-        encoding=encoding,
-    )
-    target = workspace / REBUILT_INDEX
-    target.parent.mkdir(parents=True, exist_ok=True)
-    index.write(target)
-    return target
 
 
 def _reading(

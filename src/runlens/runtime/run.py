@@ -7,9 +7,9 @@ every record is written whatever the outcome (SPEC sections 2, 7 and 11).
 Record writes are kept to what crash safety needs: `runtime/run.json` is written when the run
 starts running and when it ends; what changes in between (status, plan, metrics, warnings,
 the Evidence Index hash) is in `events.jsonl`, which readers fold in (`live_record`) and
-`runtime.recovery` replays for a run whose process died. The end writes the trace, the
-manifest and the final run record, in that order (a reader sees a terminal `run.json` only
-once the other two exist).
+`runtime.recovery` replays for a run whose process died. The end writes the signed verdict
+(a run that was judged: `runlens.verdict`), the trace, the manifest and the final run record,
+in that order (a reader sees a terminal `run.json` only once the others exist).
 """
 
 from __future__ import annotations
@@ -112,6 +112,7 @@ class Run(RunRecords):
         self.index_sha256: str | None = None
         self.report: ValidationReport | None = None
         self.validators_ran = []
+        self.verdict_current = False
         self.metrics = MetricsCollector()
         self._redact_secrets = redactor(self.settings.secrets)
         self.events = EventLog(
@@ -314,6 +315,7 @@ class Run(RunRecords):
             )
         report = aggregate([result for result, _ in results], self.plugin.contracts, context)
         self.report = report
+        self.verdict_current = True
         self.validators_ran = [result.validator for result, _ in results]
         if self.journal.durable:
             await self.journal.check(
@@ -371,6 +373,7 @@ class Run(RunRecords):
         self, report: ValidationReport, validation_round: int, messages: list[Message]
     ) -> None:
         self._settle_plan(report, final=False)
+        self.verdict_current = False  # the model goes on changing what was judged
         self._publish_blocked(report, validation_round)
         self._publish_artifacts(report, validation_round)
         remaining = self.settings.repair_turns - validation_round

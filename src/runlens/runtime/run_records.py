@@ -62,6 +62,8 @@ class RunRecords:
     report: ValidationReport | None
     #: The names of the Stop validators of the last validation round (for the verdict).
     validators_ran: list[str]
+    #: Whether `report` judged the deliverables as they are: not once a repair round began.
+    verdict_current: bool
     _input_relative: str
     _redact_secrets: Callable[[str], str] | None
     _warn: Callable[[str], None]
@@ -184,6 +186,8 @@ class RunRecords:
         leaves the run unsigned, never unfinished: a warning says why."""
         if self.report is None or self.status not in _SIGNED:
             return
+        if self.status is RunStatus.CANCELLED and not self.verdict_current:
+            return  # cancelled in a repair round: no verdict judged the files as they are
         from runlens.verdict.keys import SigningKeyError, signing_key
         from runlens.verdict.statement import write_verdict
 

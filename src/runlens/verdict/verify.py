@@ -166,6 +166,14 @@ def _statement(
     uncovered = [name for name in wanted if name and name not in digests]
     if uncovered:
         return Check("statement", False, f"the statement does not cover {', '.join(uncovered)}")
+    signed_index = predicate.get("evidence_index_sha256")
+    if signed_index != record.get("evidence_index_sha256"):
+        return Check(
+            "statement",
+            False,
+            f"the statement records index sha256 {signed_index}, run.json "
+            f"{record.get('evidence_index_sha256')}",
+        )
     status = predicate.get("status")
     if status != record.get("status"):
         return Check(
@@ -221,8 +229,8 @@ def _evidence_index(
 ) -> Check:
     """The index rebuilt from the input (or `source`), in a temporary folder, against the
     workspace's: byte for byte from the input, row for row from another file."""
-    from runlens.cli.validate import rebuild_index, recorded_reading
     from runlens.evidence import is_workbook
+    from runlens.evidence.rebuild import rebuild_index, recorded_reading
 
     stored = root / Workspace.EVIDENCE_INDEX
     if not stored.is_file():
