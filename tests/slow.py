@@ -161,6 +161,8 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/providers/test_provider_runs.py": (),
     "tests/runtime/test_cancel.py": (),
     "tests/runtime/test_hooks_hardening.py": (),
+    # A 12,000-row offline run (about 15 s), then verify-source and drift on its copies.
+    "tests/sourcelock/test_large.py": (),
     "tests/store/test_cli.py": (),
     "tests/store/test_concurrency.py": (),
     "tests/store/test_migrations.py": (

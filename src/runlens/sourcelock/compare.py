@@ -102,7 +102,7 @@ def compare_indexes(workspace: Path, file: Path) -> Compared:
     if bytes_sha256 == run_lock.get("bytes_sha256"):
         same = {key: run_lock.get(key) for key in _SHOWN}
         return Compared(SourceComparison("identical", str(file), run_id, run_lock, same), record)
-    new_index = _read_like_the_run(file, record)
+    new_index = _read_like_the_run(workspace, file, record)
     file_lock = {
         "bytes_sha256": bytes_sha256,
         "rows_digest": index_rows_digest(new_index),
@@ -183,12 +183,25 @@ def _run_index(workspace: Path, record: RunRecordView) -> EvidenceIndex:
         raise UserError(str(error)) from None
 
 
-def _read_like_the_run(file: Path, record: RunRecordView) -> EvidenceIndex:
+def _index_reading(workspace: Path) -> dict[str, Any]:
+    """How the run read its input, from its index file's header."""
+    from runlens.evidence import read_input_format
+    from runlens.tools.workspace import Workspace
+
+    try:
+        return dict(read_input_format(workspace / Workspace.EVIDENCE_INDEX))
+    except EvidenceIndexError:
+        return {}
+
+
+def _read_like_the_run(workspace: Path, file: Path, record: RunRecordView) -> EvidenceIndex:
     """`file`'s Evidence Index, read with the run's columns, id rule and (workbook) sheet."""
     from runlens.evidence import FROM_COLUMN, build_evidence_index, is_workbook
     from runlens.evidence._ids import check_id_rule
 
     reading = record.input_format or {}
+    if not isinstance(reading.get("id_column"), str):  # a run recorded before input_format
+        reading = _index_reading(workspace)
     id_column, text_column = reading.get("id_column"), reading.get("text_column")
     if not isinstance(id_column, str) or not isinstance(text_column, str):
         raise UserError(

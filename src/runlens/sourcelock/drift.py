@@ -201,6 +201,11 @@ def _quote_claims(
 # -- figures --------------------------------------------------------------------------------
 
 
+#: What a stale item's own values become when its figures are recomputed (`_doubted`).
+_DOUBTED_TEXT = "\ufffdstale\ufffd"
+_DOUBTED_SHIFT = 1_000_003
+
+
 def _figure_claims(
     workspace: Path,
     plugin: Plugin,
@@ -209,13 +214,21 @@ def _figure_claims(
     changes: Mapping[str, Change],
     items: list[StaleClaim],
 ) -> Iterator[StaleClaim]:
-    stale_items: dict[str, dict[str, set[str]]] = {}
-    for claim in items:
-        stale_items.setdefault(claim.artifact, {}).setdefault(claim.location, set()).add(
-            claim.row_id
+    id_keys = {
+        contract.name: frozenset(
+            path.split(".")[-1]
+            for path in (*contract.evidence_fields, *(q.id for q in contract.evidence_quotes))
         )
+        for contract in plugin.contracts
+    }
+    stale_items: dict[str, dict[str, dict[str, Change]]] = {}
+    for claim in items:
+        held = stale_items.setdefault(claim.artifact, {}).setdefault(claim.location, {})
+        held[claim.row_id] = claim.change
     for rule in plugin.figure_rules:
-        computed = _stale_figures(workspace, rule, run_index, file_index, changes, stale_items)
+        computed = _stale_figures(
+            workspace, rule, run_index, file_index, changes, stale_items, id_keys
+        )
         if computed is None or not computed[1]:
             continue
         original, stale = computed
@@ -228,10 +241,19 @@ def _stale_figures(
     run_index: EvidenceIndex,
     file_index: EvidenceIndex,
     changes: Mapping[str, Change],
-    stale_items: Mapping[str, Mapping[str, set[str]]],
+    stale_items: Mapping[str, Mapping[str, Mapping[str, Change]]],
+    id_keys: Mapping[str, frozenset[str]],
 ) -> tuple[dict[str, Figure], dict[str, tuple[str, ...]]] | None:
     """The rule's figures as the run computed them (by key), and for each stale one the
-    rows making it stale; None when the rule computes nothing from the run's data."""
+    rows making it stale; None when the rule computes nothing from the run's data.
+
+    Computed again (1) from the new file: its index, and its rows for `SOURCE_ROWS`; (2)
+    from the deliverables with their stale items in doubt: an item citing a removed row is
+    left out (what it counts should not be counted), an item citing a changed row keeps its
+    place but its own values (all but the fields citing rows) are replaced by others
+    (`_doubted`): a figure that moves then depends on what the item says of the row, while a
+    count of items (rows analysed) does not move. A figure either computation changes is
+    stale."""
     from runlens.validation.sources import SOURCE_ROWS
 
     documents: dict[str, Any] = {}
@@ -244,22 +266,20 @@ def _stale_figures(
     if original is None:
         return None
     stale: dict[str, tuple[str, ...]] = {}
-    changed_rows = tuple(changes)
     renewed_documents = dict(documents)
     if SOURCE_ROWS in documents:
         renewed_documents[SOURCE_ROWS] = _rows_of(file_index)
-    _differing(original, _compute(rule, renewed_documents, file_index), changed_rows, stale)
-    cited: dict[str, set[str]] = {}
-    trimmed = dict(documents)
+    renewed = _compute(rule, renewed_documents, file_index)
+    _differing(original, renewed, tuple(changes), stale)
+    doubted = dict(documents)
+    rows: dict[str, None] = {}
     for name in rule.sources:
         held = stale_items.get(name)
         if held:
-            trimmed[name] = _without(documents[name], held)
-            for item, item_rows in held.items():
-                cited.setdefault(item, set()).update(item_rows)
-    if cited:
-        rows = tuple(sorted({row for held in cited.values() for row in held}))
-        _differing(original, _compute(rule, trimmed, run_index), rows, stale)
+            doubted[name] = _in_doubt(documents[name], held, id_keys.get(name, frozenset()))
+            rows.update((row_id, None) for item in held.values() for row_id in item)
+    if rows:
+        _differing(original, _compute(rule, doubted, run_index), tuple(rows), stale)
     return original, stale
 
 
@@ -301,27 +321,60 @@ def _rows_of(index: EvidenceIndex) -> dict[str, dict[str, str]] | None:
     return rows
 
 
-def _without(document: Any, items: Mapping[str, set[str]]) -> Any:
-    """A copy of `document` without the items at `items`' locations (`items[3]`)."""
+def _in_doubt(
+    document: Any, items: Mapping[str, Mapping[str, Change]], id_keys: frozenset[str]
+) -> Any:
+    """A copy of `document` with its stale items (by location, `items[3]`) in doubt: left
+    out when one of their rows was removed, else their values replaced (`_doubted`)."""
     trimmed = copy.deepcopy(document)
     removals: dict[int, tuple[list[Any], list[int]]] = {}
-    for location in items:
-        steps = [(key, int(at)) if at else (key, None) for key, at in _STEP.findall(location)]
-        if not steps or steps[-1][1] is None:
+    for location, rows in items.items():
+        holder, at = _place(trimmed, location)
+        if holder is None or at is None:
             continue
-        node: Any = trimmed
-        for key, at in steps[:-1]:
-            node = node.get(key) if key and isinstance(node, dict) else node
-            if at is not None:
-                node = node[at] if isinstance(node, list) and at < len(node) else None
-        key, at = steps[-1]
-        holder = node.get(key) if key and isinstance(node, dict) else node
-        if isinstance(holder, list) and at is not None and at < len(holder):
+        if "removed" in rows.values():
             removals.setdefault(id(holder), (holder, []))[1].append(at)
+        elif isinstance(holder[at], dict):
+            holder[at] = {
+                key: value if key in id_keys else _doubted(value)
+                for key, value in holder[at].items()
+            }
     for holder, positions in removals.values():
         for at in sorted(set(positions), reverse=True):
             del holder[at]
     return trimmed
+
+
+def _place(document: Any, location: str) -> tuple[list[Any] | None, int | None]:
+    """The list holding the item at `location` (`items[3]`) and its position in it."""
+    steps = [(key, int(at) if at else None) for key, at in _STEP.findall(location)]
+    if not steps or steps[-1][1] is None:
+        return None, None
+    node: Any = document
+    *path, (last_key, last_at) = steps
+    for key, at in [*path, (last_key, None)]:
+        if key:
+            node = node.get(key) if isinstance(node, dict) else None
+        if at is not None:
+            node = node[at] if isinstance(node, list) and at < len(node) else None
+    if not isinstance(node, list) or last_at is None or last_at >= len(node):
+        return None, None
+    return node, last_at
+
+
+def _doubted(value: Any) -> Any:
+    """Another value of the same type: what a figure counting this one would miss."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + _DOUBTED_SHIFT
+    if isinstance(value, str):
+        return _DOUBTED_TEXT
+    if isinstance(value, list):
+        return [_doubted(element) for element in value]
+    if isinstance(value, dict):
+        return {key: _doubted(element) for key, element in value.items()}
+    return value
 
 
 def _statements(
