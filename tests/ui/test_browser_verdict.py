@@ -111,13 +111,16 @@ def test_verify_then_a_newer_input_marks_the_stale_quote(
 
     page.locator("#drift-report-link").click()
     page.wait_for_url(re.compile(rf"/runs/{run.run_id}/report\?drift=[0-9a-f]{{16}}$"))
-    stale = page.locator('a.cite.stale[href*="/evidence/fb_001"]')
+    stale = page.locator('.prose a.cite.stale[href*="/evidence/fb_001"]')
     expect(stale).to_have_count(1)
     expect(stale).to_contain_text("takes three minutes")
-    mark = page.locator('.cite-stale[data-stale-row="fb_001"]')
+    mark = page.locator('.prose .cite-stale[data-stale-row="fb_001"]')
     expect(mark).to_have_text("stale: row fb_001 changed in the newer file")
-    # The other rows' citations are not stale, and the items are listed with their place.
-    expect(page.locator("a.cite.stale")).to_have_count(1)
+    # The other rows' citations are not stale; the items citing fb_001 are marked in their
+    # tables and listed with their place.
+    expect(page.locator(".prose a.cite.stale")).to_have_count(1)
+    expect(page.locator('.data .cite-stale[data-stale-row="fb_001"]')).not_to_have_count(0)
+    expect(page.locator('.data .cite-stale:not([data-stale-row="fb_001"])')).to_have_count(0)
     expect(page.locator("#drift .stale-claim").filter(has_text=BACKLOG)).not_to_have_count(0)
     assert watched.dialogs == [] and watched.foreign == []
 
@@ -140,7 +143,7 @@ def test_hostile_text_in_the_new_panels_runs_nothing(watched: Watched, runs: Run
     expect(page.locator("#verify-result .verify-verdict")).to_have_count(1)
     page.locator("#drift-report-link").click()
     page.wait_for_url(re.compile(r"/report\?drift=[0-9a-f]{16}$"))
-    expect(page.locator('.cite-stale[data-stale-row="fb_002"]')).to_have_count(1)
-    expect(page.locator("a.cite.stale").first).to_contain_text("<script>")
+    expect(page.locator('.prose .cite-stale[data-stale-row="fb_002"]')).to_have_count(1)
+    expect(page.locator(".prose a.cite.stale").first).to_contain_text("<script>")
     assert page.evaluate("() => window.__pwned === undefined")
     assert watched.dialogs == [] and watched.foreign == []

@@ -132,3 +132,19 @@ def test_a_stale_citation_is_marked_with_why_and_hostile_ids_stay_text() -> None
     assert "stale: row &lt;script&gt;window.__pwned=1&lt;/script&gt; removed" in html
     plain = str(render_markdown(text, citations=citations, evidence_href=lambda r: f"/e/{r}"))
     assert "stale" not in plain
+
+
+def test_links_to_a_stale_row_in_a_json_deliverable_are_marked() -> None:
+    from runlens.ui.json_view import render_json_readable
+
+    document = {"items": [{"title": "Export", "ids": ["fb_1"]}, {"title": "X", "ids": ["fb_2"]}]}
+    html = str(
+        render_json_readable(
+            document,
+            evidence_href=lambda row_id: f"/e/{row_id}",
+            id_paths=("items.ids",),
+            stale={"fb_1": "removed"},
+        )
+    )
+    assert 'data-stale-row="fb_1" data-stale-change="removed"' in html
+    assert 'data-stale-row="fb_2"' not in html

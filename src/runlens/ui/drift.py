@@ -80,11 +80,12 @@ class DriftView:
     stale: tuple[StaleView, ...]
 
     def stale_rows(self, artifact: str) -> dict[str, str]:
-        """Row id -> change, for the quotes of `artifact` that cite a changed row."""
+        """Row id -> change, for the quotes and items of `artifact` that cite a changed row
+        (a figure rests on many rows: it is listed, not marked on each)."""
         return {
             claim.row_id: claim.change
             for claim in self.stale
-            if claim.artifact == artifact and claim.kind == "quote"
+            if claim.artifact == artifact and claim.kind in ("quote", "item")
         }
 
     def stale_of(self, *kinds: str) -> list[StaleView]:

@@ -325,6 +325,7 @@ def render_artifact(
             citations=citations,
             evidence_href=to_row,
             id_paths=contract_id_fields(run.plugin).get(row.name, ()),
+            stale=stale,
         )
         return RenderedArtifact(row, kind, html=html, change=change)
     text_html = Markup('<pre class="text-artifact">{}</pre>').format(text)
