@@ -223,7 +223,7 @@ def run_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
         title=f"Run {run.run_id}",
         run=run,
         signature=verdict_panel(workspace, ui.home) if run.is_terminal else None,
-        source=source_panel(workspace),
+        source=source_panel(workspace, ended=run.is_terminal),
         drift=drift_view,
         drift_problem=drift_problem,
         drift_limit=DRIFT_IDS_SHOWN,

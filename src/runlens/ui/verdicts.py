@@ -149,16 +149,21 @@ class SourcePanel:
     problem: str | None = None
 
 
-def source_panel(workspace: Path) -> SourcePanel:
-    """The source lock of the run in `workspace`, from its run record."""
+def source_panel(workspace: Path, *, ended: bool = True) -> SourcePanel:
+    """The source lock of the run in `workspace`, from its run record (`ended`: the run
+    has ended, so a lock missing now will not come)."""
     from runlens.sourcelock.render import source_lock_lines
 
     try:
         record = read_json_record(workspace, Workspace.RUN_RECORD)
     except RecordUnavailable as error:
+        if error.missing and not ended:
+            return SourcePanel(problem="recorded once the run has indexed its input")
         return SourcePanel(problem=f"the run record cannot be read: {error}")
     lock = record.get("source_lock") if isinstance(record, dict) else None
     if not isinstance(lock, dict):
+        if not ended:
+            return SourcePanel(problem="recorded once the run has indexed its input")
         return SourcePanel(problem="no source lock recorded (the run did not index its input)")
     return SourcePanel(lines=tuple(source_lock_lines(lock)))
 
