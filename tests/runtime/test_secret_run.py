@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
+from runlens.verdict.statement import decode_statement, read_envelope
 from runlens_feedback.contracts import ANALYSIS, REPORT
 
 from .conftest import Documents, RunScript, turns_for, write_call
@@ -36,6 +38,10 @@ def test_a_key_echoed_into_evidence_and_a_file_name_fails_and_is_redacted(
     for path in (outcome.workspace / "runtime").rglob("*"):
         assert KEY.encode() not in path.read_bytes(), path
     assert KEY.encode() not in (outcome.workspace / "manifest.json").read_bytes()
+    # The signed verdict's payload is base64: the key is kept out of the statement itself.
+    statement = decode_statement(read_envelope(outcome.workspace) or {})
+    assert "artifacts/[REDACTED].txt" in {s["name"] for s in statement["subject"]}
+    assert KEY not in json.dumps(statement)
 
 
 def test_a_short_token_is_still_kept_out_of_records(

@@ -173,8 +173,9 @@ def test_a_statement_signed_by_another_key_fails(
 ) -> None:
     run = fresh_copy()
     stranger = tmp_path / "stranger"
-    init_key("default", stranger)
-    resign(run, decode_statement(run.envelope), stranger)
+    statement = decode_statement(run.envelope)
+    statement["predicate"]["signer"]["keyid"] = init_key("default", stranger).keyid
+    resign(run, statement, stranger)
 
     code, document = verify_json(run)
 
@@ -486,3 +487,17 @@ def test_a_run_cancelled_in_its_repair_round_signs_no_stale_verdict(tmp_path: Pa
     assert run.status.value == "cancelled"
     assert run.report is not None  # round 1 judged the files ...
     assert not (tmp_path / "ws" / "runtime" / "verdict.dsse.json").exists()  # ... as they were
+
+
+def test_a_statement_naming_another_signer_than_the_key_that_signed_it_fails(
+    fresh_copy: Callable[[], SignedRun], tmp_path: Path
+) -> None:
+    run = fresh_copy()
+    statement = decode_statement(run.envelope)
+    init_key("default", tmp_path / "trusted-too")
+    resign(run, statement, tmp_path / "trusted-too")  # keeps the original signer entry
+
+    _, document = verify_json(run, "--key", public_path("default", tmp_path / "trusted-too"))
+
+    named = statement["predicate"]["signer"]["keyid"]
+    assert failed(document)["signature"].endswith(f"but the statement names signer {named}")

@@ -197,7 +197,13 @@ class RunRecords:
             self._warn(f"verdict not signed: {error}")
             return
         try:
-            write_verdict(self.workspace.root, self._verdict(), self._input_relative, key)
+            write_verdict(
+                self.workspace.root,
+                self._verdict(),
+                self._input_relative,
+                key,
+                redact=self._redact_secrets,
+            )
         except OSError as error:
             self._warn(f"verdict not signed: {self.workspace.VERDICT} cannot be written: {error}")
 

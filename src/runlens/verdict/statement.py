@@ -18,7 +18,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -134,13 +134,22 @@ def build_statement(subjects: list[dict[str, Any]], predicate: dict[str, Any]) -
     }
 
 
-def write_verdict(root: Path, verdict: RunVerdict, input_relative: str, key: SigningKey) -> Path:
+def write_verdict(
+    root: Path,
+    verdict: RunVerdict,
+    input_relative: str,
+    key: SigningKey,
+    *,
+    redact: Callable[[str], str] | None = None,
+) -> Path:
     """Sign the statement of `verdict` over the workspace at `root` as it is now; write its
-    envelope to `runtime/verdict.dsse.json` and return that path."""
-    statement = build_statement(
-        collect_subjects(root, input_relative), verdict.predicate(key.signer())
-    )
-    envelope = sign_envelope(canonical_json(statement), key)
+    envelope to `runtime/verdict.dsse.json` and return that path. `redact` blanks known
+    secrets out of the statement before it is signed, as out of every record."""
+    subjects = collect_subjects(root, input_relative)
+    payload = canonical_json(build_statement(subjects, verdict.predicate(key.signer())))
+    if redact is not None:
+        payload = redact(payload.decode("utf-8")).encode("utf-8")
+    envelope = sign_envelope(payload, key)
     target = root / VERDICT_PATH
     write_atomic(target, json.dumps(envelope, indent=2).encode("ascii") + b"\n")
     return target

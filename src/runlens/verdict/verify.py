@@ -117,13 +117,15 @@ def verify_workspace(
             Check("signature", False, f"no {VERDICT_PATH}: this run's verdict was never signed")
         )
         return report
-    checks.append(_signature(envelope, public, home))
+    signature, signed_by = _signature(envelope, public, home)
+    checks.append(signature)
     try:
         statement = decode_statement(envelope)
     except VerdictError as error:
         checks.append(Check("statement", False, error.reason))
         return report
     predicate: dict[str, Any] = statement["predicate"]
+    checks[-1] = _named_signer(signature, signed_by, predicate)
     digests = subject_digests(statement)
     checks.append(_statement(record, predicate, digests))
     checks.extend(_subjects(root, digests))
@@ -142,13 +144,31 @@ def verify_workspace(
 _PLUGIN_CHECKS = ("evidence_index", "contracts", "validators")
 
 
-def _signature(envelope: dict[str, Any], public: Mapping[str, Any], home: Path | None) -> Check:
+def _signature(
+    envelope: dict[str, Any], public: Mapping[str, Any], home: Path | None
+) -> tuple[Check, str | None]:
+    """The signature check, and the id of the key whose signature holds."""
     try:
         _, keyid = open_envelope(envelope, public)
     except VerdictError as error:
-        return Check("signature", False, error.reason)
+        return Check("signature", False, error.reason), None
     name = key_names(home).get(keyid)
-    return Check("signature", True, f"signed by key {keyid}" + (f" ({name})" if name else ""))
+    detail = f"signed by key {keyid}" + (f" ({name})" if name else "")
+    return Check("signature", True, detail), keyid
+
+
+def _named_signer(signature: Check, signed_by: str | None, predicate: Mapping[str, Any]) -> Check:
+    """A good signature by another key than the one the statement names as its signer
+    fails: the statement would say the wrong key vouched for it."""
+    signer = predicate.get("signer")
+    named = signer.get("keyid") if isinstance(signer, dict) else None
+    if signed_by is None or named == signed_by:
+        return signature
+    return Check(
+        "signature",
+        False,
+        f"{signature.detail}, but the statement names signer {named or '(none)'}",
+    )
 
 
 def _statement(
