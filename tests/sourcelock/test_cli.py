@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,18 @@ def git(folder: Path, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(workspace, input) of a completed offline run on a git-committed copy of the sample."""
+    """(workspace, input) of a completed offline run on a copy of the sample committed to git
+    and tracked by DVC (a `.dvc` file as `dvc add` writes it)."""
     root = tmp_path_factory.mktemp("run")
     repository = root / "repo"
     (repository / "data").mkdir(parents=True)
     data = repository / "data" / "feedback.csv"
     data.write_bytes(SAMPLE_CSV.read_bytes())
+    md5 = hashlib.md5(data.read_bytes()).hexdigest()
+    (repository / "data" / "feedback.csv.dvc").write_text(
+        f"outs:\n- md5: {md5}\n  size: {data.stat().st_size}\n  hash: md5\n  path: feedback.csv\n",
+        encoding="utf-8",
+    )
     git(repository, "init", "-q")
     git(repository, "add", ".")
     git(repository, "commit", "-qm", "export")
@@ -67,6 +74,12 @@ def test_the_run_records_its_source_lock(sample_run: tuple[Path, Path]) -> None:
             "path": "data/feedback.csv",
             "blob": git(repository, "hash-object", "data/feedback.csv"),
             "dirty": False,
+        },
+        "dvc": {
+            "path": "feedback.csv",
+            "md5": hashlib.md5(data.read_bytes()).hexdigest(),
+            "md5_matches": True,
+            "tracked_by": "feedback.csv.dvc",
         },
         "uri": SOURCE_REF,
     }
@@ -192,3 +205,71 @@ def test_drift_marks_the_claims_citing_a_changed_row(
     figures = [c for c in stale if c["kind"] == "figure"]
     assert figures and all(c["line"] and cited["row_id"] in c["row_ids"] for c in figures)
     assert report["changed_since_run"] == []
+
+
+def test_an_index_changed_since_the_run_is_refused(
+    sample_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace = Path(shutil.copytree(sample_run[0], tmp_path / "ws"))
+    header, *rows = sample_rows()
+    rows[0][1] += " (edited)"
+    newer = write_table(tmp_path / "next.csv", [header, *rows])
+    index = workspace / "runtime" / "evidence_index.json"
+    index.write_bytes(index.read_bytes().replace(b'"fb_001"', b'"fb_00X"', 1))
+    result = invoke("verify-source", workspace, newer)
+    assert result.exit_code == 2
+    assert "evidence_index.json changed since the run" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_drift_survives_hostile_deliverables_and_names_edited_ones(
+    sample_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace = Path(shutil.copytree(sample_run[0], tmp_path / "ws"))
+    (workspace / "artifacts" / "product_backlog.json").write_text("[" * 100_000, "utf-8")
+    analysis = workspace / "artifacts" / "feedback_analysis.json"
+    document = json.loads(analysis.read_text("utf-8"))
+    document["items"][0]["feedback_id"] = {"not": "an id"}
+    analysis.write_text(json.dumps(document), "utf-8")
+    header, *rows = sample_rows()
+    for row in rows:
+        row[1] += " (edited)"
+    newer = write_table(tmp_path / "next.csv", [header, *rows])
+    result = invoke("drift", workspace, newer, "--json")
+    assert result.exit_code == 1, result.output
+    report = json_object(result.stdout)
+    assert len(report["comparison"]["changed"]) == len(rows)
+    assert {c["artifact"] for c in report["stale"]} >= {"artifacts/insight_report.md"}
+    assert not any(c["artifact"].endswith("product_backlog.json") for c in report["stale"])
+    assert any("product_backlog.json" in line for line in report["changed_since_run"])
+
+
+def test_a_run_shown_from_the_store_has_its_source_lock(
+    sample_run: tuple[Path, Path], _session_runs_home: Path
+) -> None:
+    workspace, _ = sample_run
+    record = run_record(workspace)
+    moved = workspace.with_name("moved-away")
+    workspace.rename(moved)
+    try:
+        shown = invoke("show", record["run_id"], "--home", _session_runs_home, "--json")
+    finally:
+        moved.rename(workspace)
+    assert shown.exit_code == 0, shown.output
+    payload = json_object(shown.stdout)
+    assert any("shown from the run store" in line for line in payload["problems"])
+    assert payload["run"]["source_lock"] == record["source_lock"]
+
+
+def test_a_source_lock_edited_since_the_run_is_refused(
+    sample_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace = Path(shutil.copytree(sample_run[0], tmp_path / "ws"))
+    other = write_table(tmp_path / "other.csv", [["feedback_id", "text"], ["x_1", "hello"]])
+    record_path = workspace / "runtime" / "run.json"
+    record = json.loads(record_path.read_text("utf-8"))
+    record["source_lock"]["bytes_sha256"] = hashlib.sha256(other.read_bytes()).hexdigest()
+    record_path.write_text(json.dumps(record), "utf-8")
+    result = invoke("verify-source", workspace, other)
+    assert result.exit_code == 2
+    assert "source_lock.bytes_sha256" in result.output

@@ -77,12 +77,15 @@ def test_re_encoding_or_re_delimiting_never_changes_the_rows_digest(
     rows += [[f"fb_{n:03d}", text, "app" if n % 2 else "web"] for n, text in enumerate(texts)]
     original = write_table(folder / "a.csv", rows)
     copy = write_table(folder / "b.csv", rows, delimiter=delimiter, encoding=encoding)
-    if encoding == "utf-16-le":  # no BOM: name it, as a user of such a file must
-        index = build_evidence_index(
-            copy, id_column="feedback_id", text_column="text", encoding="utf-16-le"
-        )
-    else:
-        index = index_of(copy)
+    # Read as written (detecting the encoding of a few short rows is the reader's business,
+    # tested with it): what is at stake here is that the digest sees rows, not bytes.
+    index = build_evidence_index(
+        copy,
+        id_column="feedback_id",
+        text_column="text",
+        encoding=encoding,
+        delimiter=delimiter,
+    )
     assert index_rows_digest(index) == index_rows_digest(index_of(original))
 
 

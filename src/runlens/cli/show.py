@@ -57,6 +57,7 @@ def show_command(
     from runlens.cli.render import render_defect
     from runlens.records.readers import event_views, read_events, read_manifest
     from runlens.runtime.recovery import load_run, workspace_changes
+    from runlens.sourcelock.render import lock_from_events
     from runlens.store.sync import missing_events
     from runlens.tools.workspace import Workspace
 
@@ -80,6 +81,7 @@ def show_command(
     else:
         record, manifest = _stored_record(detail), _stored_manifest(detail)
         timeline, _ = event_views(stored_events)
+        record.source_lock = lock_from_events(timeline)
         problems = [
             *detail.problems,
             f"workspace {detail.workspace} is not on this machine: shown from the run store",

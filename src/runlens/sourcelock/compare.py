@@ -148,7 +148,16 @@ def _run_lock(workspace: Path, record: RunRecordView) -> dict[str, Any]:
     if isinstance(record.source_lock, Mapping) and isinstance(
         record.source_lock.get("rows_digest"), str
     ):
-        return dict(record.source_lock)
+        lock = dict(record.source_lock)
+        # The lock must describe the input the run's index was built from: a run.json edited
+        # since would otherwise vouch for any file.
+        header = _run_index_header(workspace, record)
+        if lock.get("bytes_sha256") != header.source_hash:
+            raise UserError(
+                f"runtime/run.json: source_lock.bytes_sha256 {lock.get('bytes_sha256')!r} is "
+                f"not the input hash {header.source_hash} the run's Evidence Index records"
+            )
+        return lock
     index = _run_index(workspace, record)
     return {
         "bytes_sha256": index.source_hash,
@@ -161,9 +170,29 @@ def _run_lock(workspace: Path, record: RunRecordView) -> dict[str, Any]:
     }
 
 
+def _run_index_header(workspace: Path, record: RunRecordView) -> EvidenceIndex:
+    """The run's own Evidence Index without its rows, checked as `_run_index` checks it."""
+    from runlens.evidence.index import read_header_only
+
+    try:
+        return read_header_only(_checked_index_path(workspace, record))
+    except EvidenceIndexError as error:
+        raise UserError(str(error)) from None
+
+
 def _run_index(workspace: Path, record: RunRecordView) -> EvidenceIndex:
     """The run's own Evidence Index, checked against the hash the run recorded."""
-    from runlens.evidence import EvidenceIndex, file_sha256
+    from runlens.evidence import EvidenceIndex
+
+    try:
+        return EvidenceIndex.load(_checked_index_path(workspace, record))
+    except EvidenceIndexError as error:
+        raise UserError(str(error)) from None
+
+
+def _checked_index_path(workspace: Path, record: RunRecordView) -> Path:
+    """`runtime/evidence_index.json`, which must still have the hash the run recorded."""
+    from runlens.evidence import file_sha256
     from runlens.tools.workspace import Workspace
 
     path = workspace / Workspace.EVIDENCE_INDEX
@@ -177,10 +206,7 @@ def _run_index(workspace: Path, record: RunRecordView) -> EvidenceIndex:
             f"{path} changed since the run (sha256 is not the recorded {expected}): it no "
             "longer says which rows the run read"
         )
-    try:
-        return EvidenceIndex.load(path)
-    except EvidenceIndexError as error:
-        raise UserError(str(error)) from None
+    return path
 
 
 def _index_reading(workspace: Path) -> dict[str, Any]:

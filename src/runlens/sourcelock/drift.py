@@ -166,7 +166,7 @@ def _item_of(location: str, key: str) -> str:
 def _json_document(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a model wrote it: anything goes
         return None
 
 
@@ -276,8 +276,12 @@ def _stale_figures(
     for name in rule.sources:
         held = stale_items.get(name)
         if held:
-            doubted[name] = _in_doubt(documents[name], held, id_keys.get(name, frozenset()))
             rows.update((row_id, None) for item in held.values() for row_id in item)
+            try:
+                doubted[name] = _in_doubt(documents[name], held, id_keys.get(name, frozenset()))
+            except RecursionError:  # nested too deep to copy: cannot say, so all are stale
+                _differing(original, None, tuple(rows), stale)
+                return original, stale
     if rows:
         _differing(original, _compute(rule, doubted, run_index), tuple(rows), stale)
     return original, stale
@@ -304,7 +308,7 @@ def _compute(
     """The rule's figures by key; None when its computation fails on these documents (a
     plugin's code, run on data it did not validate: any error means "cannot say")."""
     try:
-        figures = rule.compute(copy.deepcopy(dict(documents)), index)
+        figures = rule.compute(dict(documents), index)  # read-only, as validators treat them
         return {figure.key: figure for figure in figures}
     except Exception:  # see the docstring
         return None
@@ -324,12 +328,15 @@ def _rows_of(index: EvidenceIndex) -> dict[str, dict[str, str]] | None:
 def _in_doubt(
     document: Any, items: Mapping[str, Mapping[str, Change]], id_keys: frozenset[str]
 ) -> Any:
-    """A copy of `document` with its stale items (by location, `items[3]`) in doubt: left
-    out when one of their rows was removed, else their values replaced (`_doubted`)."""
-    trimmed = copy.deepcopy(document)
+    """`document` with its stale items (by location, `items[3]`) in doubt: left out when one
+    of their rows was removed, else their values replaced (`_doubted`). The containers on
+    the way to them are copied (shallow), the rest shared: `document` is left as it is, and
+    a million items are not copied one by one."""
+    owned: dict[int, Any] = {}
+    root = _own(document, owned)
     removals: dict[int, tuple[list[Any], list[int]]] = {}
     for location, rows in items.items():
-        holder, at = _place(trimmed, location)
+        holder, at = _place(root, location, owned)
         if holder is None or at is None:
             continue
         if "removed" in rows.values():
@@ -342,24 +349,43 @@ def _in_doubt(
     for holder, positions in removals.values():
         for at in sorted(set(positions), reverse=True):
             del holder[at]
-    return trimmed
+    return root
 
 
-def _place(document: Any, location: str) -> tuple[list[Any] | None, int | None]:
-    """The list holding the item at `location` (`items[3]`) and its position in it."""
-    steps = [(key, int(at) if at else None) for key, at in _STEP.findall(location)]
-    if not steps or steps[-1][1] is None:
+def _own(node: Any, owned: dict[int, Any]) -> Any:
+    """A shallow copy of a container, made once (a copy is its own copy)."""
+    if not isinstance(node, dict | list):
+        return node
+    mine = owned.get(id(node))
+    if mine is None:
+        mine = owned[id(node)] = copy.copy(node)
+        owned[id(mine)] = mine
+    return mine
+
+
+def _place(root: Any, location: str, owned: dict[int, Any]) -> tuple[list[Any] | None, int | None]:
+    """The (copied) list holding the item at `location` (`items[3]`), and its position."""
+    steps: list[str | int] = []
+    for key, at in _STEP.findall(location):
+        steps.append(key if key else int(at))
+    if not steps or not isinstance(steps[-1], int):
         return None, None
-    node: Any = document
-    *path, (last_key, last_at) = steps
-    for key, at in [*path, (last_key, None)]:
-        if key:
-            node = node.get(key) if isinstance(node, dict) else None
-        if at is not None:
-            node = node[at] if isinstance(node, list) and at < len(node) else None
-    if not isinstance(node, list) or last_at is None or last_at >= len(node):
+    *path, last = steps
+    node: Any = root
+    for step in path:
+        if not _holds(node, step):
+            return None, None
+        node[step] = _own(node[step], owned)
+        node = node[step]
+    if not isinstance(node, list) or not isinstance(last, int) or last >= len(node):
         return None, None
-    return node, last_at
+    return node, last
+
+
+def _holds(node: Any, step: str | int) -> bool:
+    if isinstance(step, str):
+        return isinstance(node, dict) and step in node
+    return isinstance(node, list) and step < len(node)
 
 
 def _doubted(value: Any) -> Any:

@@ -7,8 +7,11 @@ shown through `str()` of what is there, and a lock of the wrong shape gives what
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runlens.records.readers import EventView
 
 
 def source_lock_lines(lock: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -65,3 +68,15 @@ def _ref_lines(ref: Mapping[str, Any]) -> list[tuple[str, str]]:
     if ref.get("uri") is not None:
         lines.append(("source ref", str(ref["uri"])))
     return lines
+
+
+def lock_from_events(events: Iterable[EventView]) -> dict[str, Any] | None:
+    """The source lock the run's `evidence.indexed` event carries (the latest), for a run
+    read from the run store, whose record keeps no lock of its own; None without one."""
+    found: dict[str, Any] | None = None
+    for event in events:
+        if event.type == "evidence.indexed" and event.data is not None:
+            lock = event.data.get("source_lock")
+            if isinstance(lock, dict):
+                found = lock
+    return found
