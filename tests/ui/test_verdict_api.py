@@ -247,6 +247,7 @@ def test_drift_names_the_changed_row_and_every_stale_claim(
     assert (ANALYSIS, "item", "fb_001") in stale
     assert (BACKLOG, "item", "fb_001") in stale
     assert {claim["row_id"] for claim in body["stale"]} == {"fb_001"}
+    assert body["changed_since_run"] == []
     # The upload is kept in the home, out of the run's workspace.
     assert workspace_files(run.workspace) == before
     kept = ui_server.home / "drift" / run.run_id / body["upload_id"] / "newer.csv"

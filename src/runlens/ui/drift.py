@@ -78,6 +78,8 @@ class DriftView:
     removed: tuple[str, ...]
     changed: tuple[str, ...]
     stale: tuple[StaleView, ...]
+    #: Deliverables changed since the run judged them: their claims are read as it judged.
+    changed_since_run: tuple[str, ...] = ()
 
     def stale_rows(self, artifact: str) -> dict[str, str]:
         """Row id -> change, for the quotes and items of `artifact` that cite a changed row
@@ -112,6 +114,7 @@ class DriftView:
                 }
                 for claim in self.stale
             ],
+            "changed_since_run": list(self.changed_since_run),
         }
 
 
@@ -233,6 +236,7 @@ def make_view(run_id: str, upload_id: str, workspace: Path, file: Path) -> Drift
             )
             for claim in report.stale
         ),
+        changed_since_run=_ids(getattr(report, "changed_since_run", ())),
     )
 
 

@@ -196,6 +196,8 @@ class DriftBody(_Body):
     removed: list[str]
     changed: list[str]
     stale: list[StaleClaimBody]
+    #: Deliverables changed since the run judged them (their claims are read as judged).
+    changed_since_run: list[str] = Field(default_factory=list)
     #: The run page showing this comparison, and the reader view with the stale quotes marked.
     page_url: str
     report_url: str
