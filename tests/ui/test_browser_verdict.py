@@ -147,3 +147,30 @@ def test_hostile_text_in_the_new_panels_runs_nothing(watched: Watched, runs: Run
     expect(page.locator(".prose a.cite.stale").first).to_contain_text("<script>")
     assert page.evaluate("() => window.__pwned === undefined")
     assert watched.dialogs == [] and watched.foreign == []
+
+
+def test_a_run_followed_live_shows_its_signature_and_the_drift_form_when_it_ends(
+    watched: Watched, tmp_path: Path
+) -> None:
+    page = watched.page
+    upload = tmp_path / "followed.csv"
+    upload.write_text(FAILED_CSV, encoding="utf-8")
+    response = page.goto("/new")
+    assert response is not None and response.ok
+    page.set_input_files('input[name="file"]', upload)
+    page.select_option('select[name="plugin"]', "feedback-analysis")
+    model = page.locator('[name="model"]')
+    if model.evaluate("element => element.tagName") == "SELECT":
+        model.select_option("offline")
+    else:
+        model.fill("offline")
+    page.locator('form [type="submit"]').click()
+    page.wait_for_url(re.compile(r"/runs/run_\w+$"))
+    page.evaluate("() => { window.__stayed = true }")
+    expect(page.locator("#verdict")).to_have_attribute("data-status", "completed", timeout=90_000)
+    expect(page.locator("#signature")).to_have_attribute("data-signed", "true")
+    expect(page.locator("#drift-form")).to_have_count(1)
+    assert page.evaluate("() => window.__stayed === true"), "the run page was reloaded"
+    page.set_input_files('#drift-form input[name="file"]', upload)
+    page.locator('#drift-form [type="submit"]').click()
+    expect(page.locator("[data-drift-result]")).to_have_attribute("data-drift-result", "identical")

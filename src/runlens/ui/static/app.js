@@ -252,6 +252,12 @@
       fetchPage(run.dataset.pageUrl)
         .then(function (fresh) {
           swap(fresh, ["#verdict", "#signature", "#source", "#plan", "#artifacts", "#findings", ".meta", ".actions"]);
+          // The drift form is only on an ended run's page: add it after the source lock.
+          var drift = fresh.querySelector("#drift");
+          var source = document.getElementById("source");
+          if (drift && source && !document.getElementById("drift")) {
+            source.after(document.importNode(drift, true));
+          }
         })
         .catch(function () {
           window.location.reload();
@@ -408,10 +414,11 @@
   }
 
   // -- the drift form: a newer input posted with fetch, then the run page showing it -------
+  // Delegated: the form of a run that ended while the page followed it is swapped in later.
   function wireDrift() {
-    var form = document.getElementById("drift-form");
-    if (!form) return;
-    form.addEventListener("submit", function (submit) {
+    document.addEventListener("submit", function (submit) {
+      var form = submit.target;
+      if (!form || form.id !== "drift-form") return;
       submit.preventDefault();
       var status = document.getElementById("drift-status");
       var button = form.querySelector('button[type="submit"]');
