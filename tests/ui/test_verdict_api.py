@@ -293,3 +293,20 @@ def test_hostile_text_in_the_new_panels_is_escaped(api: httpx.Client, runs: Runs
         assert "newer &lt;img src=x onerror=window.__pwned=1&gt;.csv" in html
     reader = api.get(body["report_url"]).text
     assert "stale: row fb_002 changed in the newer file" in reader
+
+
+def test_a_hostile_source_ref_is_shown_as_text(api: httpx.Client, ui_server: UIServer) -> None:
+    home = ui_server.home
+    ref = f"https://example.com/data.csv?{SCRIPT_TAG}"
+    run = run_cli(
+        home,
+        _input(home, "referenced.csv", FAILED_CSV),
+        "--source-ref",
+        ref,
+        database_url=ui_server.db_url,
+    )
+    record = json.loads((run.workspace / "runtime/run.json").read_text())
+    assert record["source_lock"]["ref"]["uri"] == ref
+    html = api.get(f"/runs/{run.run_id}").text
+    assert SCRIPT_TAG not in html
+    assert "https://example.com/data.csv?&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
