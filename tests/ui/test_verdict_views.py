@@ -148,3 +148,13 @@ def test_links_to_a_stale_row_in_a_json_deliverable_are_marked() -> None:
     )
     assert 'data-stale-row="fb_1" data-stale-change="removed"' in html
     assert 'data-stale-row="fb_2"' not in html
+
+
+def test_one_verification_per_run_at_a_time() -> None:
+    from runlens.ui.verdicts import OnePerRun
+
+    going = OnePerRun()
+    assert going.claim("run_a") and going.claim("run_b")
+    assert not going.claim("run_a")
+    going.release("run_a")
+    assert going.claim("run_a")

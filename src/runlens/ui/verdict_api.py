@@ -79,7 +79,8 @@ def get_verdict(request: Request, run_id: RunId) -> JSONResponse:
         **_NOT_FOUND,
         409: {
             "model": ErrorBody,
-            "description": "The run's workspace is not on this machine, or the run is still going",
+            "description": "The run's workspace is not on this machine, the run is still "
+            "going, or it is being verified already",
         },
     },
     summary="Re-check a run: signature, hashes, the index rebuilt, the validators re-run",
@@ -100,7 +101,12 @@ async def verify_run(request: Request, run_id: RunId) -> VerifyBody:
             f"run {run_id}'s workspace is not on this machine{where}: run "
             f"`runlens verify {run_id}` where it is, or on an exported copy",
         )
-    report = await run_in_threadpool(lambda: verify_workspace(workspace, home=ui.home))
+    if not ui.verifying.claim(run.run_id):
+        raise HTTPException(409, f"run {run_id} is being verified already: wait for that answer")
+    try:
+        report = await run_in_threadpool(lambda: verify_workspace(workspace, home=ui.home))
+    finally:
+        ui.verifying.release(run.run_id)
     return VerifyBody.model_validate(report.as_json())
 
 

@@ -11,6 +11,7 @@ re-run) is `POST /api/runs/{run_id}/verify`, which `runlens.verdict.verify` answ
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,28 @@ def read_verdict(workspace: Path) -> dict[str, Any]:
     if not isinstance(envelope, dict):
         raise RecordUnavailable(f"{VERDICT_PATH} is not a JSON object")
     return envelope
+
+
+class OnePerRun:
+    """Which runs have a check going (`runlens verify` rebuilds the index and re-runs the
+    validators: minutes on a large run), so a second request for the same run is refused
+    rather than doubling the work."""
+
+    def __init__(self) -> None:
+        self._going: set[str] = set()
+        self._lock = threading.Lock()
+
+    def claim(self, run_id: str) -> bool:
+        """Whether the caller may check `run_id` now (then it must `release` it)."""
+        with self._lock:
+            if run_id in self._going:
+                return False
+            self._going.add(run_id)
+            return True
+
+    def release(self, run_id: str) -> None:
+        with self._lock:
+            self._going.discard(run_id)
 
 
 @dataclass(frozen=True)
@@ -171,6 +194,7 @@ def source_panel(workspace: Path, *, ended: bool = True) -> SourcePanel:
 __all__ = [
     "MAX_RECORD_BYTES",
     "VERDICT_PATH",
+    "OnePerRun",
     "RecordUnavailable",
     "SourcePanel",
     "VerdictPanel",
