@@ -273,3 +273,13 @@ def test_a_source_lock_edited_since_the_run_is_refused(
     result = invoke("verify-source", workspace, other)
     assert result.exit_code == 2
     assert "source_lock.bytes_sha256" in result.output
+
+
+def test_run_is_found_by_its_id_in_the_run_store(
+    sample_run: tuple[Path, Path], _session_runs_home: Path
+) -> None:
+    workspace, data = sample_run
+    run_id = run_record(workspace)["run_id"]
+    result = invoke("verify-source", run_id[-8:], data, "--home", _session_runs_home, "--json")
+    assert result.exit_code == 0, result.output
+    assert json_object(result.stdout)["result"] == "identical"

@@ -28,6 +28,10 @@ def test_the_rows_digest_is_sha256_of_id_tab_hash_lines_sorted_by_id() -> None:
     assert rows_digest(pairs) == hashlib.sha256(lines.encode("utf-8")).hexdigest()
     assert rows_digest(reversed(pairs)) == rows_digest(pairs)
     assert rows_digest([]) == hashlib.sha256(b"").hexdigest()
+    # Ids order by code point even where a line would not ("a" before "a\x01").
+    odd = [("a\x01", "5" * 64), ("a", "6" * 64)]
+    lines = f"a\t{'6' * 64}\na\x01\t{'5' * 64}\n"
+    assert rows_digest(odd) == hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 def test_copies_of_the_same_rows_share_the_rows_digest_not_the_bytes(tmp_path: Path) -> None:
@@ -43,6 +47,8 @@ def test_copies_of_the_same_rows_share_the_rows_digest_not_the_bytes(tmp_path: P
     assert len({lock["rows_digest"] for lock in locks.values()}) == 1
     assert len({lock["bytes_sha256"] for lock in locks.values()}) == len(copies)
     original = locks["original"]
+    pairs = [(row_id, row_hash) for row_id, row_hash, _ in index_of(SAMPLE_CSV).rows()]
+    assert original["rows_digest"] == rows_digest(pairs)
     assert original["bytes_sha256"] == hashlib.sha256(SAMPLE_CSV.read_bytes()).hexdigest()
     assert original["rows"] == len(rows) - 1
     assert original["columns"] == rows[0]

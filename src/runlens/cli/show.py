@@ -63,7 +63,7 @@ def show_command(
 
     with run_store(database_url, home, read_first=True) as store:
         with usage_errors():
-            workspace, detail, notes = _locate(store, run, home)
+            workspace, detail, notes = locate_run(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []
     if workspace is not None:
         # A live run's record is brought up to date from its events; one whose process died
@@ -140,7 +140,7 @@ def _artifact_hashes(manifest: ManifestView) -> dict[str, str | None]:
     return {str(entry.name): entry.sha256 for entry in manifest.artifacts}
 
 
-def _locate(
+def locate_run(
     store: RunStore, run: str, home: Path | None
 ) -> tuple[Path | None, RunDetail, list[str]]:
     """The run `run` names and its workspace (None when it is not on this machine,

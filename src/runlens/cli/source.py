@@ -31,9 +31,19 @@ _home_option = click.option(
 
 
 def _workspace(run: str, home: Path | None) -> Path:
-    from runlens.records.io import find_workspace
+    """The workspace RUN names: a folder, else a run the run store knows (as `runlens show`
+    finds runs), which must be on this machine: its index and deliverables are read."""
+    from runlens.cli.runs import run_store
+    from runlens.cli.show import locate_run
+    from runlens.errors import UserError
 
-    return find_workspace(run, home)
+    with run_store(None, home, read_first=True) as store:
+        workspace, detail, _ = locate_run(store, run, home)
+    if workspace is None:
+        raise UserError(
+            f"run {detail.run_id}: its workspace {detail.workspace} is not on this machine"
+        )
+    return workspace
 
 
 @click.command("verify-source")
@@ -47,8 +57,8 @@ def verify_source_command(run: str, file: Path, home: Path | None, as_json: bool
     rows: re-encoded, re-delimited, a workbook copy) or `rows-changed` (with the added,
     removed and changed row ids).
 
-    RUN is a workspace path or a run id (or a unique prefix or suffix of one) under the runs
-    home. FILE is read as the run read its input (its id and text columns, id rule, sheet).
+    RUN is a workspace path, or a run id (or a unique prefix or suffix of one) in the run
+    store, as `runlens show` finds it. FILE is read as the run read its input (its id and text columns, id rule, sheet).
     Exit 0 for identical or same-rows, 1 for rows-changed, 2 for a usage error.
     """
     from runlens.cli.common import echo_json

@@ -25,6 +25,7 @@ The lock reuses the row hashes of the index the run built: no second parse of th
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,25 +38,44 @@ if TYPE_CHECKING:
 #: The keys of a source lock, in the order run.json writes them.
 LOCK_KEYS: Final = ("bytes_sha256", "rows_digest", "rows", "columns", "format", "encoding", "ref")
 _LINES_PER_UPDATE: Final = 65536
+_BELOW_TAB: Final = re.compile("[\x00-\x08]")
 
 
 def rows_digest(pairs: Iterable[tuple[str, str]]) -> str:
-    """SHA-256 hex of the lines `row_id<TAB>row_hash\\n`, sorted by row id (code point order).
+    """SHA-256 hex of the lines `row_id<TAB>row_hash\n`, sorted by row id (code point order).
 
-    `pairs` are (row_id, row_hash) in any order; ids are unique in an index, so sorting the
-    pairs sorts by id."""
-    ordered = sorted(pairs)
-    digest = hashlib.sha256()
-    for start in range(0, len(ordered), _LINES_PER_UPDATE):
-        # `"\t".join` of each (id, hash) pair and one join a chunk: no Python code per row.
-        lines = "\n".join(map("\t".join, ordered[start : start + _LINES_PER_UPDATE]))
-        digest.update(f"{lines}\n".encode())
-    return digest.hexdigest()
+    `pairs` are (row_id, row_hash) in any order, each id once (as in an index)."""
+    pairs = list(pairs)
+    lines = list(map("\t".join, pairs))
+    if any(
+        _BELOW_TAB.search("".join(lines[start : start + _LINES_PER_UPDATE]))
+        for start in range(0, len(lines), _LINES_PER_UPDATE)
+    ):
+        # An id with a character below the tab would sort after a shorter id it begins with
+        # as a line, before it as an id: sort the pairs themselves (slower; never met in an
+        # index, which refuses control characters in ids).
+        return _digest_of_sorted(["\t".join(pair) for pair in sorted(pairs)])
+    lines.sort()
+    return _digest_of_sorted(lines)
 
 
 def index_rows_digest(index: EvidenceIndex) -> str:
-    """`rows_digest` of an Evidence Index's rows."""
-    return rows_digest([(row_id, row_hash) for row_id, row_hash, _ in index.rows()])
+    """`rows_digest` of an Evidence Index's rows.
+
+    An index's ids hold no control character (the builder refuses them, a load checks them),
+    so every character of an id sorts after the tab and the lines sort as their ids do:
+    sorting the lines (strings) is several times faster than sorting (id, hash) pairs."""
+    lines = [f"{row_id}\t{row_hash}" for row_id, row_hash, _ in index.rows()]
+    lines.sort()
+    return _digest_of_sorted(lines)
+
+
+def _digest_of_sorted(lines: list[str]) -> str:
+    digest = hashlib.sha256()
+    for start in range(0, len(lines), _LINES_PER_UPDATE):
+        chunk = "\n".join(lines[start : start + _LINES_PER_UPDATE])
+        digest.update(f"{chunk}\n".encode())
+    return digest.hexdigest()
 
 
 def build_source_lock(
