@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
@@ -57,6 +57,9 @@ class Linker:
     #: Lines with a finding of their own (shown beside the block, so a failed citation there
     #: needs no second note).
     finding_lines: frozenset[int] = frozenset()
+    #: Row id -> how a newer copy of the input changed it (`added`, `removed`, `changed`):
+    #: citations of these rows are stale, marked so and with why (`runlens.ui.drift`).
+    stale: Mapping[str, str] = field(default_factory=dict)
 
     def quote(self, row: CitationRow, shown: str | None, *, anchor: bool = True) -> str:
         """A link to the cited row around the quotation `shown` (or around the id, when the
@@ -64,17 +67,46 @@ class Linker:
         piece of a quotation that markup splits)."""
         text = shown if shown is not None else row.row_id
         anchored = Markup(' id="cite-{}"').format(row.ordinal) if anchor else Markup("")
-        link = Markup('<a class="cite cite-{}"{} href="{}" title="{}">{}</a>').format(
-            row.status, anchored, self.evidence_href(row.row_id), _title(row), text
+        link = Markup('<a class="cite cite-{}{}"{} href="{}" title="{}">{}</a>').format(
+            row.status,
+            self._stale_class(row),
+            anchored,
+            self.evidence_href(row.row_id),
+            self._title(row),
+            text,
         )
-        return str(link)
+        return str(link) + (self.stale_note(row) if anchor else "")
 
     def id(self, row: CitationRow, shown: str) -> str:
         return str(
-            Markup('<a class="cite-id cite-{}" href="{}" title="{}">{}</a>').format(
-                row.status, self.evidence_href(row.row_id), _title(row), shown
+            Markup('<a class="cite-id cite-{}{}" href="{}" title="{}">{}</a>').format(
+                row.status,
+                self._stale_class(row),
+                self.evidence_href(row.row_id),
+                self._title(row),
+                shown,
             )
         )
+
+    def stale_note(self, row: CitationRow) -> str:
+        """The visible mark of a citation whose row a newer input changed; "" otherwise."""
+        change = self.stale.get(row.row_id)
+        if change is None:
+            return ""
+        return str(
+            Markup(
+                ' <span class="cite-stale" data-stale-row="{}" data-stale-change="{}">'
+                "stale: row {} {} in the newer file</span>"
+            ).format(row.row_id, change, row.row_id, change)
+        )
+
+    def _stale_class(self, row: CitationRow) -> str:
+        return " stale" if row.row_id in self.stale else ""
+
+    def _title(self, row: CitationRow) -> str:
+        change = self.stale.get(row.row_id)
+        title = _title(row)
+        return f"stale (row {row.row_id} {change} in the newer file); {title}" if change else title
 
     def note(self, row: CitationRow) -> str:
         """The visible reason of a failed citation: nothing for a verified one, nor for one

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Final, cast
 from fastapi import Request
 
 from runlens.ui.analysed import AnalysedTables
+from runlens.ui.drift import DriftComparisons
 from runlens.ui.evidence import EvidenceRows
 from runlens.ui.launcher import Launcher
+from runlens.ui.verdicts import OnePerRun
 
 if TYPE_CHECKING:
     from runlens.store.db import RunStore
@@ -66,6 +68,10 @@ class UIContext:
     launcher: Launcher
     evidence: EvidenceRows = field(default_factory=EvidenceRows)
     analysed: AnalysedTables = field(default_factory=AnalysedTables)
+    #: The comparisons of runs' inputs with newer files uploaded to their pages.
+    drift: DriftComparisons = field(default_factory=DriftComparisons)
+    #: The runs being verified (`POST /api/runs/{run_id}/verify`), one check per run at once.
+    verifying: OnePerRun = field(default_factory=OnePerRun)
     _refreshed_at: float = field(default=0.0, repr=False)
     _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: Per run, the store's file index as last written under the cache.

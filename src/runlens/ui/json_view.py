@@ -67,6 +67,8 @@ class _Marks:
     citations: dict[str, list[CitationRow]] = field(default_factory=dict)
     cited_ids: dict[str, str] = field(default_factory=dict)
     id_paths: frozenset[str] = frozenset()
+    #: Row id -> how a newer input changed it: links to these rows are marked stale.
+    stale: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -76,8 +78,9 @@ class _Marks:
         citations: Sequence[CitationRow],
         evidence_href: Callable[[str], str],
         id_paths: Iterable[str] = (),
+        stale: Mapping[str, str] | None = None,
     ) -> _Marks:
-        marks = cls(evidence_href, id_paths=frozenset(id_paths))
+        marks = cls(evidence_href, id_paths=frozenset(id_paths), stale=dict(stale or {}))
         for finding in findings:
             node = nearest_existing(document, finding.path)
             marks.findings.setdefault(node, []).append(finding)
@@ -97,6 +100,18 @@ class _Marks:
             return self.cited_ids[value]
         return "plain" if dotted(path) in self.id_paths else None
 
+    def stale_note(self, row_id: str) -> str:
+        """The visible mark of a link to a row a newer input changed; "" otherwise."""
+        change = self.stale.get(row_id)
+        if change is None:
+            return ""
+        return str(
+            Markup(
+                ' <span class="cite-stale" data-stale-row="{}" data-stale-change="{}">'
+                "stale: row {} {} in the newer file</span>"
+            ).format(row_id, change, row_id, change)
+        )
+
 
 def dotted(path: str) -> str:
     """A concrete path as the contract's rule path: `items[3].row_ids[0]` -> `items.row_ids`."""
@@ -110,10 +125,11 @@ def render_json_tree(
     citations: Sequence[CitationRow] = (),
     evidence_href: Callable[[str], str],
     id_paths: Iterable[str] = (),
+    stale: Mapping[str, str] | None = None,
 ) -> Markup:
     """The document as a nested list, each node's `id` its path, findings and citations shown
-    at their nodes."""
-    marks = _Marks.of(document, findings, citations, evidence_href, id_paths)
+    at their nodes; links to the rows in `stale` (row id -> change) marked stale."""
+    marks = _Marks.of(document, findings, citations, evidence_href, id_paths, stale)
     body = "".join(_node(None, document, "", marks))
     return Markup(f'<div class="json-tree"><ul class="jroot">{body}</ul></div>')
 
@@ -125,10 +141,11 @@ def render_json_readable(
     citations: Sequence[CitationRow] = (),
     evidence_href: Callable[[str], str],
     id_paths: Iterable[str] = (),
+    stale: Mapping[str, str] | None = None,
 ) -> Markup:
     """The reader's view: a list of flat objects as a table (top level, or under a top-level
     key), scalar fields as a definition list, anything else as the tree."""
-    marks = _Marks.of(document, findings, citations, evidence_href, id_paths)
+    marks = _Marks.of(document, findings, citations, evidence_href, id_paths, stale)
     if _is_flat_list(document):
         return Markup(_table(document, "", marks))
     if not isinstance(document, dict):
@@ -138,6 +155,7 @@ def render_json_readable(
             citations=citations,
             evidence_href=evidence_href,
             id_paths=id_paths,
+            stale=stale,
         )
     parts: list[str] = [findings_note(marks.findings.get("", []), aside=False)]
     scalars = {k: v for k, v in document.items() if not isinstance(v, dict | list)}
@@ -215,7 +233,9 @@ def _leaf_value(value: Any, path: str, marks: _Marks) -> str:
     status = marks.names_row(path, value)
     if status is not None:
         href = escape(marks.evidence_href(value))
-        return f'<a class="jstr cite-id cite-{status}" href="{href}">{shown}</a>'
+        stale = " stale" if value in marks.stale else ""
+        link = f'<a class="jstr cite-id cite-{status}{stale}" href="{href}">{shown}</a>'
+        return link + marks.stale_note(value)
     return f'<span class="{kind}">{shown}</span>'
 
 
@@ -232,7 +252,16 @@ def _citation_links(
 
 
 def _link(row: CitationRow, shown: Markup | str, kind: str, marks: _Marks, noted: bool) -> str:
+    link = _citation_link(row, shown, kind, marks, noted)
+    return link + marks.stale_note(row.row_id)
+
+
+def _citation_link(
+    row: CitationRow, shown: Markup | str, kind: str, marks: _Marks, noted: bool
+) -> str:
     href = marks.evidence_href(row.row_id)
+    if row.row_id in marks.stale:
+        kind = f"{kind} stale"
     if row.status == "verified":
         title = f"verified quote of row {row.row_id}" if row.quote else f"row {row.row_id}"
         return str(
@@ -316,5 +345,7 @@ def _plain(value: Any, path: str, marks: _Marks) -> str:
     status = marks.names_row(path, value)
     if status is not None:
         href = escape(marks.evidence_href(value))
-        return f'<a class="cite-id cite-{status}" href="{href}">{shown}</a>'
+        stale = " stale" if value in marks.stale else ""
+        link = f'<a class="cite-id cite-{status}{stale}" href="{href}">{shown}</a>'
+        return link + marks.stale_note(value)
     return str(shown)

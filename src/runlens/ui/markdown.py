@@ -18,7 +18,7 @@ that line (markdown-it maps blocks to lines); findings without one head the docu
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -85,17 +85,19 @@ def render_markdown(
     evidence_href: Callable[[str], str],
     link_href: Callable[[str], str] | None = None,
     image_href: Callable[[str], str | None] | None = None,
+    stale: Mapping[str, str] | None = None,
 ) -> Markup:
     """`text` as HTML: every citation a link to `evidence_href(row_id)`, findings beside the
     block of their line. `link_href` rewrites relative links (to point at the artifact view of
     a file beside the document); other links are kept when `safe_href` allows them.
-    `image_href` says where an image may be loaded from (None: shown as text)."""
+    `image_href` says where an image may be loaded from (None: shown as text). `stale` (row
+    id -> change) marks the citations of rows a newer input changed."""
     parser = _parser()
     tokens = parser.parse(text)
     cited = _citations_by_line(citations)
     placed = _place_findings(tokens, findings)
     lines = frozenset(f.line for f in findings if f.line)
-    env = _Env(Linker(evidence_href, lines), link_href, image_href)
+    env = _Env(Linker(evidence_href, lines, dict(stale or {})), link_href, image_href)
     tokens = list(_annotate(tokens, cited, placed, env, InlineOffsets(text)))
     header = findings_note([f for f in findings if f.line is None])
     body = parser.renderer.render(tokens, parser.options, {"runlens": env})

@@ -32,9 +32,11 @@ from runlens.ui.analysed import (
 )
 from runlens.ui.compare import compare_runs, contract_id_fields
 from runlens.ui.context import ui_context
+from runlens.ui.drift import DriftUnavailable, DriftView
 from runlens.ui.evidence import EvidenceUnavailable
 from runlens.ui.integrity import ChangedArtifact, changed_artifacts
 from runlens.ui.params import ArtifactName, PageNumber, RowId, RunId, Text
+from runlens.ui.verdicts import source_panel, verdict_panel
 from runlens.ui.views import (
     VERDICT_TEXTS,
     artifact_bytes,
@@ -66,6 +68,8 @@ router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 25
 #: How many of a run's latest events its page shows (the API has them all).
 EVENTS_SHOWN = 300
+#: How many row ids of each kind (added, removed, changed) a drift panel lists.
+DRIFT_IDS_SHOWN = 200
 
 
 def _environment() -> Environment:
@@ -199,19 +203,30 @@ def runs_page(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, run_id: RunId) -> Response:
-    """A run: verdict, plan, artifacts, findings at their places, events (live while it runs)."""
-    run = _run_page(request, run_id, refresh=True)
+def run_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
+    """A run: verdict, signature and source lock, plan, artifacts, findings at their places,
+    events (live while it runs); with `drift=<upload id>`, a newer input's comparison and the
+    claims it makes stale."""
+    suffix = f"?{urlencode({'drift': drift})}" if drift else ""
+    run = _run_page(request, run_id, suffix, refresh=True)
     if isinstance(run, Response):
         return run
     store = _store(request)
     first_seq = max(run.last_seq - EVENTS_SHOWN, 0)
     events = store.events(run.run_id, after_seq=first_seq)
     changes = _changes(request, run)
+    ui = ui_context(request)
+    workspace = Path(ui.files_of(run).workspace)
+    drift_view, drift_problem = _drift(request, run, drift)
     return _render(
         "run.html",
         title=f"Run {run.run_id}",
         run=run,
+        signature=verdict_panel(workspace, ui.home) if run.is_terminal else None,
+        source=source_panel(workspace, ended=run.is_terminal),
+        drift=drift_view,
+        drift_problem=drift_problem,
+        drift_limit=DRIFT_IDS_SHOWN,
         changes=changes,
         changed_names={change.name for change in changes},
         groups=group_findings(run),
@@ -222,6 +237,18 @@ def run_page(request: Request, run_id: RunId) -> Response:
         summarize=summarize_event,
         previous=previous_run(store, run),
     )
+
+
+def _drift(request: Request, run: RunDetail, upload_id: str) -> tuple[DriftView | None, str | None]:
+    """The comparison the page was asked to show (`?drift=<upload id>`), or why there is none."""
+    if not upload_id:
+        return None, None
+    ui = ui_context(request)
+    try:
+        workspace = Path(ui.files_of(run).workspace)
+        return ui.drift.compare(ui.home, run.run_id, workspace, upload_id), None
+    except DriftUnavailable as error:
+        return None, str(error)
 
 
 def previous_run(store: RunStore, run: RunSummary) -> RunSummary | None:
@@ -270,15 +297,25 @@ def artifact_page(request: Request, run_id: RunId, name: ArtifactName) -> Respon
 
 
 @router.get("/runs/{run_id}/report", response_class=HTMLResponse)
-def report_page(request: Request, run_id: RunId) -> Response:
-    """The reader's view: the verdict, then the user-facing deliverables, every quote linked."""
-    run = _run_page(request, run_id, "/report")
+def report_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
+    """The reader's view: the verdict, then the user-facing deliverables, every quote linked;
+    with `drift=<upload id>`, the quotes citing rows a newer input changed marked stale and
+    the other stale claims listed with their location."""
+    suffix = f"?{urlencode({'drift': drift})}" if drift else ""
+    run = _run_page(request, run_id, "/report" + suffix)
     if isinstance(run, Response):
         return run
     store = _store(request)
     files = ui_context(request).files_of(run)
+    drift_view, drift_problem = _drift(request, run, drift)
     rendered = [
-        render_artifact(files, row, store.citations(run.run_id, artifact=row.name), readable=True)
+        render_artifact(
+            files,
+            row,
+            store.citations(run.run_id, artifact=row.name),
+            readable=True,
+            stale=drift_view.stale_rows(row.name) if drift_view else None,
+        )
         for row in reader_artifacts(run)
     ]
     return _render(
@@ -287,6 +324,9 @@ def report_page(request: Request, run_id: RunId) -> Response:
         run=run,
         artifacts=rendered,
         changes=changed_artifacts(files),
+        drift=drift_view,
+        drift_problem=drift_problem,
+        drift_limit=DRIFT_IDS_SHOWN,
     )
 
 

@@ -154,9 +154,60 @@ class PluginList(_Body):
     model_providers: list[str]
 
 
+class CheckBody(_Body):
+    """One check of `runlens verify`: `signature`, `subject:<name>`, `statement`,
+    `evidence_index`, `validators`, `reviews`; `detail` names what differs."""
+
+    check: str
+    ok: bool
+    detail: str
+
+
+class VerifyBody(_Body):
+    """`POST /api/runs/{run_id}/verify`: true when every check holds."""
+
+    verified: bool
+    checks: list[CheckBody]
+
+
+class StaleClaimBody(_Body):
+    """A claim of the run citing a row the newer file added, removed or changed."""
+
+    artifact: str
+    location: str
+    line: int | None = None
+    row_id: str
+    change: str
+    #: `quote` (a report quotation), `item` (an analysis or backlog item) or `figure`.
+    kind: str
+    #: Where exactly the row is cited (an item's field, a quote), or a figure's key.
+    detail: str = ""
+
+
+class DriftBody(_Body):
+    """`POST /api/runs/{run_id}/drift`: the newer file against the run's source lock
+    (`identical`, `same-rows` or `rows-changed` with the row ids) and the stale claims."""
+
+    run_id: str
+    upload_id: str
+    file: str
+    result: str
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    stale: list[StaleClaimBody]
+    #: Deliverables changed since the run judged them (their claims are read as judged).
+    changed_since_run: list[str] = Field(default_factory=list)
+    #: The run page showing this comparison, and the reader view with the stale quotes marked.
+    page_url: str
+    report_url: str
+
+
 __all__ = [
     "ChangedArtifactBody",
+    "CheckBody",
     "ContractInfo",
+    "DriftBody",
     "ErrorBody",
     "EvidenceRow",
     "PluginInfo",
@@ -164,5 +215,7 @@ __all__ = [
     "RunEvent",
     "RunList",
     "RunView",
+    "StaleClaimBody",
     "StartedRun",
+    "VerifyBody",
 ]

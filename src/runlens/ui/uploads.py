@@ -60,20 +60,22 @@ class LaunchError(Exception):
         self.headers = dict(headers or {})
 
 
-def check_length(request: Request, max_upload_bytes: int) -> None:
-    """A multipart form (415) not announced larger than the limit (413)."""
+def check_length(request: Request, max_upload_bytes: int, *, what: str = "POST /api/runs") -> None:
+    """A multipart form (415) not announced larger than the limit (413); `what` names the
+    request in the refusal."""
     content_type = request.headers.get("content-type", "")
     if not content_type.lower().startswith("multipart/form-data"):
-        raise LaunchError(
-            415, f"POST /api/runs takes multipart/form-data, not {content_type or 'nothing'}"
-        )
+        raise LaunchError(415, f"{what} takes multipart/form-data, not {content_type or 'nothing'}")
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > _form_limit(max_upload_bytes):
         raise LaunchError(413, _too_large(max_upload_bytes))
 
 
-async def read_form(request: Request, max_upload_bytes: int) -> FormData:
-    """The form, read within the limit (413 past it, 422 when it cannot be read)."""
+async def read_form(
+    request: Request, max_upload_bytes: int, *, max_fields: int = len(FIELDS)
+) -> FormData:
+    """The form, read within the limit (413 past it, 422 when it cannot be read), with at
+    most one file and `max_fields` text fields."""
     limit = _form_limit(max_upload_bytes)
 
     async def limited() -> AsyncGenerator[bytes, None]:
@@ -85,7 +87,7 @@ async def read_form(request: Request, max_upload_bytes: int) -> FormData:
             yield chunk
 
     parser = MultiPartParser(
-        request.headers, limited(), max_files=1, max_fields=len(FIELDS), max_part_size=4096
+        request.headers, limited(), max_files=1, max_fields=max_fields, max_part_size=4096
     )
     try:
         return await parser.parse()
@@ -140,6 +142,16 @@ def save_upload(
     upload: UploadFile, folder: Path, options: RunOptions, max_upload_bytes: int
 ) -> Path:
     """Copy the upload into `folder` under its sanitised name and check its content."""
+    return save_input_file(upload, folder, max_upload_bytes, encoding=options.encoding)
+
+
+def save_input_file(
+    upload: UploadFile, folder: Path, max_upload_bytes: int, *, encoding: str | None = None
+) -> Path:
+    """Copy an uploaded input file into the new `folder` under its sanitised name, within
+    `max_upload_bytes`, and check it is what its extension says (an .xlsx workbook, a CSV
+    text file): the checks every upload of an input passes. LaunchError naming what is
+    wrong (413, 415, 422)."""
     name = safe_file_name(upload.filename)
     suffix = Path(name).suffix.lower()
     if suffix not in TEXT_SUFFIXES and suffix != WORKBOOK_SUFFIX:
@@ -154,7 +166,7 @@ def save_upload(
         raise LaunchError(413, _too_large(max_upload_bytes))
     if size == 0:
         raise LaunchError(422, f"{name} is empty")
-    _check_content(target, name, suffix, options.encoding)
+    _check_content(target, name, suffix, encoding)
     return target
 
 
@@ -271,5 +283,6 @@ __all__ = [
     "form_options",
     "read_form",
     "safe_file_name",
+    "save_input_file",
     "save_upload",
 ]

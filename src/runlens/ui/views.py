@@ -13,7 +13,7 @@ import functools
 import json
 import posixpath
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
@@ -280,6 +280,7 @@ def render_artifact(
     citations: Sequence[CitationRow],
     *,
     readable: bool = False,
+    stale: Mapping[str, str] | None = None,
 ) -> RenderedArtifact:
     """One artifact as HTML: JSON as a tree (or, `readable`, tables), Markdown rendered with
     its citations linked, SVG as an image (scripts never run in an `<img>`), text verbatim."""
@@ -308,6 +309,7 @@ def render_artifact(
             evidence_href=to_row,
             link_href=lambda href: beside(run, row.name, href),
             image_href=lambda href: shown_image(run, row.name, href),
+            stale=stale,
         )
         return RenderedArtifact(row, kind, html=html, change=change)
     if kind == "json":
@@ -323,6 +325,7 @@ def render_artifact(
             citations=citations,
             evidence_href=to_row,
             id_paths=contract_id_fields(run.plugin).get(row.name, ()),
+            stale=stale,
         )
         return RenderedArtifact(row, kind, html=html, change=change)
     text_html = Markup('<pre class="text-artifact">{}</pre>').format(text)

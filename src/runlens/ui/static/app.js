@@ -251,7 +251,13 @@
       // The verdict, plan, deliverables and findings as the store now has them.
       fetchPage(run.dataset.pageUrl)
         .then(function (fresh) {
-          swap(fresh, ["#verdict", "#plan", "#artifacts", "#findings", ".meta", ".actions"]);
+          swap(fresh, ["#verdict", "#signature", "#source", "#plan", "#artifacts", "#findings", ".meta", ".actions"]);
+          // The drift form is only on an ended run's page: add it after the source lock.
+          var drift = fresh.querySelector("#drift");
+          var source = document.getElementById("source");
+          if (drift && source && !document.getElementById("drift")) {
+            source.after(document.importNode(drift, true));
+          }
         })
         .catch(function () {
           window.location.reload();
@@ -347,10 +353,109 @@
     });
   }
 
+  // -- the verify button: POST /api/runs/{id}/verify, every check shown as text -----------
+  function showChecks(result, body) {
+    result.textContent = "";
+    var verdict = document.createElement("p");
+    verdict.className = "verify-verdict";
+    verdict.dataset.verified = body.verified ? "true" : "false";
+    verdict.textContent = body.verified ? "verified" : "not verified";
+    result.appendChild(verdict);
+    var list = document.createElement("ul");
+    list.className = "verify-checks";
+    (Array.isArray(body.checks) ? body.checks : []).forEach(function (check) {
+      var item = document.createElement("li");
+      item.className = check && check.ok ? "check-ok" : "check-bad";
+      item.dataset.check = String(check && check.check);
+      var mark = document.createElement("span");
+      mark.textContent = check && check.ok ? "✓ " : "✕ ";
+      var name = document.createElement("code");
+      name.textContent = String(check && check.check);
+      var detail = document.createElement("span");
+      detail.textContent = check && check.detail ? String(check.detail) : "";
+      item.appendChild(mark);
+      item.appendChild(name);
+      item.appendChild(detail);
+      list.appendChild(item);
+    });
+    result.appendChild(list);
+  }
+
+  function wireVerify() {
+    document.addEventListener("click", function (click) {
+      var button = click.target.closest ? click.target.closest("#verify-run") : null;
+      if (!button) return;
+      var result = document.getElementById("verify-result");
+      if (!result) return;
+      button.disabled = true;
+      result.textContent = "Verifying…";
+      fetch(button.dataset.verifyUrl, {
+        method: "POST",
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      })
+        .then(function (response) {
+          if (response.ok) {
+            return response.json().then(function (body) {
+              showChecks(result, body || {});
+            });
+          }
+          return errorDetail(response).then(function (detail) {
+            result.textContent = "Could not verify: " + detail;
+          });
+        })
+        .catch(function (error) {
+          result.textContent = "Could not verify: " + error.message;
+        })
+        .then(function () {
+          button.disabled = false;
+        });
+    });
+  }
+
+  // -- the drift form: a newer input posted with fetch, then the run page showing it -------
+  // Delegated: the form of a run that ended while the page followed it is swapped in later.
+  function wireDrift() {
+    document.addEventListener("submit", function (submit) {
+      var form = submit.target;
+      if (!form || form.id !== "drift-form") return;
+      submit.preventDefault();
+      var status = document.getElementById("drift-status");
+      var button = form.querySelector('button[type="submit"]');
+      if (button) button.disabled = true;
+      if (status) status.textContent = "Comparing…";
+      fetch(form.action, {
+        method: "POST",
+        body: new FormData(form),
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      })
+        .then(function (response) {
+          if (response.ok) {
+            return response.json().then(function (body) {
+              var target = new URL(String(body.page_url), window.location.href);
+              if (target.origin !== window.location.origin) throw new Error("unexpected answer");
+              window.location.assign(target.href);
+            });
+          }
+          return errorDetail(response).then(function (detail) {
+            if (status) status.textContent = "Not compared: " + detail;
+            if (button) button.disabled = false;
+          });
+        })
+        .catch(function (error) {
+          if (status) status.textContent = "Not compared: " + error.message;
+          if (button) button.disabled = false;
+        });
+    });
+  }
+
   function start() {
     followRunsList();
     followRun();
     wireCancel();
+    wireVerify();
+    wireDrift();
     wireNewRun();
   }
 
