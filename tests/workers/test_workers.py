@@ -11,9 +11,12 @@ import asyncio
 import hashlib
 import json
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+from runlens.verdict.keys import key_id, load_public_key
 from workers.cluster import TERMINAL, Cluster, make_cluster
 from workers.model_server import (
     MODEL_SPEC,
@@ -194,6 +197,23 @@ def test_one_machine_on_sqlite_and_the_store_shows_everything(tmp_path: Path) ->
         for name in ARTIFACTS:
             assert hashes[name] == files[name][0]
         cluster.wait_log(worker, f"done {run_ids[0]}: completed")
+        # The worker signed each verdict with its own home's key, which `runlens verify`
+        # checks where the workspaces are; the submitting side made no key.
+        worker_key = key_id(load_public_key(cluster.root / "solo" / "keys" / "default.pub.pem"))
+        for run_id in run_ids:
+            done = subprocess.run(
+                [sys.executable, "-m", "runlens", "verify", run_id, "--json"],
+                env={**cluster.env, "RUNLENS_HOME": str(cluster.root / "solo")},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            checks = {check["check"]: check for check in json.loads(done.stdout)["checks"]}
+            assert all(check["ok"] for check in checks.values())
+            assert worker_key in checks["signature"]["detail"]
+        assert not (cluster.root / "client" / "keys").exists()
     finally:
         cluster.stop()
 
