@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.verdict.conftest import SignedRun, invoke, scripted_run
+from tests.verdict.conftest import SAMPLE, SCRIPTS, SignedRun, invoke, scripted_run
 
 from runlens.evidence import file_sha256
 from runlens.verdict.dsse import sign_envelope
@@ -339,6 +339,22 @@ def test_verify_by_run_id_prints_every_check(passing_run: SignedRun) -> None:
     assert "✓ signature" in result.output and "✓ validators" in result.output
 
 
+def test_a_runs_human_verdict_says_it_is_signed_and_how_to_check_it(
+    passing_run: SignedRun,
+) -> None:
+    result = invoke(
+        "run", "feedback-analysis", SAMPLE, "--model", f"scripted:{SCRIPTS / 'passing.json'}",
+        home=passing_run.home,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    keyid = passing_run.envelope["signatures"][0]["keyid"]
+    run_id = next(
+        line.split()[-1] for line in result.stdout.splitlines() if "runlens verify" in line
+    )
+    assert f"Verdict signed by key {keyid[:16]}…" in result.stdout
+    assert invoke("verify", run_id, home=passing_run.home).exit_code == 0
+
+
 def test_model_written_text_reaches_the_terminal_escaped(
     fresh_copy: Callable[[], SignedRun],
 ) -> None:
@@ -376,8 +392,6 @@ def test_usage_errors_exit_2(
 def test_a_run_given_a_keys_home_signs_with_that_homes_key(tmp_path: Path) -> None:
     """A worker's runs sign with its own home's key (`RunSettings.keys_home`, set from the
     worker's `--home`), whatever `RUNLENS_HOME` says."""
-
-    from tests.verdict.conftest import SAMPLE, SCRIPTS
 
     from runlens.plugins import load_plugin
     from runlens.runtime.run import RunSettings, run_plugin

@@ -365,3 +365,24 @@ def _print_verdict(result: RunResult, run: Run) -> None:
         if summary:
             console.print(summary)
     console.print(f"Workspace: [bold]{result.workspace}[/]", highlight=False)
+    keyid = _verdict_key(result.workspace)
+    if keyid is not None:
+        from rich.markup import escape
+
+        console.print(
+            f"Verdict signed by key {escape(keyid[:16])}… (runtime/verdict.dsse.json); "
+            f"anyone can re-check it: runlens verify {result.run_id}",
+            highlight=False,
+        )
+
+
+def _verdict_key(workspace: Path) -> str | None:
+    """The key id that signed the workspace's verdict, when the run wrote one."""
+    from runlens.tools.workspace import Workspace
+
+    try:
+        envelope = json.loads((workspace / Workspace.VERDICT).read_bytes())
+        keyid = envelope["signatures"][0]["keyid"]
+    except (OSError, ValueError, LookupError, TypeError):
+        return None
+    return keyid if isinstance(keyid, str) else None
