@@ -21,7 +21,15 @@ from runlens.verdict.keys import init_key, public_path
 from runlens.verdict.statement import canonical_json, decode_statement
 from runlens.verdict.verify import verify_workspace
 
-CHECKS = ["signature", "statement", "evidence_index", "contracts", "validators", "reviews"]
+CHECKS = [
+    "signature",
+    "statement",
+    "source_lock",
+    "evidence_index",
+    "contracts",
+    "validators",
+    "reviews",
+]
 
 
 def verify_json(run: SignedRun, *args: object) -> tuple[int, dict[str, Any]]:
@@ -229,6 +237,22 @@ def test_a_statement_replayed_from_another_run_fails(
     assert checks(document)["signature"]["ok"] is True  # a genuine statement ...
     detail = failed(document)["statement"]  # ... about another run
     assert other.record["run_id"] in detail and target.record["run_id"] in detail
+
+
+def test_a_source_lock_edited_in_run_json_is_named(fresh_copy: Callable[[], SignedRun]) -> None:
+    target = fresh_copy()
+    path = target.workspace / "runtime" / "run.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["source_lock"]["rows"] == 89
+    record["source_lock"]["ref"] = {"uri": "https://example.com/another-export.csv"}
+    record["source_lock"]["rows"] = 90
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+    code, document = verify_json(target)
+
+    assert code == 1
+    assert failed(document)["source_lock"].endswith("differs from the signed one: ref, rows")
+    assert checks(document)["signature"]["ok"] is True
 
 
 def test_a_run_that_failed_validation_is_signed_with_its_findings(passing_run: SignedRun) -> None:

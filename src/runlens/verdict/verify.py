@@ -8,6 +8,8 @@ Each check is named (SPEC section 16):
     subject:<name>   each subject's SHA-256 matches the file; a deliverable on disk that the
                      statement does not list fails too
     evidence_index   the index rebuilt from the input (or `source`) is the workspace's
+    source_lock      the signed source lock is run.json's, and it is the lock of the input
+                     and the index as they are (bytes hash, rows digest, rows)
     contracts        the plugin's contracts are the ones the run was judged by
     validators       the deterministic Stop validators, re-run, give the same findings
     reviews          every review is bound to the current hashes
@@ -129,6 +131,7 @@ def verify_workspace(
     digests = subject_digests(statement)
     checks.append(_statement(record, predicate, digests))
     checks.extend(_subjects(root, digests))
+    checks.append(_source_lock(root, record, predicate))
     plugin = _plugin(record)
     if isinstance(plugin, Check):
         checks.extend(Check(name, False, plugin.detail) for name in _PLUGIN_CHECKS)
@@ -230,6 +233,54 @@ def _subject(root: Path, name: str, expected: str) -> Check:
     if actual != expected:
         return Check(label, False, f"{name} changed: expected sha256 {expected}, actual {actual}")
     return Check(label, True, f"sha256 {actual}")
+
+
+def _source_lock(root: Path, record: Mapping[str, Any], predicate: Mapping[str, Any]) -> Check:
+    """The source lock the statement signs: the one `run.json` shows, and the lock of the
+    workspace's input and index as they are now."""
+    from runlens.evidence import EvidenceIndex
+    from runlens.sourcelock.lock import index_rows_digest
+
+    signed = predicate.get("source_lock")
+    recorded = record.get("source_lock")
+    if signed is None and recorded is None:
+        return Check("source_lock", True, "no source lock recorded (a run from before locks)")
+    if not isinstance(signed, dict):
+        return Check("source_lock", False, "run.json has a source lock the statement does not sign")
+    if signed != recorded:
+        changed = sorted(
+            key
+            for key in set(signed) | set(recorded if isinstance(recorded, dict) else {})
+            if not isinstance(recorded, dict) or signed.get(key) != recorded.get(key)
+        )
+        return Check(
+            "source_lock",
+            False,
+            f"{Workspace.RUN_RECORD}'s source lock differs from the signed one: "
+            + ", ".join(changed),
+        )
+    problems = []
+    given = root / str(record.get("input") or "")
+    if given.is_file() and file_sha256(given) != signed.get("bytes_sha256"):
+        problems.append(f"the input's sha256 is not the locked {signed.get('bytes_sha256')}")
+    index_path = root / Workspace.EVIDENCE_INDEX
+    if index_path.is_file():
+        try:
+            index = EvidenceIndex.load(index_path)
+        except RunLensError as error:
+            problems.append(f"{Workspace.EVIDENCE_INDEX} cannot be read: {error}")
+        else:
+            if len(index) != signed.get("rows"):
+                problems.append(f"the index holds {len(index)} rows, the lock {signed.get('rows')}")
+            elif index_rows_digest(index) != signed.get("rows_digest"):
+                problems.append("the index's rows digest is not the locked one")
+    if problems:
+        return Check("source_lock", False, "; ".join(problems))
+    return Check(
+        "source_lock",
+        True,
+        f"{signed.get('rows')} rows, rows digest {signed.get('rows_digest')}",
+    )
 
 
 def _plugin(record: Mapping[str, Any]) -> Any:
