@@ -8,6 +8,10 @@ says: the run's workspace on this machine, else the store's copy of its files. T
 escape everything (autoescape on); the only markup inserted unescaped is what `markdown` and
 `json_view` build, which escape every string of the deliverable themselves. No page has an
 inline script or style: `static/app.js` reads what it needs from `data-*` attributes.
+
+An ended run's page also shows its signed verdict and source lock (`runlens.ui.verdicts`)
+and, with `?drift=<upload id>`, a newer input's comparison and stale claims
+(`runlens.ui.drift`); the reader view takes the same parameter to mark the stale citations.
 """
 
 from __future__ import annotations
