@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from runlens.errors import EvidenceIndexError, InputError, UserError
-from runlens.sourcelock.lock import index_rows_digest
+from runlens.sourcelock.lock import index_lock
 
 if TYPE_CHECKING:
     from runlens.evidence import EvidenceIndex
@@ -103,14 +103,7 @@ def compare_indexes(workspace: Path, file: Path) -> Compared:
         same = {key: run_lock.get(key) for key in _SHOWN}
         return Compared(SourceComparison("identical", str(file), run_id, run_lock, same), record)
     new_index = _read_like_the_run(workspace, file, record)
-    file_lock = {
-        "bytes_sha256": bytes_sha256,
-        "rows_digest": index_rows_digest(new_index),
-        "rows": new_index.total_rows,
-        "columns": list(new_index.columns),
-        "format": new_index.format,
-        "encoding": new_index.encoding,
-    }
+    file_lock = {key: value for key, value in index_lock(new_index).items() if key != "ref"}
     if file_lock["rows_digest"] == run_lock.get("rows_digest"):
         return Compared(
             SourceComparison("same-rows", str(file), run_id, run_lock, file_lock), record
@@ -158,16 +151,7 @@ def _run_lock(workspace: Path, record: RunRecordView) -> dict[str, Any]:
                 f"not the input hash {header.source_hash} the run's Evidence Index records"
             )
         return lock
-    index = _run_index(workspace, record)
-    return {
-        "bytes_sha256": index.source_hash,
-        "rows_digest": index_rows_digest(index),
-        "rows": index.total_rows,
-        "columns": list(index.columns),
-        "format": index.format,
-        "encoding": index.encoding,
-        "ref": None,
-    }
+    return index_lock(_run_index(workspace, record))
 
 
 def _run_index_header(workspace: Path, record: RunRecordView) -> EvidenceIndex:

@@ -83,6 +83,12 @@ def build_source_lock(
 ) -> dict[str, Any]:
     """The source lock of `index`, built from `input_path` (the file the user named: its git
     and DVC references are looked up from there), with `source_ref` as `ref.uri`."""
+    return index_lock(index, source_refs(input_path, source_ref=source_ref))
+
+
+def index_lock(index: EvidenceIndex, ref: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The source lock an Evidence Index gives (all but where the file came from), with
+    `ref`."""
     return {
         "bytes_sha256": index.source_hash,
         "rows_digest": index_rows_digest(index),
@@ -90,7 +96,7 @@ def build_source_lock(
         "columns": list(index.columns),
         "format": index.format,
         "encoding": index.encoding,
-        "ref": source_refs(input_path, source_ref=source_ref),
+        "ref": ref,
     }
 
 
