@@ -7,9 +7,11 @@ default run's quick cases (the pages over HTTP and in Chromium are in
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from runlens.store.rows import CitationRow
+from runlens.ui.drift import prune_uploads
 from runlens.ui.markdown import render_markdown
 from runlens.ui.verdicts import VERDICT_PATH, source_panel, verdict_panel
 from runlens.verdict.dsse import sign_envelope
@@ -158,3 +160,20 @@ def test_one_verification_per_run_at_a_time() -> None:
     assert not going.claim("run_a")
     going.release("run_a")
     assert going.claim("run_a")
+
+
+def test_only_the_newest_uploads_of_a_run_are_kept(tmp_path: Path) -> None:
+    run_folder = tmp_path / "drift" / "run_1"
+    names = [f"{index:016x}" for index in range(7)]
+    for age, name in enumerate(names):
+        upload = run_folder / name
+        upload.mkdir(parents=True)
+        (upload / "newer.csv").write_text("feedback_id,text\n1,x\n", encoding="utf-8")
+        os.utime(upload, ns=(age * 10**9, age * 10**9))
+    (run_folder / "not-an-upload").mkdir()
+
+    deleted = prune_uploads(run_folder, keep=5)
+
+    assert deleted == names[:2]
+    assert sorted(entry.name for entry in run_folder.iterdir()) == [*names[2:], "not-an-upload"]
+    assert prune_uploads(run_folder, keep=5) == []

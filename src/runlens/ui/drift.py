@@ -30,6 +30,9 @@ from runlens.ui.uploads import LaunchError, check_length, read_form, save_input_
 
 #: The folder of the runs home where uploaded newer inputs are kept.
 DRIFT_FOLDER: Final = "drift"
+#: How many uploads of one run are kept (the newest): older ones are deleted as a new one
+#: arrives, so that the uploads of a long-lived server do not fill its disk.
+KEPT_UPLOADS: Final = 5
 #: What names one upload of a run.
 UPLOAD_ID: Final = re.compile(r"[0-9a-f]{16}")
 #: The form's text fields besides `file`.
@@ -153,9 +156,30 @@ async def receive_upload(
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
+        await run_in_threadpool(prune_uploads, folder.parent, KEPT_UPLOADS)
     finally:
         await form.close()
     return upload_id, saved
+
+
+def prune_uploads(run_folder: Path, keep: int) -> list[str]:
+    """Delete all but the `keep` newest uploads of one run (their folders under `run_folder`);
+    return the upload ids deleted. The pages link to an upload by its id: one pruned since
+    answers that it is not here."""
+    try:
+        uploads = [
+            (entry.stat().st_mtime_ns, entry)
+            for entry in run_folder.iterdir()
+            if entry.is_dir() and not entry.is_symlink() and UPLOAD_ID.fullmatch(entry.name)
+        ]
+    except OSError:
+        return []
+    uploads.sort(key=lambda pair: (pair[0], pair[1].name))
+    deleted = []
+    for _, entry in uploads[: max(0, len(uploads) - keep)]:
+        shutil.rmtree(entry, ignore_errors=True)
+        deleted.append(entry.name)
+    return deleted
 
 
 def _encoding(value: object) -> str | None:
