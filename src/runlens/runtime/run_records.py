@@ -214,7 +214,6 @@ class RunRecords:
         assert report is not None
         cited = {quote.row_id for quote in report.quotes}
         cited.update(cited_id.row_id for cited_id in report.id_citations)
-        record = self._run_record().encode()
         return RunVerdict(
             run_id=self.run_id,
             status=self.status.value,
@@ -229,7 +228,7 @@ class RunRecords:
             id_citations=len(report.id_citations),
             failed_citations=len(report.failed_spans),
             rows_cited=len(cited),
-            source_lock=record.get("source_lock"),
+            source_lock=self.source_lock,
             evidence_index_sha256=self.index_sha256,
             created_at=self.created_at,
             finished_at=self.finished_at,

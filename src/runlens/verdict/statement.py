@@ -16,6 +16,7 @@ sorted by name. The statement is written, in its DSSE envelope, to `runtime/verd
 from __future__ import annotations
 
 import binascii
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -210,8 +211,10 @@ def subject_digests(statement: Mapping[str, Any]) -> dict[str, str]:
     return digests
 
 
+@functools.cache
 def plugin_version(name: str) -> str | None:
-    """The version of the distribution that registers plugin `name`, when one does."""
+    """The version of the distribution that registers plugin `name`, when one does (read
+    once per process, as the plugin itself is loaded once)."""
     from runlens._entry_points import group_entry_points
 
     for entry in group_entry_points("runlens.plugins"):
@@ -220,6 +223,7 @@ def plugin_version(name: str) -> str | None:
     return None
 
 
+@functools.cache
 def runlens_version() -> str:
     try:
         return version("runlens")
