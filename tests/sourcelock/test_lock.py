@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import string
 import subprocess
 from pathlib import Path
@@ -151,10 +153,29 @@ def test_an_untracked_input_is_dirty_and_no_origin_is_null(repository: Path) -> 
     )
 
 
-def test_a_file_outside_any_work_tree_has_no_git_ref(tmp_path: Path) -> None:
+def test_a_file_outside_any_work_tree_has_no_git_ref(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A `git` first on PATH that leaves a mark: a file in no work tree starts no git at all.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    marker = tmp_path / "git-ran"
+    real_git = shutil.which("git")
+    assert real_git is not None
+    (tools / "git").write_text(f'#!/bin/sh\ntouch "{marker}"\nexec "{real_git}" "$@"\n')
+    (tools / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    monkeypatch.delenv("GIT_DIR", raising=False)
     data = write_table(tmp_path / "plain.csv", sample_rows())
     assert git_ref(data) is None
     assert build_source_lock(data, index_of(data))["ref"] is None
+    assert not marker.exists()
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert marker.exists()  # the same git is the one a work tree is asked with
+    marker.unlink()
+    ref = git_ref(data)
+    assert ref is not None and ref["dirty"] is True and marker.exists()
 
 
 @pytest.mark.parametrize(

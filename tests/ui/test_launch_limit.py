@@ -31,18 +31,21 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIServer]:
 
 
 def run_processes(home: Path) -> int:
-    """How many `runlens run` processes on this machine run in `home`'s uploads."""
-    count = 0
+    """How many `runlens run` processes on this machine run in `home`'s uploads. A child a
+    run process is starting (a `git` it runs, between fork and exec) shows its parent's
+    command line for a moment: it is not another run."""
+    runs: dict[int, int] = {}  # pid -> parent pid
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
+            parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
         if b"runlens" in argv and b"run" in argv and any(str(home).encode() in a for a in argv):
-            count += 1
-    return count
+            runs[int(entry.name)] = parent
+    return sum(1 for parent in runs.values() if parent not in runs)
 
 
 def test_twenty_starts_at_once_start_two_runs_and_refuse_the_rest(limited: UIServer) -> None:

@@ -34,6 +34,8 @@ def git_ref(path: Path) -> dict[str, Any] | None:
     """
     real = path.resolve()
     folder = real.parent
+    if not _may_be_in_work_tree(folder):
+        return None  # no git process for the common case of a file in no repository
     top = _git(folder, "rev-parse", "--show-toplevel")
     if top is None:
         return None
@@ -54,6 +56,14 @@ def git_ref(path: Path) -> dict[str, Any] | None:
         "blob": blob,
         "dirty": head_blob != blob,
     }
+
+
+def _may_be_in_work_tree(folder: Path) -> bool:
+    """Whether git could find a repository for `folder`: a `.git` in it or a folder above
+    it, or the environment naming one (`GIT_DIR`)."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    return any((candidate / ".git").exists() for candidate in (folder, *folder.parents))
 
 
 def _git(folder: Path, *args: str) -> str | None:
