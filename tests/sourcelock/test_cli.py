@@ -52,8 +52,8 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return workspace, data
 
 
-def verify(workspace: Path, file: Path) -> tuple[int, dict[str, Any]]:
-    result = invoke("verify-source", workspace, file, "--json")
+def verify(workspace: Path, file: Path, *options: str) -> tuple[int, dict[str, Any]]:
+    result = invoke("verify-source", workspace, file, "--json", *options)
     assert "Traceback" not in result.output
     return result.exit_code, json_object(result.stdout)
 
@@ -120,6 +120,21 @@ def test_identical_and_same_row_copies(sample_run: tuple[Path, Path], tmp_path: 
     human = invoke("verify-source", workspace, tmp_path / "copy.xlsx")
     assert human.exit_code == 0
     assert "same-rows" in human.output
+
+
+def test_an_encoding_named_reads_the_file_in_it(
+    sample_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace, _ = sample_run
+    copy = write_table(tmp_path / "gbk.csv", sample_rows(), encoding="gb18030")
+    code, verdict = verify(workspace, copy, "--encoding", "gb18030")
+    assert (code, verdict["result"]) == (0, "same-rows")
+    assert verdict["source"]["encoding"] == "gb18030"
+    misread = invoke("drift", workspace, copy, "--encoding", "latin-1", "--json")
+    assert misread.exit_code == 1  # read as Latin-1, every Chinese row reads changed
+    assert json_object(misread.stdout)["comparison"]["changed"]
+    wrong = invoke("drift", workspace, copy, "--encoding", "no-such-codec")
+    assert wrong.exit_code == 2 and "unknown encoding 'no-such-codec'" in wrong.output
 
 
 def test_added_removed_and_changed_rows_are_named(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from runlens.cli.common import exit_on_user_error
+from runlens.cli.run import encoding_option
 
 if TYPE_CHECKING:
     from runlens.sourcelock.compare import SourceComparison
@@ -50,9 +51,12 @@ def _workspace(run: str, home: Path | None) -> Path:
 @click.argument("run")
 @click.argument("file", type=click.Path(path_type=Path))
 @_home_option
+@encoding_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @exit_on_user_error()
-def verify_source_command(run: str, file: Path, home: Path | None, as_json: bool) -> None:
+def verify_source_command(
+    run: str, file: Path, home: Path | None, encoding: str | None, as_json: bool
+) -> None:
     """Is FILE the data RUN read? `identical` (same bytes), `same-rows` (other bytes, same
     rows: re-encoded, re-delimited, a workbook copy) or `rows-changed` (with the added,
     removed and changed row ids).
@@ -65,7 +69,7 @@ def verify_source_command(run: str, file: Path, home: Path | None, as_json: bool
     from runlens.cli.common import echo_json
     from runlens.sourcelock.compare import compare_source
 
-    comparison = compare_source(_workspace(run, home), file)
+    comparison = compare_source(_workspace(run, home), file, encoding=encoding)
     if as_json:
         echo_json(comparison.as_json())
     else:
@@ -77,9 +81,12 @@ def verify_source_command(run: str, file: Path, home: Path | None, as_json: bool
 @click.argument("run")
 @click.argument("file", type=click.Path(path_type=Path))
 @_home_option
+@encoding_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @exit_on_user_error()
-def drift_command(run: str, file: Path, home: Path | None, as_json: bool) -> None:
+def drift_command(
+    run: str, file: Path, home: Path | None, encoding: str | None, as_json: bool
+) -> None:
     """Which claims of RUN does FILE make stale? Every report quote (with its line), item
     of a JSON deliverable and figure resting on a row FILE added, removed or changed.
 
@@ -89,7 +96,7 @@ def drift_command(run: str, file: Path, home: Path | None, as_json: bool) -> Non
     from runlens.cli.common import echo_json
     from runlens.sourcelock.drift import find_drift
 
-    report = find_drift(_workspace(run, home), file)
+    report = find_drift(_workspace(run, home), file, encoding=encoding)
     if as_json:
         echo_json(report.as_json())
     else:

@@ -70,13 +70,14 @@ class SourceComparison:
 _SHOWN = ("bytes_sha256", "rows_digest", "rows", "columns", "format", "encoding")
 
 
-def compare_source(workspace: Path, file: Path) -> SourceComparison:
+def compare_source(workspace: Path, file: Path, *, encoding: str | None = None) -> SourceComparison:
     """Compare `file` with the input of the run in `workspace`.
 
     Raises UserError (exit 2 in the CLI) naming the file, row or field for a workspace that
     is not a run's, a run that never indexed its input, a run whose index changed since, or
-    a file that cannot be read as the run read its input."""
-    return compare_indexes(workspace, file).comparison
+    a file that cannot be read as the run read its input. `encoding` names the file's text
+    encoding instead of detecting it."""
+    return compare_indexes(workspace, file, encoding=encoding).comparison
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +91,7 @@ class Compared:
     file_index: EvidenceIndex | None = None
 
 
-def compare_indexes(workspace: Path, file: Path) -> Compared:
+def compare_indexes(workspace: Path, file: Path, *, encoding: str | None = None) -> Compared:
     """`compare_source`, keeping the indexes it read (`runlens.sourcelock.drift` needs them)."""
     from runlens.evidence import file_sha256, require_regular_file
 
@@ -102,7 +103,7 @@ def compare_indexes(workspace: Path, file: Path) -> Compared:
     if bytes_sha256 == run_lock.get("bytes_sha256"):
         same = {key: run_lock.get(key) for key in _SHOWN}
         return Compared(SourceComparison("identical", str(file), run_id, run_lock, same), record)
-    new_index = _read_like_the_run(workspace, file, record)
+    new_index = _read_like_the_run(workspace, file, record, encoding)
     file_lock = {key: value for key, value in index_lock(new_index).items() if key != "ref"}
     if file_lock["rows_digest"] == run_lock.get("rows_digest"):
         return Compared(
@@ -204,7 +205,9 @@ def _index_reading(workspace: Path) -> dict[str, Any]:
         return {}
 
 
-def _read_like_the_run(workspace: Path, file: Path, record: RunRecordView) -> EvidenceIndex:
+def _read_like_the_run(
+    workspace: Path, file: Path, record: RunRecordView, encoding: str | None = None
+) -> EvidenceIndex:
     """`file`'s Evidence Index, read with the run's columns, id rule and (workbook) sheet."""
     from runlens.evidence import FROM_COLUMN, build_evidence_index, is_workbook
     from runlens.evidence._ids import check_id_rule
@@ -231,6 +234,7 @@ def _read_like_the_run(workspace: Path, file: Path, record: RunRecordView) -> Ev
             id_rule=id_rule,
             sheet=sheet if isinstance(sheet, str) else None,
             source_name=file.name,
+            encoding=encoding,
         )
     except (InputError, EvidenceIndexError) as error:
         raise UserError(f"{error}") from None

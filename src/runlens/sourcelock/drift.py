@@ -96,12 +96,12 @@ class DriftReport:
         }
 
 
-def find_drift(workspace: Path, file: Path) -> DriftReport:
+def find_drift(workspace: Path, file: Path, *, encoding: str | None = None) -> DriftReport:
     """Every claim of the run in `workspace` that `file` makes stale (module docstring).
     Raises UserError as `compare_source` does, and for a run whose plugin is not installed."""
     from runlens.plugins import load_plugin
 
-    compared = compare_indexes(workspace, file)
+    compared = compare_indexes(workspace, file, encoding=encoding)
     comparison = compared.comparison
     changes = comparison.change_of()
     if not changes or compared.run_index is None or compared.file_index is None:
