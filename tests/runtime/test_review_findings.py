@@ -103,7 +103,7 @@ def test_a_run_without_findings_sends_what_it_always_sent(
     assert status == "completed"
     system, task = _first_request(model)
     assert task == UserMessage(_plain_task(feedback_csv.name))
-    assert "Review findings" not in system.content
+    assert isinstance(system, SystemMessage) and "Review findings" not in system.content
     record = _record(workspace)
     assert (record["submitted_by"], record["rerun_of"], record["review_findings"]) == (
         None,
