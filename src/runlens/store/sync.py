@@ -476,6 +476,12 @@ def _run_fields(
     }
     if source is not None and source.source_hash is not None:
         fields["source_hash"] = source.source_hash
+    # Who started the run and what it re-runs (SPEC section 17), when the record says so
+    # (a record written before it does not: the store keeps what it was told otherwise).
+    for key in ("submitted_by", "rerun_of"):
+        value = getattr(record, key, None)
+        if isinstance(value, str) and value:
+            fields[key] = value
     return fields
 
 
