@@ -20,7 +20,8 @@ below it, never from a layer above:
  4. validation   the validators and their one runner
  5. records      what a run writes: events, manifest, run record, trace, metrics
  6. plugins      `plugins`, `hooks`, `batching` and the public facade `runlens` itself
- 7. verdict      signing keys, the signed verdict of a run, `runlens verify`'s checks
+ 7. verdict      signing keys, the signed verdict of a run, `runlens verify`'s checks; the
+                 review ledger (`review`: signed decisions and marks, review state)
  8. runtime      one run: its state, loop, journal, recovery
  9. drift        `sourcelock.compare`, `.drift`, `.render`: what a newer file changes of a
                  finished run
@@ -88,7 +89,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "runlens",
         ),
     ),
-    ("verdict", ("runlens.verdict",)),
+    ("verdict", ("runlens.verdict", "runlens.review")),
     ("runtime", ("runlens.runtime",)),
     (
         "drift",
@@ -97,7 +98,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kit", ("runlens.kit",)),
     ("testing", ("runlens.testing",)),
     ("store", ("runlens.store",)),
-    ("start", ("runlens.start",)),
+    ("start", ("runlens.start", "runlens.review.record")),
     ("workers", ("runlens.workers",)),
     ("ui", ("runlens.ui",)),
     ("cli", ("runlens.cli", "runlens.__main__")),

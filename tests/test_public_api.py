@@ -18,6 +18,8 @@ PUBLIC = {
     "PlanStep",
     "Plugin",
     "SuccessCriterion",
+    "ReviewPolicy",
+    "Correction",
     # contracts
     "ArtifactContract",
     "Coverage",

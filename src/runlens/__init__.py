@@ -18,6 +18,8 @@ __version__ = "0.1.0"
 _HOMES: dict[str, tuple[str, str]] = {
     # plugins
     "Conformance": ("runlens.plugins.base", "Conformance"),
+    "Correction": ("runlens.plugins.review", "Correction"),
+    "ReviewPolicy": ("runlens.plugins.review", "ReviewPolicy"),
     "PlanStep": ("runlens.plugins.base", "PlanStep"),
     "Plugin": ("runlens.plugins.base", "Plugin"),
     "SuccessCriterion": ("runlens.plugins.base", "SuccessCriterion"),
@@ -109,6 +111,7 @@ __all__ = [
     "Collector",
     "Conformance",
     "ContractError",
+    "Correction",
     "Coverage",
     "EvidenceIndex",
     "EvidenceQuote",
@@ -131,6 +134,7 @@ __all__ = [
     "ProviderError",
     "QuoteRules",
     "QuoteSpan",
+    "ReviewPolicy",
     "RunLensError",
     "SourceTable",
     "SuccessCriterion",
@@ -232,6 +236,7 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from runlens.plugins.base import Conformance, PlanStep, Plugin, SuccessCriterion
+    from runlens.plugins.review import Correction, ReviewPolicy
     from runlens.tools.base import Tool, ToolContext
     from runlens.validation.base import (
         Collector,

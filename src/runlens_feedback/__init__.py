@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from runlens import Conformance, PlanStep, Plugin, SuccessCriterion
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, CONTRACTS, INPUT, REPORT
 from runlens_feedback.figures import FIGURE_RULES
+from runlens_feedback.review import CORRECTIONS, POLICY
 from runlens_feedback.validators import BacklogThemeValidator, ChartValidator
 
 if TYPE_CHECKING:
@@ -108,6 +109,8 @@ def _build() -> Plugin:
             passing_model=_SAMPLES / "passing.yaml",
             fabricating_model=_SAMPLES / "fabricating.yaml",
         ),
+        review_policy=POLICY,
+        corrections=CORRECTIONS,
     )
 
 

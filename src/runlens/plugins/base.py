@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from runlens.contracts import ArtifactContract
+from runlens.plugins.review import Correction, ReviewPolicy
 
 if TYPE_CHECKING:
     from runlens.inputs import TableInput
@@ -91,6 +92,13 @@ class Plugin:
     describe_result: Callable[[Path], object] | None = None
     #: The fixture and scripted models of its conformance checks (`runlens check-plugin`).
     conformance: Conformance | None = None
+    #: How many approvals a run needs and whether its submitter may give one (SPEC 17).
+    review_policy: ReviewPolicy = field(default_factory=ReviewPolicy)
+    #: Corrections a reviewer's mark may carry (another theme for a row, say).
+    corrections: tuple[Correction, ...] = ()
+
+    def correction(self, name: str) -> Correction | None:
+        return next((c for c in self.corrections if c.name == name), None)
 
     def contract(self, artifact_name: str) -> ArtifactContract | None:
         return next((c for c in self.contracts if c.name == artifact_name), None)

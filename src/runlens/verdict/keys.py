@@ -114,9 +114,15 @@ def init_key(name: str = DEFAULT_NAME, home: Path | None = None) -> SigningKey:
     appeared meanwhile: of two runs making the default key at once, one makes it and the
     other finds it."""
     target = private_path(name, home)
-    folder = target.parent
     if target.exists():
         raise KeyExists(f"{target} exists: a key is never overwritten (choose another --name)")
+    return write_key_pair(target, public_path(name, home), name, "home")
+
+
+def write_key_pair(private: Path, public: Path, label: str, source: str) -> SigningKey:
+    """A new key pair written to `private` (0600, never replacing a file there: `KeyExists`)
+    and `public`, in one folder made 0700 when missing."""
+    folder = private.parent
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as error:
@@ -127,11 +133,9 @@ def init_key(name: str = DEFAULT_NAME, home: Path | None = None) -> SigningKey:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    _publish(folder, target, encoded, mode=0o600, exclusive=True)
-    _publish(
-        folder, public_path(name, home), public_pem(private_key.public_key()).encode(), mode=0o644
-    )
-    return SigningKey(private_key, key_id(private_key.public_key()), name, "home")
+    _publish(folder, private, encoded, mode=0o600, exclusive=True)
+    _publish(public.parent, public, public_pem(private_key.public_key()).encode(), mode=0o644)
+    return SigningKey(private_key, key_id(private_key.public_key()), label, source)
 
 
 def _publish(
@@ -274,4 +278,5 @@ __all__ = [
     "load_public_keys",
     "public_pem",
     "signing_key",
+    "write_key_pair",
 ]
