@@ -68,6 +68,12 @@ class RunOptions:
     sheet: str | None = None
     #: Where the input comes from (`--source-ref URI`), recorded in the source lock.
     source_ref: str | None = None
+    #: Who starts the run (`--as NAME`): run.json's `submitted_by` (SPEC 17).
+    submitted_by: str | None = None
+    #: The run this one re-runs with its review (`runlens rerun RUN --with-review`).
+    rerun_of: str | None = None
+    #: The findings of that review the model is given to address (`rerun_settings`).
+    review_findings: tuple[str, ...] = ()
 
     def settings(self, command_hooks: tuple[CommandHook, ...] = ()) -> RunSettings:
         """The run's settings in this process (its secrets and retry delay from its env)."""
@@ -81,6 +87,9 @@ class RunOptions:
             text_column=self.text_column,
             sheet=self.sheet,
             source_ref=self.source_ref,
+            submitted_by=self.submitted_by,
+            rerun_of=self.rerun_of,
+            review_findings=self.review_findings,
             command_hooks=command_hooks,
         )
 
@@ -98,9 +107,12 @@ class RunOptions:
             ("--encoding", self.encoding),
             ("--sheet", self.sheet),
             ("--source-ref", self.source_ref),
+            ("--as", self.submitted_by),
+            ("--rerun-of", self.rerun_of),
         ):
             if value is not None:
                 args.append(f"{flag}={value}")
+        args.extend(f"--review-finding={finding}" for finding in self.review_findings)
         return args
 
     def to_json(self) -> dict[str, Any]:
