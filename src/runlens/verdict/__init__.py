@@ -3,7 +3,8 @@ and `runlens verify`, which re-checks a run's verdict anywhere.
 
     keys.py       where keys live, `SigningKey`, `key_id`, `load_public_keys`, `signing_key`
     dsse.py       DSSE's pre-authentication encoding, `sign_envelope`, `open_envelope`
-    statement.py  the in-toto Statement of a run, `write_verdict`, `read_envelope`
+    statement.py  the in-toto Statement of a run, `write_verdict`, `read_envelope`,
+                  `resign_with_reviews` (the statement again, with the run's reviews)
     verify.py     `verify_workspace` / `verify_target`: every check, each named
 
 Names are imported on first use: a run that signs does not load the verifier.
@@ -31,6 +32,7 @@ _HOMES: dict[str, str] = {
     "open_envelope": "runlens.verdict.dsse",
     "pae": "runlens.verdict.dsse",
     "read_envelope": "runlens.verdict.statement",
+    "resign_with_reviews": "runlens.verdict.statement",
     "sign_envelope": "runlens.verdict.dsse",
     "signing_key": "runlens.verdict.keys",
     "verify_target": "runlens.verdict.verify",
@@ -53,6 +55,7 @@ __all__ = [
     "open_envelope",
     "pae",
     "read_envelope",
+    "resign_with_reviews",
     "sign_envelope",
     "signing_key",
     "verify_target",
@@ -82,5 +85,6 @@ if TYPE_CHECKING:
         VERDICT_PATH,
         decode_statement,
         read_envelope,
+        resign_with_reviews,
     )
     from runlens.verdict.verify import Check, VerifyReport, verify_target, verify_workspace

@@ -6,11 +6,16 @@
      "predicate": {"run_id", "status", "plugin": {name, version}, "runlens": {version},
                    "model", "contracts": {sha256}, "validators", "findings", "artifacts",
                    "coverage", "citations", "source_lock", "evidence_index_sha256",
-                   "created_at", "finished_at", "reviews", "signer"}}
+                   "created_at", "finished_at", "reviews", "reviewers", "review_state",
+                   "signer"}}
 
 The subjects are every file under `artifacts/` on disk, the input (`input/<name>`) and the
 Evidence Index (`runtime/evidence_index.json`), each named by its workspace-relative path,
 sorted by name. The statement is written, in its DSSE envelope, to `runtime/verdict.dsse.json`.
+
+A run is signed unreviewed (`reviews` [], `reviewers` {}, `review_state` "unreviewed"); each
+review recorded later re-signs the statement with the review ledger's entries, the reviewers'
+public keys and the new state (`resign_with_reviews`), everything else left as signed.
 """
 
 from __future__ import annotations
@@ -25,13 +30,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Final
 
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from runlens.atomic import write_atomic
 from runlens.contracts import ArtifactContract
 from runlens.evidence import file_sha256
 from runlens.tools.workspace import ARTIFACTS, Workspace
 from runlens.validation.findings import Finding
-from runlens.verdict.dsse import VerdictError, envelope_payload, sign_envelope
-from runlens.verdict.keys import SigningKey
+from runlens.verdict.dsse import VerdictError, envelope_payload, open_envelope, sign_envelope
+from runlens.verdict.keys import SigningKey, key_id
 
 VERDICT_PATH: Final = Workspace.VERDICT
 STATEMENT_TYPE: Final = "https://in-toto.io/Statement/v1"
@@ -122,6 +131,8 @@ class RunVerdict:
             "created_at": self.created_at,
             "finished_at": self.finished_at,
             "reviews": [],
+            "reviewers": {},
+            "review_state": "unreviewed",
             "signer": dict(signer),
         }
 
@@ -154,6 +165,56 @@ def write_verdict(
     target = root / VERDICT_PATH
     write_atomic(target, json.dumps(envelope, indent=2).encode("ascii") + b"\n")
     return target
+
+
+def resign_with_reviews(
+    root: Path,
+    entries: Sequence[Any],
+    reviewers: Mapping[str, str],
+    state: str,
+    key: SigningKey,
+    trusted: Mapping[str, Ed25519PublicKey],
+    *,
+    redact: Callable[[str], str] | None = None,
+) -> bool:
+    """Re-sign the verdict of the workspace at `root` with `reviews` = each of `entries`
+    (`ReviewEntry`) as JSON, `reviewers` = name -> {keyid, public_key} from `reviewers`
+    (name -> public key PEM) and `review_state` = `state`, signed by `key`; the subjects and
+    the rest of the predicate as they were. Only a statement whose envelope verifies with
+    `trusted` (key id -> key) is re-signed: False, and nothing written, otherwise (a verdict
+    nobody here can vouch for is not signed again)."""
+    try:
+        envelope = read_envelope(root)
+        if envelope is None:
+            return False
+        open_envelope(envelope, trusted)
+        statement = decode_statement(envelope)
+    except VerdictError:
+        return False
+    predicate = statement["predicate"]
+    predicate["reviews"] = [entry.as_json() for entry in entries]
+    predicate["reviewers"] = {
+        name: {"keyid": key_id(_public_key(pem, name)), "public_key": pem}
+        for name, pem in sorted(reviewers.items())
+    }
+    predicate["review_state"] = state
+    predicate["signer"] = key.signer()
+    payload = canonical_json(statement)
+    if redact is not None:
+        payload = redact(payload.decode("utf-8")).encode("utf-8")
+    signed = sign_envelope(payload, key)
+    write_atomic(root / VERDICT_PATH, json.dumps(signed, indent=2).encode("ascii") + b"\n")
+    return True
+
+
+def _public_key(pem: str, name: str) -> Ed25519PublicKey:
+    try:
+        public = serialization.load_pem_public_key(pem.encode("ascii"))
+    except (ValueError, UnicodeEncodeError, UnsupportedAlgorithm) as error:
+        raise VerdictError(f"reviewer {name}'s public key is not a PEM public key") from error
+    if not isinstance(public, Ed25519PublicKey):
+        raise VerdictError(f"reviewer {name}'s public key is not an Ed25519 key")
+    return public
 
 
 def read_envelope(workspace: Path) -> dict[str, Any] | None:
@@ -242,6 +303,7 @@ __all__ = [
     "decode_statement",
     "deliverable_files",
     "read_envelope",
+    "resign_with_reviews",
     "subject_digests",
     "write_verdict",
 ]

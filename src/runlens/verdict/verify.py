@@ -12,7 +12,9 @@ Each check is named (SPEC section 16):
                      and the index as they are (bytes hash, rows digest, rows)
     contracts        the plugin's contracts are the ones the run was judged by
     validators       the deterministic Stop validators, re-run, give the same findings
-    reviews          every review is bound to the current hashes
+    reviews          runtime/reviews.jsonl: each line signed by its reviewer, the lines
+                     chained, the statement's reviews its first lines, each bound to the
+                     deliverables as they are now
 
 Nothing is written into the workspace: the index is rebuilt in a temporary folder.
 """
@@ -139,7 +141,7 @@ def verify_workspace(
         checks.append(_evidence_index(root, record, plugin, source))
         checks.append(_contracts(plugin, predicate))
         checks.append(_validators(root, record, plugin, predicate))
-    checks.append(_reviews(predicate, digests))
+    checks.append(_reviews(root, record, predicate, home))
     report.verified = all(check.ok for check in checks)
     return report
 
@@ -412,28 +414,117 @@ def _describe(key: str) -> str:
     return f"{where or '(run)'} [{finding.get('code')}] {finding.get('message')}"
 
 
-def _reviews(predicate: Mapping[str, Any], digests: Mapping[str, str]) -> Check:
-    """Every review names the subjects it read, with their hashes (SPEC 17): they must be
-    the statement's (and so, after the subject checks, the files')."""
-    reviews = predicate.get("reviews")
-    if not isinstance(reviews, list):
+def _reviews(
+    root: Path, record: Mapping[str, Any], predicate: Mapping[str, Any], home: Path | None
+) -> Check:
+    """The review ledger (SPEC 17): every line signed by its reviewer's key (the keys the
+    signed statement lists, and the home's reviewers'), the chain of lines intact, the
+    statement's reviews the ledger's first lines in order, and every line bound to the
+    deliverables as they are now. Lines after the signed ones pass when signed and chained
+    (a review recorded where the verdict could not be re-signed); the detail says so."""
+    from runlens.review.entries import REVIEWS_PATH, ReviewError
+    from runlens.review.ledger import current_digests, ledger_problems, read_ledger
+
+    signed = predicate.get("reviews")
+    if not isinstance(signed, list):
         return Check("reviews", False, "the predicate's reviews is not a list")
-    if not reviews:
+    try:
+        entries = read_ledger(root)
+    except ReviewError as error:
+        return Check("reviews", False, str(error))
+    if not entries and not signed:
         return Check("reviews", True, "no reviews")
-    unbound = [
-        str(index)
-        for index, review in enumerate(reviews, start=1)
-        if not isinstance(review, dict) or not _bound(review.get("subjects"), digests)
-    ]
-    if unbound:
-        return Check("reviews", False, f"review(s) {', '.join(unbound)} are bound to other hashes")
-    return Check("reviews", True, f"{len(reviews)} review(s), each bound to the current hashes")
+    keys, names, problems = _reviewer_keys(predicate, home)
+    problems += ledger_problems(entries, run_id=str(record.get("run_id")), keys=keys, names=names)
+    problems += _signed_prefix(signed, entries)
+    current = current_digests(root)
+    for number, entry in enumerate(entries, start=1):
+        for name, expected in sorted(entry.subjects.items()):
+            actual = current.get(name)
+            if actual != expected:
+                now = f"actual {actual}" if actual else "the file is missing"
+                problems.append(
+                    f"{REVIEWS_PATH} line {number} ({entry.kind} by {entry.reviewer}) is bound "
+                    f"to {name} sha256 {expected}, {now}"
+                )
+    if problems:
+        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        return Check("reviews", False, "; ".join(problems[:SHOWN]) + more)
+    detail = f"{len(entries)} review(s), signed, chained and bound to the current hashes"
+    later = len(entries) - len(signed)
+    if later > 0:
+        detail += f"; {later} recorded after the statement was last signed (in {REVIEWS_PATH} only)"
+    return Check("reviews", True, detail)
 
 
-def _bound(subjects: Any, digests: Mapping[str, str]) -> bool:
-    if not isinstance(subjects, dict) or not subjects:
-        return False
-    return all(digests.get(str(name)) == sha for name, sha in subjects.items())
+def _reviewer_keys(
+    predicate: Mapping[str, Any], home: Path | None
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """Key id -> public key and key id -> reviewer name, from the statement's `reviewers`
+    and the home's reviewer keys (the statement's name wins), and what is wrong with the
+    statement's list."""
+    from runlens.review.reviewers import home_reviewer_keys
+    from runlens.verdict.keys import key_id
+
+    keys: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    problems: list[str] = []
+    for keyid, (name, public) in home_reviewer_keys(home).items():
+        keys[keyid], names[keyid] = public, name
+    listed = predicate.get("reviewers") or {}
+    if not isinstance(listed, dict):
+        return keys, names, ["the predicate's reviewers is not an object"]
+    for name, entry in sorted(listed.items()):
+        pem = entry.get("public_key") if isinstance(entry, dict) else None
+        public = _pem_key(pem)
+        if public is None:
+            problems.append(f"the statement's reviewer {name!r} has no Ed25519 public key")
+            continue
+        keyid = key_id(public)
+        if entry.get("keyid") != keyid:
+            problems.append(
+                f"the statement's reviewer {name!r} names key id {entry.get('keyid')}, its "
+                f"public key has key id {keyid}"
+            )
+            continue
+        keys[keyid], names[keyid] = public, str(name)
+    return keys, names, problems
+
+
+def _pem_key(pem: Any) -> Any:
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    if not isinstance(pem, str):
+        return None
+    try:
+        public = serialization.load_pem_public_key(pem.encode("ascii"))
+    except (ValueError, UnicodeEncodeError, UnsupportedAlgorithm):
+        return None
+    return public if isinstance(public, Ed25519PublicKey) else None
+
+
+def _signed_prefix(signed: Sequence[Any], entries: Sequence[Any]) -> list[str]:
+    """The statement's reviews must be the ledger's first lines, in order, as written."""
+    from runlens.review.entries import REVIEWS_PATH
+
+    if len(signed) > len(entries):
+        return [
+            f"the statement signs {len(signed)} review(s), {REVIEWS_PATH} holds "
+            f"{len(entries)}: line(s) removed"
+        ]
+    for number, (review, entry) in enumerate(zip(signed, entries, strict=False), start=1):
+        digest = review.get("digest") if isinstance(review, dict) else None
+        if digest != entry.digest:
+            return [
+                f"{REVIEWS_PATH} line {number} is not the review the statement signs as "
+                f"review {number} (sha256 {entry.digest}, signed {digest}): a line forged, "
+                "removed or re-ordered"
+            ]
+        if review != entry.as_json():
+            return [f"the statement's review {number} is not what line {number} says"]
+    return []
 
 
 def _listed(items: Sequence[str]) -> str:
