@@ -322,7 +322,9 @@ class _Run:
         self.plugin = plugin
 
     @classmethod
-    def open(cls, store: RunStore, run_id: str, home: Path | None, *, judged: bool = True) -> _Run:
+    def open(
+        cls, store: RunStore, run_id: str, home: Path | None, *, judged: bool = True
+    ) -> _Run:
         from runlens.store.sync import local_workspace
 
         detail = store.get_run(run_id)
@@ -404,7 +406,9 @@ class _Run:
         declared = {c.name: c for c in getattr(self.plugin, "corrections", ()) or ()}
         for name, value in correction.items():
             found = declared.get(name)
-            applies = found is not None and (not found.artifacts or artifact in found.artifacts)
+            applies = found is not None and (
+                not found.artifacts or artifact in found.artifacts
+            )
             if found is None or not applies:
                 offered = [
                     c.name for c in declared.values() if not c.artifacts or artifact in c.artifacts
