@@ -49,6 +49,11 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "submit_command",
         "Queue runs for the workers (one per input).",
     ),
+    "rerun": (
+        "runlens.cli.rerun",
+        "rerun_command",
+        "Run a run's input again, its review's findings given to the model to address.",
+    ),
     "worker": ("runlens.cli.workers", "worker_command", "Execute queued runs until stopped."),
     "cancel": ("runlens.cli.workers", "cancel_command", "Cancel a queued or running run."),
     "keys": (

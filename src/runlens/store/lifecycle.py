@@ -167,6 +167,7 @@ class RunLife(RunReads):
         input_name: str,
         origin: Origin,
         created_at: str | None = None,
+        submitted_by: str | None = None,
     ) -> None:
         """A run submitted to the workers: `queued`, its workspace not known yet."""
         self.upsert_run(
@@ -178,6 +179,7 @@ class RunLife(RunReads):
             workspace="",
             origin=origin,
             created_at=created_at or utc_now(),
+            submitted_by=submitted_by,
         )
 
     def create_pending(
@@ -189,8 +191,11 @@ class RunLife(RunReads):
         input_name: str | None,
         workspace: str | Path,
         origin: Literal["cli", "ui", "api"],
+        submitted_by: str | None = None,
+        rerun_of: str | None = None,
     ) -> None:
-        """A run about to be started by another process: `created`, on this machine."""
+        """A run about to be started by another process: `created`, on this machine (who
+        starts it and the run it re-runs, when it does: SPEC 17)."""
         now = utc_now()
         with self._write() as connection:
             connection.execute(
@@ -205,6 +210,8 @@ class RunLife(RunReads):
                     host=self.host,
                     created_at=now,
                     updated_at=now,
+                    submitted_by=submitted_by,
+                    rerun_of=rerun_of,
                 )
             )
 
