@@ -322,9 +322,7 @@ class _Run:
         self.plugin = plugin
 
     @classmethod
-    def open(
-        cls, store: RunStore, run_id: str, home: Path | None, *, judged: bool = True
-    ) -> _Run:
+    def open(cls, store: RunStore, run_id: str, home: Path | None, *, judged: bool = True) -> _Run:
         from runlens.store.sync import local_workspace
 
         detail = store.get_run(run_id)
@@ -406,9 +404,7 @@ class _Run:
         declared = {c.name: c for c in getattr(self.plugin, "corrections", ()) or ()}
         for name, value in correction.items():
             found = declared.get(name)
-            applies = found is not None and (
-                not found.artifacts or artifact in found.artifacts
-            )
+            applies = found is not None and (not found.artifacts or artifact in found.artifacts)
             if found is None or not applies:
                 offered = [
                     c.name for c in declared.values() if not c.artifacts or artifact in c.artifacts
@@ -471,6 +467,7 @@ class _Run:
                 f"the verdict of run {self.run_id} was not re-signed: its workspace is not "
                 "on this machine (the reviews are in the run store)"
             )
+        from runlens.verdict.dsse import VerdictError
         from runlens.verdict.keys import SigningKeyError, load_public_keys, signing_key
         from runlens.verdict.statement import resign_with_reviews
 
@@ -484,7 +481,10 @@ class _Run:
             trusted = {**load_public_keys([], home), key.keyid: key.public_key}
         except SigningKeyError as error:
             return False, f"the verdict was not re-signed: {error}"
-        done = resign_with_reviews(self.workspace, entries, reviewers, state, key, trusted)
+        try:
+            done = resign_with_reviews(self.workspace, entries, reviewers, state, key, trusted)
+        except VerdictError as error:
+            return False, f"the verdict was not re-signed: {error.reason}"
         if not done:
             return False, (
                 f"the verdict of run {self.run_id} was not re-signed: its signature does not "
