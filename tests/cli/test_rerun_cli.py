@@ -215,3 +215,25 @@ def test_a_run_whose_review_asks_for_nothing_is_not_rerun(
     done = CliRunner().invoke(cli, ["rerun", "no-such-run", "--with-review"])
     assert done.exit_code == 2 and "no-such-run" in done.output
     assert sorted(p.name for p in runs_home.iterdir() if p.name.startswith("run_")) == []
+
+
+def test_the_ui_starts_a_rerun_with_its_own_id_and_no_login_name_as_submitter(
+    tmp_path: Path, reviewed: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNLENS_USER", "server")
+    first_id, _ = reviewed
+    workspace = tmp_path / "from-ui"
+    args = ["rerun", first_id, "--with-review", f"--workspace={workspace}", "--json"]
+    done = _invoke(*args, "--run-id=run_from_ui", "--origin=ui")
+    assert done.exit_code == 0, done.output
+    record = _record(workspace)
+    assert (record["run_id"], record["rerun_of"], record["submitted_by"]) == (
+        "run_from_ui",
+        first_id,
+        None,
+    )
+    with _store() as store:
+        row = store.get_run("run_from_ui")
+    assert row is not None and row.origin == "ui" and row.rerun_of == first_id
+    refused = CliRunner().invoke(cli, [*args, "--run-id=../x"])
+    assert refused.exit_code == 2 and "--run-id '../x'" in refused.output

@@ -45,7 +45,7 @@ from runlens.ui.reviewing import (
 from runlens.ui.schemas import ErrorBody
 
 if TYPE_CHECKING:
-    from runlens.store.db import ReviewerRow
+    from runlens.store.rows import ReviewerRow
 
 router = APIRouter(prefix="/api", tags=["reviews"])
 

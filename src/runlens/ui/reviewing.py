@@ -27,7 +27,7 @@ from runlens.ui.context import UIContext, ui_context
 if TYPE_CHECKING:
     from runlens.review.entries import ReviewEntry
     from runlens.review.state import ReviewSummary
-    from runlens.store.db import ReviewerRow
+    from runlens.store.rows import ReviewerRow
 
 logger = logging.getLogger(__name__)
 
