@@ -467,6 +467,7 @@ class _Run:
                 f"the verdict of run {self.run_id} was not re-signed: its workspace is not "
                 "on this machine (the reviews are in the run store)"
             )
+        from runlens.verdict.dsse import VerdictError
         from runlens.verdict.keys import SigningKeyError, load_public_keys, signing_key
         from runlens.verdict.statement import resign_with_reviews
 
@@ -480,7 +481,10 @@ class _Run:
             trusted = {**load_public_keys([], home), key.keyid: key.public_key}
         except SigningKeyError as error:
             return False, f"the verdict was not re-signed: {error}"
-        done = resign_with_reviews(self.workspace, entries, reviewers, state, key, trusted)
+        try:
+            done = resign_with_reviews(self.workspace, entries, reviewers, state, key, trusted)
+        except VerdictError as error:
+            return False, f"the verdict was not re-signed: {error.reason}"
         if not done:
             return False, (
                 f"the verdict of run {self.run_id} was not re-signed: its signature does not "

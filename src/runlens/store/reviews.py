@@ -1,5 +1,6 @@
 """Reviews in the run store (SPEC section 17): the reviewers, each run's signed review lines
-and its review state, and the queue of runs awaiting review.
+and its review state, and the queue of runs awaiting review (a run's review state is written by
+`runlens.store.lifecycle`, as every write of a run's row).
 
 A run's review ledger is one chain of signed lines (`runlens.review`), keyed here by
 `(run_id, seq)`: two reviewers appending at once cannot both take one `seq`, so the second
@@ -138,17 +139,6 @@ class ReviewRows(StoreBase):
                         for entry, line in lines
                     ],
                 )
-
-    def set_review_state(self, run_id: str, state: str) -> None:
-        """The run's review state (one of `REVIEW_STATES`)."""
-        if state not in REVIEW_STATES:
-            raise ValueError(f"not a review state: {state!r}")
-        with self._write() as connection:
-            connection.execute(
-                sa.update(t.runs)
-                .where(t.runs.c.run_id == run_id)
-                .values(review_state=state, updated_at=utc_now())
-            )
 
     # -- the queue -------------------------------------------------------------------------
 
