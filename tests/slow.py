@@ -46,6 +46,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/cli/test_report_citations_cli.py": (
         "test_validate_rejects_bad_citations_added_to_a_real_runs_report",
     ),
+    "tests/cli/test_review_cli.py": (),
     "tests/cli/test_validate_cli.py": ("test_the_console_script_exit_codes",),
     "tests/evidence/test_properties.py": (
         "test_batch_hashes_equal_json_dumps",
