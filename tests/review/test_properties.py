@@ -55,7 +55,7 @@ _HOSTILE = (
     "👨\u200d👩\u200d👧", "中文 备注", "\t", "", "-->", "' OR 1=1 --",
 )  # fmt: skip
 #: Any Unicode text but NUL and lone surrogates (which no UTF-8 file can hold: refused).
-_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+_CHARS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
 NOTES = st.lists(
     st.one_of(
         st.text(_CHARS, max_size=40),
