@@ -14,6 +14,10 @@ Each entry checks the model with `check_model` before anything is recorded, and 
 execute a run in their own process (`runlens run`, a worker) open it with `open_run`, which
 checks the model again where the run executes and builds it there (API keys are the
 executing process's own).
+
+A run re-run with its review (`runlens rerun RUN --with-review`, the run page's button) is
+planned by `rerun_settings`: the same plugin, input and options as the run had, and the
+review's findings for the model to address (SPEC 17).
 """
 
 from __future__ import annotations
@@ -32,11 +36,12 @@ if TYPE_CHECKING:
     from runlens.hooks.command import CommandHook
     from runlens.models.base import Model
     from runlens.plugins.base import Plugin
+    from runlens.records.readers import RunRecordView
     from runlens.runtime.journal import Journal
     from runlens.runtime.run import Run
     from runlens.store.db import RunStore
     from runlens.store.mirror import StoreMirror
-    from runlens.store.rows import Origin
+    from runlens.store.rows import Origin, RunSummary
 
 #: Why a server refuses `scripted:PATH`: the path names a file on the server.
 SCRIPTED_ON_SERVER: Final = (
@@ -68,6 +73,12 @@ class RunOptions:
     sheet: str | None = None
     #: Where the input comes from (`--source-ref URI`), recorded in the source lock.
     source_ref: str | None = None
+    #: Who starts the run (`--as NAME`): run.json's `submitted_by` (SPEC 17).
+    submitted_by: str | None = None
+    #: The run this one re-runs with its review (`runlens rerun RUN --with-review`).
+    rerun_of: str | None = None
+    #: The findings of that review the model is given to address (`rerun_settings`).
+    review_findings: tuple[str, ...] = ()
 
     def settings(self, command_hooks: tuple[CommandHook, ...] = ()) -> RunSettings:
         """The run's settings in this process (its secrets and retry delay from its env)."""
@@ -81,6 +92,9 @@ class RunOptions:
             text_column=self.text_column,
             sheet=self.sheet,
             source_ref=self.source_ref,
+            submitted_by=self.submitted_by,
+            rerun_of=self.rerun_of,
+            review_findings=self.review_findings,
             command_hooks=command_hooks,
         )
 
@@ -98,9 +112,12 @@ class RunOptions:
             ("--encoding", self.encoding),
             ("--sheet", self.sheet),
             ("--source-ref", self.source_ref),
+            ("--as", self.submitted_by),
+            ("--rerun-of", self.rerun_of),
         ):
             if value is not None:
                 args.append(f"{flag}={value}")
+        args.extend(f"--review-finding={finding}" for finding in self.review_findings)
         return args
 
     def to_json(self) -> dict[str, Any]:
@@ -253,13 +270,213 @@ def open_run(
     return run, mirror.start()
 
 
+def default_submitter() -> str | None:
+    """Who starts a run when `--as` does not say: `$RUNLENS_USER`, else the login name; None
+    when neither is known or the login name cannot name a reviewer. `UserError` when
+    `$RUNLENS_USER` cannot (it is set on purpose: it is said, not ignored)."""
+    import getpass
+    import os
+
+    from runlens.review.entries import ReviewError, check_reviewer_name
+
+    named = os.environ.get("RUNLENS_USER")
+    if named:
+        try:
+            return check_reviewer_name(named)
+        except ReviewError as error:
+            raise UserError(f"$RUNLENS_USER: {error}") from None
+    try:
+        return check_reviewer_name(getpass.getuser())
+    except (OSError, KeyError, ReviewError):  # no login name here, or not one a name can be
+        return None
+
+
+# -- re-running a run with its review -----------------------------------------------------
+
+#: The most findings a rerun gives its model, and their most characters in all: a review
+#: of thousands of marks would not fit the model's context (nor `runlens run`'s arguments,
+#: how the UI starts a rerun). The newest are kept; the first line says how many were not.
+MAX_RERUN_FINDINGS: Final = 200
+MAX_RERUN_FINDINGS_CHARS: Final = 100_000
+#: Where a run's files the store holds are written on this machine (as the UI caches them).
+STORE_CACHE: Final = ".store-cache"
+
+
+@dataclass(frozen=True, slots=True)
+class RerunPlan:
+    """A run of the same input as run `rerun_of`, with its options, whose model is given the
+    findings of that run's review to address. Start it as any run: `open_run(store,
+    plan.options, plugin, plan.input_path, ...)` (`runlens rerun`), or `runlens run` with
+    `plan.options.run_arguments()` (the UI's child process)."""
+
+    rerun_of: str
+    #: Same plugin and options as the run; the model given or the run's; `submitted_by`,
+    #: `rerun_of` and `review_findings` set.
+    options: RunOptions
+    #: The run's input (its workspace's `input/`, or the store's copy of it).
+    input_path: Path
+
+    @property
+    def plugin(self) -> str:
+        return self.options.plugin
+
+    @property
+    def model(self) -> str:
+        return self.options.model
+
+    @property
+    def findings(self) -> tuple[str, ...]:
+        return self.options.review_findings
+
+    def settings(self, command_hooks: tuple[CommandHook, ...] = ()) -> RunSettings:
+        return self.options.settings(command_hooks)
+
+
+def rerun_settings(
+    store: RunStore,
+    run_id: str,
+    *,
+    home: Path | None,
+    model: str | None = None,
+    submitted_by: str | None = None,
+) -> RerunPlan:
+    """Plan a rerun of run `run_id` (its exact id) with its review: same plugin, same input
+    file, same options (encoding, columns, sheet, limits, source ref: from its `run.json`),
+    `model` or the run's, started by `submitted_by`; the model is given the review's findings
+    (`runlens.review.findings.findings_for_rerun`). `home`: the runs home (reviewer keys, and
+    where a run's files the store holds are written when its workspace is not here).
+
+    `UserError` naming why when the run is unknown, its input cannot be found here, or its
+    review asks for nothing (no valid request-changes or reject, no wrong or unsure mark).
+    The model is not checked: the caller does, as where it starts any run (`check_model`)."""
+    from runlens.review.findings import findings_for_rerun
+    from runlens.review.record import run_reviews
+
+    run = store.get_run(run_id)
+    if run is None:
+        raise UserError(f"no run {run_id} in the run store ({store.url})")
+    entries, summary = run_reviews(store, run_id, home=home)
+    findings = findings_for_rerun(entries, summary, run_id)
+    if not findings:
+        raise UserError(
+            f"run {run_id} has nothing to re-run with: its review (state {summary.state}) "
+            "holds no request-changes or reject note and no wrong or unsure mark on its "
+            "current files (runlens reviews " + run_id + ")"
+        )
+    record, input_path = _run_input(store, run, home)
+    options = _options_of(record, run)
+    return RerunPlan(
+        rerun_of=run_id,
+        options=dataclasses.replace(
+            options,
+            model=model or options.model,
+            submitted_by=submitted_by,
+            rerun_of=run_id,
+            review_findings=_bounded(findings),
+        ),
+        input_path=input_path,
+    )
+
+
+def _run_input(store: RunStore, run: RunSummary, home: Path | None) -> tuple[RunRecordView, Path]:
+    """The run's record and its input file: from its workspace when it is on this machine,
+    else from the store's copies (written under `<home>/.store-cache/<run_id>/`)."""
+    from runlens.records.io import runs_home
+    from runlens.records.readers import read_run_record
+    from runlens.store.files import check_file_path
+    from runlens.store.sync import local_workspace
+    from runlens.tools.workspace import Workspace
+
+    name = run.input_name or ""
+    if not name or name != Path(name).name or name in (".", ".."):
+        raise UserError(f"run {run.run_id} records no input file name: it cannot be re-run")
+    relative = f"input/{name}"
+    root = local_workspace(store, run)
+    if root is None:
+        try:
+            check_file_path(run.run_id)
+            root = runs_home(home).absolute() / STORE_CACHE / run.run_id
+            store.materialize(run.run_id, root, paths=[Workspace.RUN_RECORD, relative])
+        except (ValueError, OSError) as error:
+            reason = f"run {run.run_id}: its files cannot be written here: {error}"
+            raise UserError(reason) from None
+    record = read_run_record(root / Workspace.RUN_RECORD).view
+    path = root / relative
+    if record is None or not path.is_file() or path.is_symlink():
+        raise UserError(
+            f"run {run.run_id}: its input ({relative}) and run record are neither in a "
+            f"workspace on this machine nor in the run store: it cannot be re-run here"
+        )
+    return record, path
+
+
+def _options_of(record: RunRecordView, run: RunSummary) -> RunOptions:
+    """The options the run was started with, as far as its `run.json` tells them: the input's
+    reading (an encoding the user named, the id, text column and sheet read), the limits that
+    were not the defaults, the repair rounds and the `--source-ref` URI."""
+    from runlens.runtime.loop import LoopLimits
+
+    read = record.input_format or {}
+    defaults, limits = LoopLimits(), record.limits
+    ref = (record.source_lock or {}).get("ref")
+    uri = ref.get("uri") if isinstance(ref, dict) else None
+
+    def text(key: str) -> str | None:
+        value = read.get(key)
+        return value if isinstance(value, str) and value else None
+
+    def limit(value: float | None, default: float) -> float | None:
+        return value if value is not None and value != default else None
+
+    max_turns = limit(limits.max_turns, defaults.max_turns) if limits else None
+    max_tool_calls = limit(limits.max_tool_calls, defaults.max_tool_calls) if limits else None
+    return RunOptions(
+        plugin=record.plugin or run.plugin,
+        model=record.model or run.model,
+        repair_turns=record.repair_turns or 0,
+        max_turns=int(max_turns) if max_turns is not None else None,
+        max_tool_calls=int(max_tool_calls) if max_tool_calls is not None else None,
+        wall_time=limit(limits.wall_time_seconds, defaults.wall_time_seconds) if limits else None,
+        # A detected encoding is detected again from the same bytes; a named one is named.
+        encoding=text("encoding") if read.get("encoding_method") == "given" else None,
+        id_column=text("id_column") if read.get("id_rule", "column") == "column" else None,
+        text_column=text("text_column"),
+        sheet=text("sheet"),
+        source_ref=uri if isinstance(uri, str) and uri else None,
+    )
+
+
+def _bounded(findings: tuple[str, ...]) -> tuple[str, ...]:
+    """The newest findings that fit `MAX_RERUN_FINDINGS` and `MAX_RERUN_FINDINGS_CHARS`,
+    after a line saying how many older ones were left out."""
+    kept: list[str] = []
+    size = 0
+    for finding in reversed(findings):
+        if len(kept) == MAX_RERUN_FINDINGS or size + len(finding) > MAX_RERUN_FINDINGS_CHARS:
+            break
+        kept.append(finding)
+        size += len(finding)
+    left_out = len(findings) - len(kept)
+    if left_out:
+        kept.append(
+            f"({left_out} older findings of the review are left out here; "
+            "`runlens reviews` lists them all)"
+        )
+    return tuple(reversed(kept))
+
+
 __all__ = [
+    "MAX_RERUN_FINDINGS",
+    "MAX_RERUN_FINDINGS_CHARS",
     "OPTION_FIELDS",
     "SCRIPTED_IN_QUEUE",
     "SCRIPTED_ON_SERVER",
     "Durable",
+    "RerunPlan",
     "RunOptions",
     "check_model",
+    "default_submitter",
     "open_model",
     "open_run",
+    "rerun_settings",
 ]

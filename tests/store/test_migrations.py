@@ -107,7 +107,7 @@ def test_a_store_with_runs_at_0002_upgrades_to_durable_runs_keeping_them(store_u
 
     store = open_store(store_url)
     try:
-        assert _revision(store_url) == HEAD_REVISION == "0006_citation_order"
+        assert _revision(store_url) == HEAD_REVISION == "0007_reviews"
         run = store.get_run("run_two")
         assert run is not None
         assert (run.status, run.origin, run.host, run.cancel_requested, run.warnings) == (
@@ -192,7 +192,7 @@ def test_a_store_with_citations_at_0004_upgrades_keeping_them_without_spans(
 
     store = open_store(store_url)
     try:
-        assert _revision(store_url) == HEAD_REVISION == "0006_citation_order"
+        assert _revision(store_url) == HEAD_REVISION == "0007_reviews"
         [row] = store.citations("run_four")
         assert (row.row_id, row.quote, row.start, row.end, row.line, row.column) == (
             "fb_001", "slow export", 0, 11, 5, 3,

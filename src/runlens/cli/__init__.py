@@ -49,6 +49,11 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "submit_command",
         "Queue runs for the workers (one per input).",
     ),
+    "rerun": (
+        "runlens.cli.rerun",
+        "rerun_command",
+        "Run a run's input again, its review's findings given to the model to address.",
+    ),
     "worker": ("runlens.cli.workers", "worker_command", "Execute queued runs until stopped."),
     "cancel": ("runlens.cli.workers", "cancel_command", "Cancel a queued or running run."),
     "keys": (
@@ -60,6 +65,31 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "runlens.cli.verdict",
         "verify_command",
         "Re-check a run's signed verdict: signature, hashes, index, validators.",
+    ),
+    "reviewers": (
+        "runlens.cli.review",
+        "reviewers_command",
+        "Add and list the people who review runs.",
+    ),
+    "review": (
+        "runlens.cli.review",
+        "review_command",
+        "Approve, request changes to or reject a run (signed, bound to its files).",
+    ),
+    "mark": (
+        "runlens.cli.review",
+        "mark_command",
+        "Mark one citation of a run correct, wrong or unsure (signed).",
+    ),
+    "reviews": (
+        "runlens.cli.review",
+        "reviews_command",
+        "Show a run's review: state, decisions, marks.",
+    ),
+    "marks": (
+        "runlens.cli.review",
+        "marks_command",
+        "Export the marks of runs (CSV or JSON lines), one row per claim and reviewer.",
     ),
     "ui": ("runlens.cli.ui", "ui_command", "Serve the pages and the HTTP API over the run store."),
     "verify-source": (

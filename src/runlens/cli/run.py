@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import signal
@@ -92,6 +93,29 @@ source_ref_option = click.option(
 )
 
 
+def _check_submitter(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    from runlens.review.entries import ReviewError, check_reviewer_name
+
+    if value is None:
+        return None
+    try:
+        return check_reviewer_name(value)
+    except ReviewError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+#: `--as NAME` (runlens run, runlens submit, runlens rerun): who starts the run.
+submitter_option = click.option(
+    "--as",
+    "submitted_by",
+    metavar="NAME",
+    default=None,
+    callback=_check_submitter,
+    help="Who starts the run, recorded as its submitter: a plugin's review policy may forbid "
+    "them to approve it (default: $RUNLENS_USER, else your login name).",
+)
+
+
 #: `--database-url URL` (run, runs, show, reindex): the run store, instead of the default.
 database_url_option = click.option(
     "--database-url",
@@ -104,7 +128,7 @@ database_url_option = click.option(
 )
 
 #: What a run id given with --run-id may be: it names the workspace folder.
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 
 
 def limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -175,8 +199,22 @@ def limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @text_column_option
 @sheet_option
 @source_ref_option
+@submitter_option
 @database_url_option
 @click.option("--run-id", default=None, hidden=True, help="The run's id (runlens ui gives it).")
+@click.option(
+    "--rerun-of",
+    default=None,
+    hidden=True,
+    help="The run this one re-runs with its review (runlens ui gives it).",
+)
+@click.option(
+    "--review-finding",
+    "review_findings",
+    multiple=True,
+    hidden=True,
+    help="A finding of that review for the model to address (repeatable; runlens ui).",
+)
 @click.option(
     "--origin",
     type=click.Choice(["cli", "ui", "api"]),
@@ -196,7 +234,7 @@ def run_command(as_json: bool, **options: Any) -> None:
 
     run, mirror = exit_on_user_error()(_prepare)(**options)
     try:
-        code = _execute(run, as_json)
+        code = execute_run(run, as_json)
     finally:
         mirror.finish()
         mirror.store.close()
@@ -215,8 +253,12 @@ def run_options(
     text_column: str | None,
     sheet: str | None,
     source_ref: str | None = None,
+    submitted_by: str | None = None,
+    rerun_of: str | None = None,
+    review_findings: tuple[str, ...] = (),
 ) -> RunOptions:
-    """The run the arguments of `runlens run` (and `runlens submit`) ask for."""
+    """The run the arguments of `runlens run` (and `runlens submit`) ask for (`submitted_by`
+    as given: the entry fills in `default_submitter()`)."""
     from runlens.start import RunOptions
 
     return RunOptions(
@@ -231,6 +273,9 @@ def run_options(
         text_column=text_column,
         sheet=sheet,
         source_ref=source_ref,
+        submitted_by=submitted_by,
+        rerun_of=rerun_of,
+        review_findings=tuple(review_findings),
     )
 
 
@@ -248,15 +293,20 @@ def _prepare(
     from runlens.hooks.command import load_hooks_file
     from runlens.plugins import load_plugin
     from runlens.records.io import new_run_id, runs_home
-    from runlens.start import check_model, open_run
+    from runlens.start import check_model, default_submitter, open_run
     from runlens.store.db import open_store, store_url
 
     options = run_options(**arguments)
+    if options.submitted_by is None and origin == "cli":
+        # A run the UI starts names its submitter, if any: never the server's login name.
+        options = dataclasses.replace(options, submitted_by=default_submitter())
+    if options.rerun_of is not None and not RUN_ID.fullmatch(options.rerun_of):
+        raise UserError(f"--rerun-of {options.rerun_of!r}: not a run id")
     plugin = load_plugin(options.plugin)
     require_regular_file(input_file, "input file")
     check_model(options.model, plugin)
     hooks = tuple(load_hooks_file(hooks_file)) if hooks_file else ()
-    if run_id is not None and not _RUN_ID.fullmatch(run_id):
+    if run_id is not None and not RUN_ID.fullmatch(run_id):
         raise UserError(f"--run-id {run_id!r}: letters, digits, '_', '.' and '-' only")
     run_id = run_id or new_run_id()
     # Opened before the workspace is claimed: a store that cannot be used is a usage error.
@@ -277,7 +327,9 @@ def _prepare(
         raise
 
 
-def _execute(run: Run, as_json: bool) -> int:
+def execute_run(run: Run, as_json: bool) -> int:
+    """Execute the opened run, drawing its progress (none with `as_json`), print its verdict
+    (one JSON object with `as_json`); the exit code: 0 completed, 1 otherwise."""
     import asyncio
 
     # With --json nothing is drawn: rich and the progress display are not loaded.

@@ -38,6 +38,18 @@ STATUS_STYLE = {
     "cancelled": "yellow",
     "interrupted": "magenta",
 }
+#: A run's review state (SPEC section 17), shown beside its status.
+REVIEW_STYLE = {
+    "unreviewed": "dim",
+    "approved": "green",
+    "changes-requested": "yellow",
+    "rejected": "red",
+}
+
+
+def review_markup(state: str) -> str:
+    """The review state as rich markup, as every command shows it beside a status."""
+    return f"[{REVIEW_STYLE.get(state, 'cyan')}]{markup_safe(state)}[/]"
 
 
 @click.command("runs")
@@ -96,6 +108,7 @@ def runs_command(
             terminal_safe(run.run_id),
             terminal_safe(run.status),
             _warnings_mark(run),
+            run.review_state,
             _short_time(run.created_at),
             duration(run),
             str(run.finding_count),
@@ -108,16 +121,18 @@ def runs_command(
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     table.add_column("run", no_wrap=True, min_width=max(len(row[0]) for row in rows))
     table.add_column("status", no_wrap=True, min_width=status_width)
+    table.add_column("review", no_wrap=True, min_width=10)
     table.add_column("created", no_wrap=True, min_width=11)
     table.add_column("took", justify="right", no_wrap=True, min_width=7)
     table.add_column("findings", justify="right", no_wrap=True, min_width=8)
     table.add_column("input", no_wrap=True, overflow="ellipsis", ratio=1)
     table.add_column("plugin · model", no_wrap=True, overflow="ellipsis", ratio=1)
-    for run_id, run_status, warned, created, took, findings, input_name, what in rows:
+    for run_id, run_status, warned, review, created, took, findings, input_name, what in rows:
         mark = f" [yellow]{warned}[/]" if warned else ""
         table.add_row(
             escape(run_id),
             f"[{STATUS_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]{mark}",
+            review_markup(review),
             created,
             took,
             findings,
@@ -226,6 +241,7 @@ def _summary(run: ListedRun | RunSummary) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "run_id": run.run_id,
         "status": run.status,
+        "review_state": run.review_state,
         "plugin": run.plugin,
         "model": run.model,
         "created_at": run.created_at,
@@ -235,6 +251,8 @@ def _summary(run: ListedRun | RunSummary) -> dict[str, Any]:
         "warnings": run.warnings,
         "workspace": run.workspace,
         "worker": run.worker,
+        "submitted_by": run.submitted_by,
+        "rerun_of": run.rerun_of,
     }
     if run.problems:
         summary["problems"] = run.problems

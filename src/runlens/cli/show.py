@@ -14,7 +14,7 @@ import click
 
 from runlens.cli.common import json_text
 from runlens.cli.run import database_url_option
-from runlens.cli.runs import STATUS_STYLE, catch_up, markup_safe, run_store
+from runlens.cli.runs import STATUS_STYLE, catch_up, markup_safe, review_markup, run_store
 from runlens.records.readers import (
     EventView,
     FindingView,
@@ -94,6 +94,10 @@ def show_command(
             json_text(
                 {
                     "run": record.encode(),
+                    "review_state": detail.review_state,
+                    "submitted_by": detail.submitted_by,
+                    "rerun_of": detail.rerun_of,
+                    "reruns": detail.reruns,
                     "worker": detail.worker,
                     "manifest": manifest.encode(),
                     "artifact_hashes": _artifact_hashes(manifest),
@@ -107,7 +111,7 @@ def show_command(
         return
     shown_at = workspace if workspace is not None else Path(detail.workspace)
     console = Console()
-    _print_header(console, record, shown_at)
+    _print_header(console, record, shown_at, detail)
     for line in problems:
         console.print(f"[red]damaged record[/] {markup_safe(line)}", highlight=False)
     for line in changes:
@@ -237,14 +241,20 @@ def _stored_manifest(detail: RunDetail) -> ManifestView:
     )
 
 
-def _print_header(console: Any, record: RunRecordView, workspace: Path) -> None:
+def _print_header(console: Any, record: RunRecordView, workspace: Path, detail: RunDetail) -> None:
     status = record.status or "unknown"
     console.print(
         f"[bold]{markup_safe(str(record.run_id))}[/]  [{STATUS_STYLE.get(status, 'cyan')}]"
-        f"{markup_safe(status)}[/]  {markup_safe(str(record.plugin))} · "
-        f"{markup_safe(str(record.model))}",
+        f"{markup_safe(status)}[/]  review: {review_markup(detail.review_state)}  "
+        f"{markup_safe(str(record.plugin))} · {markup_safe(str(record.model))}",
         highlight=False,
     )
+    if detail.submitted_by:
+        console.print(f"submitted by: {markup_safe(detail.submitted_by)}", highlight=False)
+    if detail.rerun_of:
+        console.print(f"re-runs: {markup_safe(detail.rerun_of)}", highlight=False)
+    for rerun in detail.reruns:
+        console.print(f"re-run by: {markup_safe(rerun)}", highlight=False)
     if record.error_message:
         console.print(f"[red]{markup_safe(record.error_message)}[/]", highlight=False)
     for warning in record.warnings:

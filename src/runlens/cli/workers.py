@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from runlens.cli.run import (
     limit_options,
     sheet_option,
     source_ref_option,
+    submitter_option,
     text_column_option,
 )
 
@@ -55,6 +57,7 @@ def _provider_limit(
 @text_column_option
 @sheet_option
 @source_ref_option
+@submitter_option
 def submit_command(
     plugin_name: str,
     inputs: tuple[Path, ...],
@@ -88,17 +91,16 @@ def _submit(
     options: dict[str, Any],
 ) -> list[Any]:
     from runlens.cli.run import run_options
+    from runlens.start import default_submitter
     from runlens.store.db import open_store, store_url
     from runlens.workers.submit import submit_runs
 
+    run = run_options(plugin_name, model_spec, **options)
+    if run.submitted_by is None:
+        run = dataclasses.replace(run, submitted_by=default_submitter())
     url = store_url(database_url, home)
     with open_store(url) as store:
-        return submit_runs(
-            store,
-            url,
-            options=run_options(plugin_name, model_spec, **options),
-            inputs=list(inputs),
-        )
+        return submit_runs(store, url, options=run, inputs=list(inputs))
 
 
 @click.command("worker")

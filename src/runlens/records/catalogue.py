@@ -43,6 +43,10 @@ class RunCreated(TypedDict):
     input: str
     """The input file's name (its copy is under `input/`)."""
     workspace: str
+    submitted_by: NotRequired[str]
+    """Who started the run (run.json's `submitted_by`), when known."""
+    rerun_of: NotRequired[str]
+    """The run this one re-runs with its review (run.json's `rerun_of`)."""
 
 
 @with_config(RECORD_CONFIG)

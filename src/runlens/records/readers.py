@@ -212,6 +212,9 @@ class RunRecordView(View):
     repair_turns: int | None = None
     limits: LoopLimitsView | None = None
     source_lock: dict[str, Any] | None = None
+    submitted_by: str | None = None
+    rerun_of: str | None = None
+    review_findings: list[str] = Field(default_factory=list)
 
     @property
     def input_name(self) -> str:

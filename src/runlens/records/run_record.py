@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final, Literal
 
+from pydantic import Field
+
 from runlens.records.base import Record
 from runlens.records.catalogue import StepStatus
 from runlens.records.metrics import RunMetrics
@@ -66,6 +68,14 @@ class RunRecord(Record):
     source_lock: dict[str, Any] | None = None
     """Which data the run read (SPEC section 16: `runlens.sourcelock.lock`), once indexed:
     `bytes_sha256`, `rows_digest`, `rows`, `columns`, `format`, `encoding`, `ref`."""
+    submitted_by: str | None = None
+    """Who started the run (`runlens run --as NAME`, else `$RUNLENS_USER` or the login name);
+    a plugin's review policy may forbid them to approve it (SPEC section 17)."""
+    rerun_of: str | None = None
+    """The run this one re-runs with its review (`runlens rerun RUN --with-review`)."""
+    review_findings: list[str] = Field(default_factory=list)
+    """What people's review of `rerun_of` asked to change, as the model was given them with
+    the task (`runlens.review.findings`); empty for a run that re-runs no review."""
 
 
 #: Events after which a live run is in this status (`run.json` says `running` meanwhile).

@@ -31,7 +31,7 @@ from runlens.hooks.manager import HookEvent, HookManager
 from runlens.models.base import Model
 from runlens.models.messages import Message, SystemMessage, UserMessage
 from runlens.plugins.base import Plugin
-from runlens.records.catalogue import EVENTS_SCHEMA_VERSION
+from runlens.records.catalogue import EVENTS_SCHEMA_VERSION, RunCreated
 from runlens.records.citations import CITATIONS_SCHEMA_VERSION
 from runlens.records.events import EventLog, Subscriber
 from runlens.records.io import new_run_id, utc_now
@@ -41,7 +41,7 @@ from runlens.runtime.journal import Journal
 from runlens.runtime.lock import WorkspaceLock
 from runlens.runtime.loop import AgentLoop, FinalAnswer, LimitReached
 from runlens.runtime.plan import PlanTracker
-from runlens.runtime.prompt import build_system_prompt
+from runlens.runtime.prompt import build_system_prompt, review_findings_message
 from runlens.runtime.repair import repair_message
 from runlens.runtime.result import RunResult
 from runlens.runtime.run_records import RunRecords
@@ -127,19 +127,26 @@ class Run(RunRecords):
         self.hooks = HookManager(default_timeout=self.settings.hook_timeout)
         self.input_path = self.workspace.copy_input(input_path)
         self._input_relative = self.workspace.relative(self.input_path)
-        created = self.events.publish(
-            "run.created",
-            {
-                "schema_version": EVENTS_SCHEMA_VERSION,
-                "plugin": plugin.name,
-                "model": model.spec,
-                "input": input_path.name,
-                "workspace": str(self.workspace.root),
-            },
-        )
+        created = self.events.publish("run.created", self._created_data(input_path))
         # The run was created when that event was first published (a replayed run: then).
         self.created_at = _milliseconds(created.ts) or self.created_at
         # runtime/run.json is first written when the run starts running (`_transition`).
+
+    def _created_data(self, input_path: Path) -> RunCreated:
+        """`run.created`'s data: who started the run and what it re-runs only when known
+        (a run's event stream is otherwise what it was before review by people)."""
+        data = RunCreated(
+            schema_version=EVENTS_SCHEMA_VERSION,
+            plugin=self.plugin.name,
+            model=self.model.spec,
+            input=input_path.name,
+            workspace=str(self.workspace.root),
+        )
+        if self.settings.submitted_by is not None:
+            data["submitted_by"] = self.settings.submitted_by
+        if self.settings.rerun_of is not None:
+            data["rerun_of"] = self.settings.rerun_of
+        return data
 
     # -- public -----------------------------------------------------------------------------
 
@@ -275,6 +282,10 @@ class Run(RunRecords):
             f"{self._input_relative}. Start by calling "
             f"{self.plugin.input_tool}."
         )
+        if self.settings.review_findings:
+            task += "\n\n" + review_findings_message(
+                self.settings.review_findings, self.settings.rerun_of
+            )
         return [SystemMessage(system_prompt), UserMessage(task)]
 
     def _register_hooks(self) -> None:

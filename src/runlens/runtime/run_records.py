@@ -137,6 +137,9 @@ class RunRecords:
                 max_tool_calls=limits.max_tool_calls,
                 wall_time_seconds=limits.wall_time_seconds,
             ),
+            submitted_by=self.settings.submitted_by,
+            rerun_of=self.settings.rerun_of,
+            review_findings=list(self.settings.review_findings),
         )
 
     def _write_run_record(self, record: RunRecord | None = None) -> None:

@@ -40,6 +40,14 @@ class RunSettings:
     #: The runs home whose `keys/default.pem` signs the verdict when `RUNLENS_SIGNING_KEY`
     #: names no key (a worker's `--home`); None: `$RUNLENS_HOME` or `./runlens-runs`.
     keys_home: Path | None = None
+    #: Who started the run (`--as NAME`, `$RUNLENS_USER`, the login name): run.json's
+    #: `submitted_by`, whom a plugin's review policy may forbid to approve it (SPEC 17).
+    submitted_by: str | None = None
+    #: The run this one re-runs (`runlens rerun RUN --with-review`): run.json's `rerun_of`.
+    rerun_of: str | None = None
+    #: What people's review of `rerun_of` asks to change, one plain-text line each: the
+    #: model is given them with the task, before its first turn, as findings to address.
+    review_findings: tuple[str, ...] = ()
 
     @classmethod
     def from_options(
@@ -54,6 +62,9 @@ class RunSettings:
         text_column: str | None = None,
         sheet: str | None = None,
         source_ref: str | None = None,
+        submitted_by: str | None = None,
+        rerun_of: str | None = None,
+        review_findings: tuple[str, ...] = (),
         command_hooks: tuple[CommandHook, ...] = (),
     ) -> RunSettings:
         """The settings the run options name (`runlens run`, a queued run), with this
@@ -74,6 +85,9 @@ class RunSettings:
             input_text_column=text_column,
             input_sheet=sheet,
             source_ref=source_ref,
+            submitted_by=submitted_by,
+            rerun_of=rerun_of,
+            review_findings=tuple(review_findings),
             retry=RetryPolicy(
                 initial_delay=env_positive_float(
                     os.environ, "RUNLENS_RETRY_INITIAL_DELAY", RetryPolicy.initial_delay

@@ -8,6 +8,7 @@ files of the runs the workers hold, and the workers' heartbeats (SPEC section 14
     runlens.store.runs       reading runs, events and citations back (`RunReads`)
     runlens.store.files      the runs' workspace files (`StoredFiles`)
     runlens.store.liveness   the workers' heartbeats (`WorkerRows`)
+    runlens.store.reviews    reviewers, review lines, the review queue (`ReviewRows`)
 
 Which copy of a run is the truth (`runlens.store.lifecycle` says it at length): for a local
 run (`runlens run`, the UI) its workspace, the store an index of it kept in step while the run
@@ -27,6 +28,7 @@ from runlens.store.engine import (
 from runlens.store.files import StoredFiles
 from runlens.store.lifecycle import MAX_SEQ, RUN_FIELDS, RunLife
 from runlens.store.liveness import EXPIRED, WorkerRows
+from runlens.store.reviews import ReviewRows
 from runlens.store.runs import SyncState
 
 __all__ = [
@@ -43,7 +45,7 @@ __all__ = [
 ]
 
 
-class RunStore(RunLife, StoredFiles, WorkerRows):
+class RunStore(RunLife, StoredFiles, WorkerRows, ReviewRows):
     """One store, shared by the threads of a process (each call takes its own connection)."""
 
 

@@ -23,6 +23,7 @@ The transitions, in the order of a run's life:
     end_unstarted    a run no process got going ends `failed` or `cancelled`
     request_cancel   someone asks the run to stop (its process polls `cancel_requested`)
     set_clashes      copies of the run's workspace found on this machine
+    set_review_state what the run's valid review decisions add up to (SPEC section 17)
     drop_events_from a replay published something else: the events from there on go
     delete_run       the run is forgotten (its workspace is left alone)
 
@@ -60,6 +61,7 @@ from runlens.records.status import (
     is_terminal,
 )
 from runlens.store import tables as t
+from runlens.store.reviews import REVIEW_STATES
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
 from runlens.store.runs import RunReads, summary_of
 
@@ -165,6 +167,7 @@ class RunLife(RunReads):
         input_name: str,
         origin: Origin,
         created_at: str | None = None,
+        submitted_by: str | None = None,
     ) -> None:
         """A run submitted to the workers: `queued`, its workspace not known yet."""
         self.upsert_run(
@@ -176,6 +179,7 @@ class RunLife(RunReads):
             workspace="",
             origin=origin,
             created_at=created_at or utc_now(),
+            submitted_by=submitted_by,
         )
 
     def create_pending(
@@ -187,8 +191,11 @@ class RunLife(RunReads):
         input_name: str | None,
         workspace: str | Path,
         origin: Literal["cli", "ui", "api"],
+        submitted_by: str | None = None,
+        rerun_of: str | None = None,
     ) -> None:
-        """A run about to be started by another process: `created`, on this machine."""
+        """A run about to be started by another process: `created`, on this machine (who
+        starts it and the run it re-runs, when it does: SPEC 17)."""
         now = utc_now()
         with self._write() as connection:
             connection.execute(
@@ -203,6 +210,8 @@ class RunLife(RunReads):
                     host=self.host,
                     created_at=now,
                     updated_at=now,
+                    submitted_by=submitted_by,
+                    rerun_of=rerun_of,
                 )
             )
 
@@ -444,6 +453,18 @@ class RunLife(RunReads):
                 sa.update(t.runs)
                 .where(t.runs.c.run_id == run_id)
                 .values(clashes=entries or None, updated_at=now)
+            )
+
+    def set_review_state(self, run_id: str, state: str) -> None:
+        """The run's review state (`runlens.review.state`: unreviewed, approved,
+        changes-requested, rejected); its status is not touched."""
+        if state not in REVIEW_STATES:
+            raise ValueError(f"not a review state: {state!r}")
+        with self._write() as connection:
+            connection.execute(
+                sa.update(t.runs)
+                .where(t.runs.c.run_id == run_id)
+                .values(review_state=state, updated_at=utc_now())
             )
 
     def delete_run(self, run_id: str) -> None:

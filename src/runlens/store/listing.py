@@ -114,6 +114,9 @@ def summary_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
             for entry in as_list(values.get("clashes"))
             if isinstance(entry, dict) and isinstance(entry.get("workspace"), str)
         ],
+        "submitted_by": values.get("submitted_by"),
+        "rerun_of": values.get("rerun_of"),
+        "review_state": values.get("review_state") or "unreviewed",
     }
 
 
@@ -142,6 +145,9 @@ class ListedRun:
     last_seq: int
     worker: str | None
     clashes: list[str]
+    submitted_by: str | None
+    rerun_of: str | None
+    review_state: str
 
 
 class Timed(Protocol):

@@ -15,7 +15,7 @@ from runlens.records.io import runs_home
 #: How long a SQLite connection waits for a lock another process holds, in milliseconds.
 BUSY_MS: Final = 30_000
 #: The newest migration (`migrations/versions/`); a test checks it against the folder.
-HEAD_REVISION: Final = "0006_citation_order"
+HEAD_REVISION: Final = "0007_reviews"
 #: The SQLite file in the runs home.
 SQLITE_NAME: Final = "runlens.db"
 

@@ -310,7 +310,14 @@ class StoreMirror:
         }
         if self.worker is not None:
             fields["worker"] = self.worker
-        for key, column in (("plugin", "plugin"), ("model", "model"), ("input", "input_name")):
+        for key, column in (
+            ("plugin", "plugin"),
+            ("model", "model"),
+            ("input", "input_name"),
+            # Who started it and what it re-runs (SPEC 17): the rerun links from its start.
+            ("submitted_by", "submitted_by"),
+            ("rerun_of", "rerun_of"),
+        ):
             if isinstance(data.get(key), str):
                 fields[column] = data[key]
         if created is not None and created.ts is not None:

@@ -98,6 +98,9 @@ COLUMNS: Final[dict[str, dict[str, str]]] = {
         "record_stamp": "text",
         "worker": "text",
         "clashes": "json",
+        "submitted_by": "text",
+        "rerun_of": "text",
+        "review_state": "text",
     },
     "events": {"run_id": "text", "seq": "int", "ts": "text", "type": "text", "data": "json"},
     "artifacts": {
@@ -307,10 +310,16 @@ class SqliteReader:
                 _select("findings") + " \nWHERE findings.run_id = ? ORDER BY findings.ordinal",
                 [key],
             ).fetchall()
+            reruns = connection.execute(
+                _select("runs", ["run_id"])
+                + " \nWHERE runs.rerun_of = ? ORDER BY runs.created_at, runs.run_id",
+                [key],
+            ).fetchall()
         return detail_of(
             _decoded("runs", list(COLUMNS["runs"]), row),
             [_decoded("artifacts", list(COLUMNS["artifacts"]), a) for a in artifacts],
             [_decoded("findings", list(COLUMNS["findings"]), f) for f in findings],
+            [str(_text(rerun[0])) for rerun in reruns],
         )
 
     def resolve_run(self, text: str) -> str:

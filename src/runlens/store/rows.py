@@ -27,6 +27,7 @@ __all__ = [
     "CitationStatus",
     "FindingRow",
     "Origin",
+    "ReviewerRow",
     "RunDetail",
     "RunSummary",
     "StoreStatus",
@@ -86,6 +87,12 @@ class RunSummary(_Row):
     #: Other folders on this machine whose record names this run (a copied workspace, say):
     #: they were not indexed, and the run's row is still that of `workspace`.
     clashes: list[str] = Field(default_factory=list)
+    #: Who started the run (`--as`, `$RUNLENS_USER`, the login name); None when unknown.
+    submitted_by: str | None = None
+    #: The run this one re-runs with a review's findings (`runlens rerun --with-review`).
+    rerun_of: str | None = None
+    #: unreviewed | approved | changes-requested | rejected (SPEC section 17).
+    review_state: str = "unreviewed"
 
     @property
     def is_terminal(self) -> bool:
@@ -214,6 +221,16 @@ class WorkerRow(_Row):
     recovered_by: str | None = None
 
 
+class ReviewerRow(_Row):
+    """One reviewer (`runlens reviewers add`): its key's id and public key (PEM). Its UI
+    token is stored only as a SHA-256, never given back."""
+
+    name: str
+    keyid: str
+    public_key: str
+    created_at: str
+
+
 class RunDetail(RunSummary):
     """One run with everything its page shows."""
 
@@ -225,6 +242,11 @@ class RunDetail(RunSummary):
     findings: list[FindingRow] = Field(default_factory=list)
     #: {"verified": n, "failed": m}
     citation_counts: dict[str, int] = Field(default_factory=dict)
+    #: The runs that re-run this one (their `rerun_of` is its id), oldest first.
+    reruns: list[str] = Field(default_factory=list)
+    #: The review's counts (`ReviewSummary.as_json()`); empty until the store is asked for
+    #: it (`runlens.review.record.run_reviews`).
+    review: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def defect(self) -> str | None:
@@ -248,8 +270,10 @@ def detail_of(
     values: Mapping[Any, Any],
     artifacts: Sequence[Mapping[Any, Any]],
     findings: Sequence[Mapping[Any, Any]],
+    reruns: Sequence[str] = (),
 ) -> RunDetail:
-    """The detail of a `runs` row with its `artifacts` and `findings` rows (in order)."""
+    """The detail of a `runs` row with its `artifacts` and `findings` rows (in order) and the
+    ids of the runs that re-run it."""
     return RunDetail(
         **summary_fields(values),
         plan=as_list(values.get("plan")),
@@ -259,6 +283,7 @@ def detail_of(
         artifacts=[artifact_of(a) for a in artifacts],
         findings=[finding_of(f) for f in findings],
         citation_counts=as_dict(values.get("citation_counts")),
+        reruns=list(reruns),
     )
 
 

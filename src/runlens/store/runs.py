@@ -64,6 +64,7 @@ class RunReads(StoreBase):
         query: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        review_state: str | None = None,
     ) -> tuple[list[RunSummary], int]:
         """Runs newest first, and how many match in all. `query` is a case-insensitive
         substring of the run id, input name, plugin, model or error message."""
@@ -72,6 +73,7 @@ class RunReads(StoreBase):
             (t.runs.c.status, status),
             (t.runs.c.plugin, plugin),
             (t.runs.c.model, model),
+            (t.runs.c.review_state, review_state),
         ):
             if value:
                 conditions.append(column == value)
@@ -121,8 +123,17 @@ class RunReads(StoreBase):
                 .where(t.findings.c.run_id == run_id)
                 .order_by(t.findings.c.ordinal)
             ).all()
+            reruns = connection.execute(
+                sa.select(t.runs.c.run_id)
+                .where(t.runs.c.rerun_of == run_id)
+                .order_by(t.runs.c.created_at, t.runs.c.run_id)
+            ).scalars()
+            rerun_ids = [str(rerun) for rerun in reruns]
         return detail_of(
-            row._mapping, [a._mapping for a in artifacts], [f._mapping for f in findings]
+            row._mapping,
+            [a._mapping for a in artifacts],
+            [f._mapping for f in findings],
+            rerun_ids,
         )
 
     def run_problems(self, run_ids: Sequence[str]) -> dict[str, list[str]]:

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IndexReport",
+    "adopt_reviews",
     "finish_streamed",
     "index_home",
     "local_workspace",
@@ -310,6 +311,7 @@ def _write_state(
     # An ended run's end state is written last, after its events and results: a reader that
     # sees it ended (the run page, the API's `end` event) finds everything it left.
     store.index_run(run_id, **read.fields)
+    adopt_reviews(store, run_id, root.root)
     if fresh:
         store.append_events(run_id, fresh)
     if upload_files:
@@ -318,6 +320,33 @@ def _write_state(
         store.replace_results(run_id, *read.results)
     if read.final:
         store.finish(run_id, **read.final)
+
+
+def adopt_reviews(store: RunStore, run_id: str, workspace: Path) -> int:
+    """The lines of the workspace's `runtime/reviews.jsonl` after those the store holds of
+    the run (SPEC section 17), when the store's are the file's beginning: a ledger is only
+    ever appended to, and a file that says otherwise (a line changed, removed, re-ordered)
+    is `runlens verify`'s to name, never taken in. How many lines were added."""
+    from runlens.review.entries import REVIEWS_PATH
+
+    if not (workspace / REVIEWS_PATH).is_file():
+        return 0
+    from runlens.review.entries import ReviewError
+    from runlens.review.ledger import read_ledger
+
+    try:
+        on_disk = read_ledger(workspace)
+    except ReviewError:
+        return 0
+    stored = store.review_lines(run_id)
+    if len(on_disk) <= len(stored) or [e.line for e in on_disk[: len(stored)]] != stored:
+        return 0
+    added = 0
+    for entry in on_disk[len(stored) :]:
+        if entry.run_id != run_id or not store.append_review_line(run_id, entry):
+            break
+        added += 1
+    return added
 
 
 def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexReport:
@@ -476,6 +505,12 @@ def _run_fields(
     }
     if source is not None and source.source_hash is not None:
         fields["source_hash"] = source.source_hash
+    # Who started the run and what it re-runs (SPEC section 17), when the record says so
+    # (a record written before it does not: the store keeps what it was told otherwise).
+    for key in ("submitted_by", "rerun_of"):
+        value = getattr(record, key, None)
+        if isinstance(value, str) and value:
+            fields[key] = value
     return fields
 
 

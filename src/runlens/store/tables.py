@@ -3,10 +3,13 @@
 `runs` holds one row per run (what the runs list filters and sorts on has an index);
 `events` the run's event stream keyed by `(run_id, seq)`; `artifacts`, `findings` and
 `citations` what the run's manifest and `runtime/citations.json` say once it has ended;
+`reviews` the signed lines of its `runtime/reviews.jsonl` (SPEC section 17);
 `files` the bytes of a run's workspace files, for runs that went through a worker (its
 input when submitted, every file once it has ended), keyed by workspace-relative path.
-Rows of the five child tables go with their run (`ON DELETE CASCADE`). `workers` holds one
-row per `runlens worker` process: its heartbeat, and who took its runs over once it died.
+Rows of the six child tables go with their run (`ON DELETE CASCADE`). `workers` holds one
+row per `runlens worker` process: its heartbeat, and who took its runs over once it died;
+`reviewers` one row per reviewer (`runlens reviewers add`): its public key and its UI
+token's SHA-256.
 
 Column types come from `runlens.store.codec`: any string, JSON value or integer a run
 records is storable on both engines and reads back as written. JSON values are stored as
@@ -82,12 +85,21 @@ runs: Final = sa.Table(
     # Other folders on this machine whose record names this run (a copied workspace): each
     # `{"workspace": path, "seen_at": time}`. Reported, never indexed in the run's place.
     sa.Column("clashes", Json(), nullable=True),
+    # Who started the run (`--as`, `$RUNLENS_USER`, the login name): the review policy may
+    # not let them approve it (SPEC section 17). NULL for runs recorded before.
+    sa.Column("submitted_by", Text(200), nullable=True),
+    # The run this one re-runs with a review's findings (`runlens rerun --with-review`).
+    sa.Column("rerun_of", Text(200), nullable=True),
+    # unreviewed | approved | changes-requested | rejected (`runlens.review.state`).
+    sa.Column("review_state", Text(20), nullable=False, server_default="unreviewed"),
     sa.Index(None, "status"),
     sa.Index(None, "plugin"),
     sa.Index(None, "model"),
     sa.Index(None, "created_at"),
     sa.Index(None, "workspace"),
     sa.Index(None, "worker"),
+    sa.Index(None, "rerun_of"),
+    sa.Index(None, "review_state"),
 )
 
 events: Final = sa.Table(
@@ -171,6 +183,33 @@ files: Final = sa.Table(
     sa.Column("size", Int(big=True), nullable=False),
     sa.Column("content", sa.LargeBinary, nullable=False),
     sa.Column("updated_at", Text(40), nullable=False),
+)
+
+reviews: Final = sa.Table(
+    "reviews",
+    metadata,
+    _run_id(),
+    # The line's `seq` in the run's `runtime/reviews.jsonl` (1, 2, ...): the key makes two
+    # reviewers appending at once take distinct places in one chain.
+    sa.Column("seq", Int(), primary_key=True, autoincrement=False),
+    sa.Column("created_at", Text(40), nullable=False),
+    sa.Column("kind", Text(20), nullable=False),
+    sa.Column("reviewer", Text(64), nullable=False),
+    # SHA-256 of `line`, which the next line names as its `previous`.
+    sa.Column("digest", Text(64), nullable=False),
+    # The signed DSSE envelope as written, one line of JSON (`runlens.review.entries`).
+    sa.Column("line", Text(), nullable=False),
+)
+
+reviewers: Final = sa.Table(
+    "reviewers",
+    metadata,
+    sa.Column("name", Text(64), primary_key=True),
+    sa.Column("keyid", Text(64), nullable=False),
+    sa.Column("public_key", Text(), nullable=False),
+    # SHA-256 of the reviewer's UI token: the token itself is never stored.
+    sa.Column("token_sha256", Text(64), nullable=False, unique=True),
+    sa.Column("created_at", Text(40), nullable=False),
 )
 
 workers: Final = sa.Table(

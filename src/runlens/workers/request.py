@@ -18,6 +18,8 @@ from runlens.errors import UserError
 from runlens.start import OPTION_FIELDS, RunOptions
 
 _KNOWN: frozenset[str] = frozenset({"run_id", "input_name", *OPTION_FIELDS})
+#: Option fields a queued run holds only when they are used.
+_ADDED: tuple[str, ...] = ("source_ref", "submitted_by", "rerun_of", "review_findings")
 
 
 @dataclass(frozen=True)
@@ -41,11 +43,13 @@ class RunRequest:
         return f"input/{self.input_name}"
 
     def to_json(self) -> dict[str, Any]:
-        options = self.options.to_json()
-        if options.get("source_ref") is None:
-            # Added with the source lock: left out when unused, so a worker of an earlier
-            # version (which refuses fields it does not know) still takes the run.
-            options.pop("source_ref", None)
+        options = {**self.options.to_json(), "review_findings": list(self.options.review_findings)}
+        # Added after the first version (the source lock; review by people): left out when
+        # unused, so a worker of an earlier version (which refuses fields it does not know)
+        # still takes the run.
+        for name in _ADDED:
+            if options[name] is None or options[name] == []:
+                del options[name]
         return {
             "run_id": self.run_id,
             "plugin": options.pop("plugin"),
@@ -68,8 +72,12 @@ class RunRequest:
         name = value["input_name"]
         if "/" in name or "\\" in name or name in {".", ".."} or "\x00" in name:
             raise UserError(f"a queued run's input name is not a file name: {name!r}")
-        source_ref = value.get("source_ref")
-        if source_ref is not None and not isinstance(source_ref, str):
-            raise UserError("a queued run's source_ref must be a string")
+        for field in ("source_ref", "submitted_by", "rerun_of"):
+            if value.get(field) is not None and not isinstance(value[field], str):
+                raise UserError(f"a queued run's {field} must be a string")
+        findings = value.get("review_findings", [])
+        if not isinstance(findings, list) or not all(isinstance(f, str) for f in findings):
+            raise UserError("a queued run's review_findings must be a list of strings")
         options = {key: item for key, item in value.items() if key in OPTION_FIELDS}
+        options["review_findings"] = tuple(findings)
         return cls(run_id=value["run_id"], input_name=name, options=RunOptions(**options))

@@ -99,7 +99,14 @@ def _submit_one(
     request = RunRequest(run_id=run_id, input_name=path.name, options=options)
     plugin, model_spec = options.plugin, options.model
     content = path.read_bytes()
-    store.queue(run_id, plugin=plugin, model=model_spec, input_name=path.name, origin=origin)
+    store.queue(
+        run_id,
+        plugin=plugin,
+        model=model_spec,
+        input_name=path.name,
+        origin=origin,
+        submitted_by=options.submitted_by,
+    )
     store.put_files(run_id, {request.input_path: content})
     try:
         client.enqueue(
