@@ -165,6 +165,10 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/sourcelock/test_large.py": (),
     "tests/store/test_cli.py": (),
     "tests/store/test_concurrency.py": (),
+    "tests/store/test_reviews.py": (
+        "test_two_reviewers_at_once_give_a_gap_free_chain_that_verifies",
+        "test_lines_appended_to_the_workspace_ledger_join_the_store",
+    ),
     "tests/store/test_migrations.py": (
         "test_two_processes_opening_a_new_store_at_once_both_succeed",
     ),
