@@ -185,8 +185,10 @@ def runs_page(
     model: Text = "",
     q: Text = "",
     page: PageNumber = 1,
+    review: Text = "",
 ) -> HTMLResponse:
-    """Every run, newest first, filtered by status, plugin, model and a text search."""
+    """Every run, newest first, filtered by status, plugin, model, review state and a text
+    search."""
     store = _store(request, refresh=True)
     page = max(page, 1)
     runs, total = store.list_runs(
@@ -196,8 +198,9 @@ def runs_page(
         query=q or None,
         limit=PAGE_SIZE,
         offset=(page - 1) * PAGE_SIZE,
+        review_state=review or None,
     )
-    filters = {"status": status, "plugin": plugin, "model": model, "q": q}
+    filters = {"status": status, "plugin": plugin, "model": model, "q": q, "review": review}
     pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
 
     def page_url(number: int) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -287,6 +287,29 @@ def _refused(error: UserError) -> HTTPException:
     return HTTPException(status, one_line(error))
 
 
+async def _answered(request: Request, work: Awaitable[Response]) -> Response:
+    """`work`'s answer; a refusal of a page's form (no JavaScript) as a page that says why and
+    links back, any other refusal as JSON."""
+    from runlens.ui.launcher import LaunchError
+
+    try:
+        return await work
+    except (HTTPException, LaunchError) as error:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind not in _FORM_TYPES or "text/html" not in request.headers.get("accept", ""):
+            raise
+        from runlens.ui.pages import render
+
+        status = error.status_code
+        return render(
+            "error.html",
+            status_code=status,
+            title="Not recorded" if status != 401 else "Sign in to review",
+            message=str(error.detail if isinstance(error, HTTPException) else error),
+            back="/reviews" if status in (401, 403) and "token" in str(error) else None,
+        )
+
+
 def _recorded_body(recorded: Any, run_id: str) -> dict[str, Any]:
     return {
         "run_id": run_id,
@@ -327,6 +350,10 @@ def _recorded_body(recorded: Any, run_id: str) -> dict[str, Any]:
     summary="Approve, request changes to or reject a run or one deliverable, with a note",
 )
 async def post_review(request: Request, run_id: RunId) -> Response:
+    return await _answered(request, _post_review(request, run_id))
+
+
+async def _post_review(request: Request, run_id: str) -> Response:
     ui = ui_context(request)
     reviewer = await run_in_threadpool(_reviewer, request)
     fields, form = await _fields(request)
@@ -390,6 +417,10 @@ async def post_review(request: Request, run_id: RunId) -> Response:
     summary="Mark one claim (a citation of a row) correct, wrong or unsure",
 )
 async def post_mark(request: Request, run_id: RunId) -> Response:
+    return await _answered(request, _post_mark(request, run_id))
+
+
+async def _post_mark(request: Request, run_id: str) -> Response:
     ui = ui_context(request)
     reviewer = await run_in_threadpool(_reviewer, request)
     fields, form = await _fields(request)
@@ -439,6 +470,10 @@ async def post_mark(request: Request, run_id: RunId) -> Response:
     summary="Start a new run of the same input whose model addresses the review",
 )
 async def post_rerun(request: Request, run_id: RunId) -> Response:
+    return await _answered(request, _post_rerun(request, run_id))
+
+
+async def _post_rerun(request: Request, run_id: str) -> Response:
     ui = ui_context(request)
     reviewer = await run_in_threadpool(_reviewer, request)
     fields, form = await _fields(request)
