@@ -335,26 +335,23 @@ def report_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
     store = _store(request)
     files = ui_context(request).files_of(run)
     drift_view, drift_problem = _drift(request, run, drift)
+    shown = reader_artifacts(run)
+    cited = {row.name: store.citations(run.run_id, artifact=row.name) for row in shown}
     rendered = [
         render_artifact(
             files,
             row,
-            store.citations(run.run_id, artifact=row.name),
+            cited[row.name],
             readable=True,
             stale=drift_view.stale_rows(row.name) if drift_view else None,
         )
-        for row in reader_artifacts(run)
+        for row in shown
     ]
     ui = ui_context(request)
     reviewer = signed_in(request)
     review = review_view(ui, run) if run.is_terminal else None
     corrections = corrections_for(run.plugin, Path(files.workspace)) if reviewer and review else {}
-    claims = {
-        artifact.row.name: claims_of(
-            artifact.row.name, store.citations(run.run_id, artifact=artifact.row.name)
-        )
-        for artifact in rendered
-    }
+    claims = {name: claims_of(name, citations) for name, citations in cited.items()}
     return _render(
         "report.html",
         title=f"Report · {run.run_id}",

@@ -39,6 +39,7 @@ from runlens.ui.reviewing import (
     MARKS,
     REVIEWER_COOKIE,
     REVIEWER_HEADER,
+    local_path,
     request_token,
     reviewer_for,
 )
@@ -269,16 +270,6 @@ def _correction(fields: Mapping[str, Any], *, form: bool) -> dict[str, str] | No
     return cleaned or None
 
 
-def _back(fields: Mapping[str, Any], default: str) -> str:
-    """Where a page's form returns to: a path on this server, never another site."""
-    back = fields.get("back")
-    if not isinstance(back, str) or not back.startswith("/") or back.startswith("//"):
-        return default
-    if "\\" in back or any(ord(c) < 0x20 for c in back) or len(back) > 2000:
-        return default
-    return back
-
-
 def _refused(error: UserError) -> HTTPException:
     """A refusal of `runlens.review.record` as HTTP: the policy's is 403, the rest 422."""
     from runlens.review.state import ReviewRefused
@@ -380,7 +371,9 @@ async def _post_review(request: Request, run_id: str) -> Response:
 
     recorded = await run_in_threadpool(record)
     if form:
-        return RedirectResponse(_back(fields, f"/runs/{run.run_id}#review"), status_code=303)
+        return RedirectResponse(
+            local_path(fields.get("back"), f"/runs/{run.run_id}#review"), status_code=303
+        )
     return JSONResponse(_recorded_body(recorded, run.run_id), status_code=201)
 
 
@@ -455,7 +448,9 @@ async def _post_mark(request: Request, run_id: str) -> Response:
 
     recorded = await run_in_threadpool(record)
     if form:
-        return RedirectResponse(_back(fields, f"/runs/{run.run_id}/report"), status_code=303)
+        return RedirectResponse(
+            local_path(fields.get("back"), f"/runs/{run.run_id}/report"), status_code=303
+        )
     return JSONResponse(_recorded_body(recorded, run.run_id), status_code=201)
 
 
