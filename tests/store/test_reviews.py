@@ -248,6 +248,8 @@ def test_lines_appended_to_the_workspace_ledger_join_the_store(
     with open_store(f"sqlite:///{tmp_path / 'other.db'}") as other:
         assert sync_workspace(other, run.workspace) == run.run_id
         assert other.review_lines(run.run_id) == lines
+        detail = other.get_run(run.run_id)
+        assert detail is not None and detail.review_state == "changes-requested"
     # A store whose lines are not the file's beginning takes nothing from the file.
     with open_store(f"sqlite:///{tmp_path / 'third.db'}") as third:
         third.upsert_run(run.run_id, plugin="p", model="m", status="completed", workspace="/x")
