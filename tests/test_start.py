@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ _OPTION_PARAMS = (
     "text_column",
     "sheet",
     "source_ref",
+    "submitted_by",
+    "rerun_of",
+    "review_findings",
 )
 
 
@@ -202,3 +206,29 @@ def test_a_source_ref_travels_the_command_line_and_the_queue() -> None:
     assert "source_ref" not in plain.to_json()
     with pytest.raises(UserError, match="source_ref must be a string"):
         RunRequest.from_json({**request.to_json(), "source_ref": 3})
+
+
+def test_a_submitter_and_a_reviews_findings_travel_the_command_line_and_the_queue() -> None:
+    findings = ('Reviewer bob requested changes to run r0: "-- not <b>this</b>\\nline"', "two")
+    options = RunOptions(
+        plugin=PLUGIN, submitted_by="alice", rerun_of="r0", review_findings=findings
+    )
+    # The UI starts a rerun as `runlens run` with the options' own arguments.
+    assert from_command_line(PLUGIN, "in.csv", *options.run_arguments()) == options
+    settings = options.settings()
+    assert (settings.submitted_by, settings.rerun_of, settings.review_findings) == (
+        "alice",
+        "r0",
+        findings,
+    )
+    request = RunRequest(run_id="r5", input_name="in.csv", options=options)
+    written = request.to_json()
+    assert written["review_findings"] == list(findings) and written["submitted_by"] == "alice"
+    assert RunRequest.from_json(json.loads(json.dumps(written))) == request
+    # Unused, they are left out: a worker of an earlier version still takes the run.
+    plain = RunRequest(run_id="r6", input_name="in.csv", options=RunOptions(plugin=PLUGIN))
+    assert not {"submitted_by", "rerun_of", "review_findings"} & set(plain.to_json())
+    with pytest.raises(UserError, match="review_findings must be a list of strings"):
+        RunRequest.from_json({**written, "review_findings": "one"})
+    with pytest.raises(UserError, match="submitted_by must be a string"):
+        RunRequest.from_json({**written, "submitted_by": ["alice"]})

@@ -4,11 +4,11 @@ the model to address (SPEC 17)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from runlens.cli.run import database_url_option, submitter_option
+from runlens.cli.run import RUN_ID, database_url_option, submitter_option
 
 if TYPE_CHECKING:
     from runlens.runtime.run import Run
@@ -39,6 +39,14 @@ if TYPE_CHECKING:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
 @database_url_option
+@click.option("--run-id", default=None, hidden=True, help="The new run's id (runlens ui gives it).")
+@click.option(
+    "--origin",
+    type=click.Choice(["cli", "ui", "api"]),
+    default="cli",
+    hidden=True,
+    help="Who started the run, for the run store.",
+)
 def rerun_command(as_json: bool, **options: Any) -> None:
     """Start a new run of RUN's plugin on RUN's input, with RUN's options, whose model is given
     RUN's review as findings to address. The new run records `rerun_of` RUN; RUN's page links
@@ -69,6 +77,8 @@ def _prepare(
     submitted_by: str | None,
     workspace: Path | None,
     database_url: str | None,
+    run_id: str | None,
+    origin: Literal["cli", "ui", "api"],
     as_json: bool,
 ) -> tuple[Run, StoreMirror, RerunPlan]:
     from runlens.errors import UserError
@@ -77,6 +87,8 @@ def _prepare(
     from runlens.start import check_model, default_submitter, open_run, rerun_settings
     from runlens.store.db import open_store, store_url
 
+    if run_id is not None and not RUN_ID.fullmatch(run_id):
+        raise UserError(f"--run-id {run_id!r}: letters, digits, '_', '.' and '-' only")
     if not with_review:
         raise UserError(
             "runlens rerun re-runs a run with its review: give --with-review (to run the "
@@ -90,11 +102,12 @@ def _prepare(
             rerun_of,
             home=None,
             model=model_spec,
-            submitted_by=submitted_by or default_submitter(),
+            # A rerun the UI starts names its submitter: never the server's login name.
+            submitted_by=submitted_by or (default_submitter() if origin == "cli" else None),
         )
         plugin = load_plugin(plan.plugin)
         check_model(plan.model, plugin)
-        run_id = new_run_id()
+        run_id = run_id or new_run_id()
         if not as_json:
             _print_plan(plan)
         run, mirror = open_run(
@@ -104,7 +117,7 @@ def _prepare(
             plan.input_path,
             workspace or runs_home() / run_id,
             run_id=run_id,
-            origin="cli",
+            origin=origin,
         )
     except BaseException:
         store.close()

@@ -128,7 +128,7 @@ database_url_option = click.option(
 )
 
 #: What a run id given with --run-id may be: it names the workspace folder.
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 
 
 def limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -300,13 +300,13 @@ def _prepare(
     if options.submitted_by is None and origin == "cli":
         # A run the UI starts names its submitter, if any: never the server's login name.
         options = dataclasses.replace(options, submitted_by=default_submitter())
-    if options.rerun_of is not None and not _RUN_ID.fullmatch(options.rerun_of):
+    if options.rerun_of is not None and not RUN_ID.fullmatch(options.rerun_of):
         raise UserError(f"--rerun-of {options.rerun_of!r}: not a run id")
     plugin = load_plugin(options.plugin)
     require_regular_file(input_file, "input file")
     check_model(options.model, plugin)
     hooks = tuple(load_hooks_file(hooks_file)) if hooks_file else ()
-    if run_id is not None and not _RUN_ID.fullmatch(run_id):
+    if run_id is not None and not RUN_ID.fullmatch(run_id):
         raise UserError(f"--run-id {run_id!r}: letters, digits, '_', '.' and '-' only")
     run_id = run_id or new_run_id()
     # Opened before the workspace is claimed: a store that cannot be used is a usage error.

@@ -16,7 +16,7 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,10 +250,14 @@ def rows_page(
     filters: tuple[dict[str, str], dict[str, str]],
     page: int,
     size: int,
+    *,
+    only: Collection[str] | None = None,
 ) -> RowsPage:
-    """Page `page` (from 1) of `size` rows among those matching the filters; only that
-    page's rows are read from the index."""
+    """Page `page` (from 1) of `size` rows among those matching the filters (and, given
+    `only`, among those row ids); only that page's rows are read from the index."""
     selected = table.select(filters[0], filters[1], index)
+    if only is not None:
+        selected = [position for position in selected if table.ids[position] in only]
     pages = max((len(selected) + size - 1) // size, 1)
     page = min(max(page, 1), pages)
     shown_rows = [

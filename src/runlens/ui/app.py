@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from runlens.errors import UserError, one_line
-from runlens.ui import api, pages, verdict_api
+from runlens.ui import api, pages, review_api, reviews, verdict_api
 from runlens.ui.context import UIConfig, UIContext
 from runlens.ui.launcher import Launcher, LaunchError
 from runlens.ui.security import SecurityMiddleware, SecuritySettings, allowed_hosts
@@ -76,6 +76,8 @@ def create_app(config: UIConfig, *, store: RunStore | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.include_router(api.router)
     app.include_router(verdict_api.router)
+    app.include_router(review_api.router)
+    app.include_router(reviews.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_exception_handler(Exception, _internal_error)

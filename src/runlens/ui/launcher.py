@@ -158,10 +158,7 @@ class Launcher:
             workspace=str(workspace),
             origin=origin,
         )
-        command = [
-            sys.executable,
-            "-m",
-            "runlens",
+        arguments = [
             "run",
             options.plugin,
             str(upload),
@@ -170,9 +167,15 @@ class Launcher:
             f"--run-id={run_id}",
             f"--origin={origin}",
         ]
+        self._spawn(run_id, arguments, upload.parent)
+
+    def _spawn(self, run_id: str, arguments: list[str], logs: Path) -> None:
+        """Start `python -m runlens ARGUMENTS` for the pending run `run_id`, its output in
+        `logs`, and watch it (LaunchError 500, the run ended `failed`, if it cannot start)."""
+        command = [sys.executable, "-m", "runlens", *arguments]
         # The store URL goes by environment, not argv, so a password in it stays out of `ps`.
         env = {**os.environ, "RUNLENS_HOME": str(self.home), "RUNLENS_DATABASE_URL": self.store_url}
-        stdout_path, stderr_path = upload.parent / "stdout.log", upload.parent / "stderr.log"
+        stdout_path, stderr_path = logs / "stdout.log", logs / "stderr.log"
         try:
             with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
                 process = subprocess.Popen(
@@ -194,6 +197,52 @@ class Launcher:
         with self._lock:
             self._children[run_id] = child
         watcher.start()
+
+    # -- re-running with a review ------------------------------------------------------------
+
+    def rerun(self, run: RunSummary, *, submitted_by: str, model: str | None = None) -> str:
+        """Start `runlens rerun RUN --with-review` as a child process: a new run of `run`'s
+        input whose model is given the review's notes and marks as findings; its id.
+        LaunchError 409 when the review gives it nothing to address (or the run cannot be
+        re-run), 429 at the limit of runs going. Synchronous."""
+        from runlens.errors import UserError, one_line
+        from runlens.start import rerun_settings
+
+        try:
+            rerun_settings(self.store, run.run_id, home=self.home)
+        except UserError as error:
+            raise LaunchError(
+                409, f"run {run.run_id} cannot be re-run: {one_line(error)}"
+            ) from None
+        self._reserve_slot()
+        try:
+            run_id = new_run_id()
+            folder = self.home / UPLOADS / run_id
+            folder.mkdir(parents=True, exist_ok=True)
+            workspace = self.home / run_id
+            self.store.create_pending(
+                run_id,
+                plugin=run.plugin,
+                model=model or run.model,
+                input_name=run.input_name,
+                workspace=str(workspace),
+                origin="ui",
+            )
+            arguments = [
+                "rerun",
+                run.run_id,
+                "--with-review",
+                f"--as={submitted_by}",
+                *([f"--model={model}"] if model else []),
+                f"--workspace={workspace}",
+                f"--run-id={run_id}",
+                "--origin=ui",
+            ]
+            self._spawn(run_id, arguments, folder)
+            return run_id
+        finally:
+            with self._lock:
+                self._starting -= 1
 
     def _watch(self, run_id: str, child: _Child) -> None:
         """Wait for the child; end its run if the child left it unfinished."""

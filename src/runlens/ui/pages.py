@@ -40,6 +40,17 @@ from runlens.ui.drift import DriftUnavailable, DriftView
 from runlens.ui.evidence import EvidenceUnavailable
 from runlens.ui.integrity import ChangedArtifact, changed_artifacts
 from runlens.ui.params import ArtifactName, PageNumber, RowId, RunId, Text
+from runlens.ui.reviewing import (
+    MARKS,
+    REVIEW_STATES,
+    ReviewView,
+    claims_of,
+    corrections_for,
+    corrections_of,
+    review_state_of,
+    review_view,
+    signed_in,
+)
 from runlens.ui.verdicts import source_panel, verdict_panel
 from runlens.ui.views import (
     VERDICT_TEXTS,
@@ -94,6 +105,9 @@ def _environment() -> Environment:
         verdict_text=verdict_text,
         verdict_texts=VERDICT_TEXTS,
         shown_plan=shown_plan,
+        review_state=review_state_of,
+        review_states=REVIEW_STATES,
+        marks=MARKS,
     )
     environment.filters.update(
         when=format_time,
@@ -119,9 +133,13 @@ def _store(request: Request, *, refresh: bool = False) -> RunStore:
     return ui.store
 
 
-def _render(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+def render(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """The page `template` rendered with `context` (autoescaped)."""
     html = _TEMPLATES.get_template(template).render(**context)
     return HTMLResponse(html, status_code=status_code)
+
+
+_render = render
 
 
 def _changes(request: Request, run: RunDetail) -> list[ChangedArtifact]:
@@ -240,6 +258,8 @@ def run_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
         last_seq=events[-1]["seq"] if events else run.last_seq,
         summarize=summarize_event,
         previous=previous_run(store, run),
+        review=review_view(ui, run) if run.is_terminal else None,
+        reviewer=signed_in(request),
     )
 
 
@@ -322,6 +342,16 @@ def report_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
         )
         for row in reader_artifacts(run)
     ]
+    ui = ui_context(request)
+    reviewer = signed_in(request)
+    review = review_view(ui, run) if run.is_terminal else None
+    corrections = corrections_for(run.plugin, Path(files.workspace)) if reviewer and review else {}
+    claims = {
+        artifact.row.name: claims_of(
+            artifact.row.name, store.citations(run.run_id, artifact=artifact.row.name)
+        )
+        for artifact in rendered
+    }
     return _render(
         "report.html",
         title=f"Report · {run.run_id}",
@@ -331,6 +361,11 @@ def report_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
         drift=drift_view,
         drift_problem=drift_problem,
         drift_limit=DRIFT_IDS_SHOWN,
+        review=review,
+        reviewer=reviewer,
+        claims=claims,
+        corrections=lambda name: corrections_of(corrections, name),
+        back=f"{run_url(run.run_id)}/report",
     )
 
 
@@ -392,9 +427,12 @@ ROWS_PAGE_SIZE = 50
 
 
 @router.get("/runs/{run_id}/rows", response_class=HTMLResponse)
-def rows_page_view(request: Request, run_id: RunId, page: PageNumber = 1) -> Response:
+def rows_page_view(
+    request: Request, run_id: RunId, page: PageNumber = 1, mark: Text = ""
+) -> Response:
     """The rows the run analysed, with what its deliverable says of each and their metadata,
-    filtered by a GET form (fields and metadata columns) and paged on the server."""
+    filtered by a GET form (fields, metadata columns, and the marks reviewers gave the claims
+    citing a row: `mark=wrong`) and paged on the server."""
     run = _run_page(request, run_id, "/rows")
     if isinstance(run, Response):
         return run
@@ -412,21 +450,40 @@ def rows_page_view(request: Request, run_id: RunId, page: PageNumber = 1) -> Res
     try:
         index = ui.evidence.index(workspace)
         table = ui.analysed.table(workspace, declared[0])
-        filters = split_filters(request.query_params, table, index, reserved=("page",))
+        filters = split_filters(request.query_params, table, index, reserved=("page", "mark"))
     except (EvidenceUnavailable, AnalysisUnavailable) as error:
         return _render("rows.html", 404, problem=str(error), **context)
     except BadFilter as error:
         return _render("rows.html", 400, problem=str(error), **context)
+    if mark and mark not in MARKS:
+        problem = f"cannot filter by mark {mark!r}; marks: {', '.join(MARKS)}"
+        return _render("rows.html", 400, problem=problem, **context)
+    review = review_view(ui, run) if mark else None
+    only = marked_rows(review, mark) if review is not None else None
     chosen = {**filters[0], **{METADATA_PREFIX + k: v for k, v in filters[1].items()}}
+    if mark:
+        chosen["mark"] = mark
     return _render(
         "rows.html",
         problem=None,
         table=table,
         metadata_columns=index.metadata_columns,
         chosen=chosen,
-        listing=rows_page(table, index, filters, page, ROWS_PAGE_SIZE),
+        mark=mark,
+        review_problem=review.problem if review is not None else None,
+        listing=rows_page(table, index, filters, page, ROWS_PAGE_SIZE, only=only),
         page_url=lambda number: rows_url(run.run_id, **chosen, page=str(number)),
         **context,
+    )
+
+
+def marked_rows(review: ReviewView, mark: str) -> frozenset[str]:
+    """The rows cited by a claim whose latest mark by some reviewer is `mark`."""
+    return frozenset(
+        entry.row_id or ""
+        for entries in review.marks.values()
+        for entry in entries
+        if entry.mark == mark
     )
 
 

@@ -423,7 +423,7 @@ def _reviews(
     deliverables as they are now. Lines after the signed ones pass when signed and chained
     (a review recorded where the verdict could not be re-signed); the detail says so."""
     from runlens.review.entries import REVIEWS_PATH, ReviewError
-    from runlens.review.ledger import current_digests, ledger_problems, read_ledger
+    from runlens.review.ledger import current_digests, read_ledger
 
     signed = predicate.get("reviews")
     if not isinstance(signed, list):
@@ -435,9 +435,42 @@ def _reviews(
     if not entries and not signed:
         return Check("reviews", True, "no reviews")
     keys, names, problems = _reviewer_keys(predicate, home)
-    problems += ledger_problems(entries, run_id=str(record.get("run_id")), keys=keys, names=names)
+    problems += review_problems(
+        entries,
+        signed,
+        run_id=str(record.get("run_id")),
+        keys=keys,
+        names=names,
+        current=current_digests(root),
+    )
+    if problems:
+        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        return Check("reviews", False, "; ".join(problems[:SHOWN]) + more)
+    detail = f"{len(entries)} review(s), signed, chained and bound to the current hashes"
+    later = len(entries) - len(signed)
+    if later > 0:
+        detail += f"; {later} recorded after the statement was last signed (in {REVIEWS_PATH} only)"
+    return Check("reviews", True, detail)
+
+
+def review_problems(
+    entries: Sequence[Any],
+    signed: Sequence[Any],
+    *,
+    run_id: str,
+    keys: Mapping[str, Any],
+    names: Mapping[str, str],
+    current: Mapping[str, str],
+) -> list[str]:
+    """What is wrong with the ledger `entries` (`ReviewEntry`) of run `run_id`, whose signed
+    statement lists the reviews `signed`, against the deliverables' hashes `current`: each
+    line's signature (`keys`, `names`: key id -> key, reviewer name) and place in the chain,
+    the signed reviews as the ledger's first lines, and every line's subjects as they are."""
+    from runlens.review.entries import REVIEWS_PATH
+    from runlens.review.ledger import ledger_problems
+
+    problems = ledger_problems(entries, run_id=run_id, keys=keys, names=names)
     problems += _signed_prefix(signed, entries)
-    current = current_digests(root)
     for number, entry in enumerate(entries, start=1):
         for name, expected in sorted(entry.subjects.items()):
             actual = current.get(name)
@@ -447,14 +480,7 @@ def _reviews(
                     f"{REVIEWS_PATH} line {number} ({entry.kind} by {entry.reviewer}) is bound "
                     f"to {name} sha256 {expected}, {now}"
                 )
-    if problems:
-        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
-        return Check("reviews", False, "; ".join(problems[:SHOWN]) + more)
-    detail = f"{len(entries)} review(s), signed, chained and bound to the current hashes"
-    later = len(entries) - len(signed)
-    if later > 0:
-        detail += f"; {later} recorded after the statement was last signed (in {REVIEWS_PATH} only)"
-    return Check("reviews", True, detail)
+    return problems
 
 
 def _reviewer_keys(
@@ -532,4 +558,4 @@ def _listed(items: Sequence[str]) -> str:
     return shown + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
 
 
-__all__ = ["Check", "VerifyReport", "verify_target", "verify_workspace"]
+__all__ = ["Check", "VerifyReport", "review_problems", "verify_target", "verify_workspace"]

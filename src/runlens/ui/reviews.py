@@ -1,0 +1,142 @@
+"""The pages of review by people (SPEC section 17): the queue of runs awaiting review
+(`/reviews`) and a reviewer's sign-in and sign-out.
+
+`POST /reviews/sign-in` takes the token `runlens reviewers add` printed and, when it is a
+reviewer's, keeps it in the `runlens_reviewer` cookie (HttpOnly, SameSite=Strict, `Secure`
+over HTTPS, for `REVIEWER_COOKIE_MAX_AGE` seconds); the pages then show the decision form and
+the mark controls, and the API identifies the reviewer by it. A wrong token is refused with
+the same answer whatever it is: it never says whether some reviewer exists. Both forms pass
+the same cross-site and token checks as every POST (`runlens.ui.security`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from runlens.ui.context import ui_context
+from runlens.ui.params import Text
+from runlens.ui.reviewing import (
+    MAX_TOKEN,
+    REVIEWER_COOKIE,
+    REVIEWER_COOKIE_MAX_AGE,
+    review_state_of,
+    reviewer_for,
+    signed_in,
+)
+
+router = APIRouter(include_in_schema=False)
+
+#: How many runs the queue shows at most.
+QUEUE_LIMIT: Final = 200
+#: The states a run awaiting review is in.
+AWAITING: Final = ("unreviewed", "changes-requested")
+
+
+@router.get("/reviews", response_class=HTMLResponse)
+def review_queue(
+    request: Request, plugin: Text = "", status: Text = "", state: Text = ""
+) -> HTMLResponse:
+    """The runs awaiting review, oldest first, filtered by plugin, status and review state."""
+    from runlens.ui.pages import render
+
+    ui = ui_context(request)
+    ui.refresh_live()
+    problem = None
+    if state and state not in AWAITING:
+        problem = f"state {state!r}: the queue holds runs {' or '.join(AWAITING)}"
+        runs = []
+    else:
+        runs = ui.store.review_queue(
+            plugin=plugin or None, status=status or None, limit=QUEUE_LIMIT
+        )
+        if state:
+            runs = [run for run in runs if review_state_of(run) == state]
+    return render(
+        "reviews.html",
+        status_code=400 if problem else 200,
+        title="Awaiting review",
+        runs=runs,
+        problem=problem,
+        filters={"plugin": plugin, "status": status, "state": state},
+        plugins=ui.store.distinct_values("plugin"),
+        reviewer=signed_in(request),
+    )
+
+
+def _next(request_next: str) -> str:
+    """Where a sign-in form returns to: a path on this server, else the queue."""
+    if (
+        not request_next.startswith("/")
+        or request_next.startswith("//")
+        or "\\" in request_next
+        or any(ord(c) < 0x20 for c in request_next)
+    ):
+        return "/reviews"
+    return request_next
+
+
+@router.post("/reviews/sign-in", response_class=HTMLResponse)
+async def sign_in(request: Request) -> Response:
+    """Keep a reviewer's token in the `runlens_reviewer` cookie and go back to `next`."""
+    from starlette.concurrency import run_in_threadpool
+
+    from runlens.ui.pages import render
+
+    form = await request.form(max_files=0, max_fields=10)
+    try:
+        token = form.get("token")
+        next_path = form.get("next")
+    finally:
+        await form.close()
+    token = token.strip() if isinstance(token, str) else ""
+    target = _next(next_path if isinstance(next_path, str) else "")
+    ui = ui_context(request)
+    reviewer = None
+    if 0 < len(token) <= MAX_TOKEN:
+        reviewer = await run_in_threadpool(reviewer_for, ui, token)
+    if reviewer is None:
+        return render(
+            "error.html",
+            status_code=403,
+            title="Not signed in",
+            message="That is not a reviewer's token. Use the token `runlens reviewers add` "
+            "printed for you, or ask for a new one.",
+        )
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        REVIEWER_COOKIE,
+        token,
+        max_age=REVIEWER_COOKIE_MAX_AGE,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+@router.post("/reviews/sign-out", response_class=HTMLResponse)
+async def sign_out(request: Request) -> Response:
+    """Forget the reviewer's cookie."""
+    form = await request.form(max_files=0, max_fields=10)
+    try:
+        next_path = form.get("next")
+    finally:
+        await form.close()
+    response = RedirectResponse(
+        _next(next_path if isinstance(next_path, str) else ""), status_code=303
+    )
+    response.delete_cookie(
+        REVIEWER_COOKIE,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+__all__ = ["AWAITING", "QUEUE_LIMIT", "router"]
