@@ -201,6 +201,7 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_the_run_page_follows_the_verdict_text_and_the_plan_live",
     ),
     "tests/ui/test_browser_rows.py": (),
+    "tests/ui/test_browser_review.py": (),
     "tests/ui/test_browser_verdict.py": (),
     "tests/ui/test_integrity.py": (),
     "tests/ui/test_launch_limit.py": (),
@@ -216,6 +217,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     ),
     "tests/ui/test_session.py": (),
     "tests/ui/test_store_files.py": (),
+    "tests/ui/test_reviews.py": (),
     "tests/ui/test_verdict_api.py": (),
     "tests/validation/test_cuts.py": (
         "test_a_fitted_quote_is_always_accepted",
