@@ -210,6 +210,8 @@ def test_cross_site_review_posts_are_refused(
         {"Origin": "https://evil.example"},
         {"Sec-Fetch-Site": "cross-site"},
         {"Sec-Fetch-Site": "same-site"},
+        {"Origin": "null"},
+        {"Origin": "null", "Sec-Fetch-Site": "cross-site"},
     ]
     for headers in cross:
         for path, body in (
