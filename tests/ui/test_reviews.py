@@ -14,6 +14,7 @@ import html
 import io
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ from tests.ui.reviewers import HOSTILE_NOTE, add_reviewer, assert_inert
 from tests.ui.runs import SAMPLE_CSV, MadeRun, completed_run, run_cli
 
 from runlens.ui.reviewing import REVIEWER_COOKIE, REVIEWER_HEADER
+
+#: Seconds a rerun (the offline model) may take to end.
+RERUN_SECONDS = 180
 
 
 @dataclass(frozen=True)
@@ -426,3 +430,39 @@ def test_the_token_server_asks_for_its_token_before_the_reviewer_s(
 def test_reviews_of_an_unknown_run_are_404(api: httpx.Client) -> None:
     assert api.get("/api/runs/nothing-here/reviews").status_code == 404
     assert api.get("/api/runs/nothing-here/marks").status_code == 404
+
+
+def test_a_rerun_with_the_review_links_both_ways(
+    ui_server: UIServer, api: httpx.Client, team: Team, marked: tuple[MadeRun, dict[str, Any]]
+) -> None:
+    run, _ = marked
+    started = api.post(f"/api/runs/{run.run_id}/rerun", json={}, headers=as_reviewer(team.alice))
+    assert started.status_code == 202, started.text
+    body = started.json()
+    new_id = body["run_id"]
+    assert body["rerun_of"] == run.run_id and new_id != run.run_id
+    assert started.headers["location"] == f"/api/runs/{new_id}"
+    deadline = time.monotonic() + RERUN_SECONDS
+    while True:
+        new = api.get(f"/api/runs/{new_id}").json()
+        if new["status"] in {"completed", "failed", "cancelled", "interrupted"}:
+            break
+        assert time.monotonic() < deadline, f"the rerun is still {new['status']}"
+        time.sleep(0.5)
+    assert new["status"] == "completed", new
+    assert new["rerun_of"] == run.run_id and new["submitted_by"] == "alice"
+    assert new_id in reviews(api, run.run_id)["reruns"]
+    page = api.get(f"/runs/{new_id}").text
+    assert f'id="rerun-of" href="/runs/{run.run_id}"' in page
+    assert f"/compare?a={run.run_id}&amp;b={new_id}" in page
+    assert f'class="rerun-link" href="/runs/{new_id}"' in api.get(f"/runs/{run.run_id}").text
+
+
+def test_a_run_whose_review_asks_nothing_is_not_rerun(
+    ui_server: UIServer, api: httpx.Client, team: Team
+) -> None:
+    run = completed_run(ui_server.home)
+    refused = api.post(f"/api/runs/{run.run_id}/rerun", json={}, headers=as_reviewer(team.alice))
+    assert refused.status_code == 409, refused.text
+    assert "cannot be re-run" in detail(refused)
+    assert reviews(api, run.run_id)["reruns"] == []
