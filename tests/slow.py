@@ -251,6 +251,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/workers/test_resumed_event.py": (),
     "tests/workers/test_run_to_end.py": (),
     "tests/workers/test_spread.py": (),
+    "tests/workers/test_submitter.py": (),
     "tests/workers/test_worker_lifecycle.py": (),
     "tests/workers/test_workers.py": (),
 }
