@@ -169,6 +169,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/store/test_reviews.py": (
         "test_two_reviewers_at_once_give_a_gap_free_chain_that_verifies",
         "test_lines_appended_to_the_workspace_ledger_join_the_store",
+        "test_a_run_whose_workspace_is_elsewhere_is_reviewed_in_the_store",
     ),
     "tests/store/test_migrations.py": (
         "test_two_processes_opening_a_new_store_at_once_both_succeed",
@@ -250,6 +251,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/workers/test_resumed_event.py": (),
     "tests/workers/test_run_to_end.py": (),
     "tests/workers/test_spread.py": (),
+    "tests/workers/test_submitter.py": (),
     "tests/workers/test_worker_lifecycle.py": (),
     "tests/workers/test_workers.py": (),
 }

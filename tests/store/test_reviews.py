@@ -248,9 +248,31 @@ def test_lines_appended_to_the_workspace_ledger_join_the_store(
     with open_store(f"sqlite:///{tmp_path / 'other.db'}") as other:
         assert sync_workspace(other, run.workspace) == run.run_id
         assert other.review_lines(run.run_id) == lines
+        detail = other.get_run(run.run_id)
+        assert detail is not None and detail.review_state == "changes-requested"
     # A store whose lines are not the file's beginning takes nothing from the file.
     with open_store(f"sqlite:///{tmp_path / 'third.db'}") as third:
         third.upsert_run(run.run_id, plugin="p", model="m", status="completed", workspace="/x")
         assert third.append_review_line(run.run_id, _Line(1, line="another ledger"))
         assert sync_workspace(third, run.workspace) == run.run_id
         assert third.review_lines(run.run_id) == ["another ledger"]
+
+
+def test_a_run_whose_workspace_is_elsewhere_is_reviewed_in_the_store(
+    store: RunStore, reviewed: Callable[[RunStore], Reviewed], tmp_path: Path
+) -> None:
+    from runlens.store.sync import upload_workspace
+
+    run = reviewed(store)
+    upload_workspace(store, run.run_id, run.workspace)
+    shutil.move(run.workspace, tmp_path / "moved")  # no longer on this machine
+    recorded = record_decision(
+        store, run.run_id, reviewer="alice", decision="approve", note="ok", home=run.home
+    )
+    assert recorded.summary.state == "approved"
+    assert not recorded.resigned and "not on this machine" in str(recorded.warning)
+    stored = store.read_file(run.run_id, "runtime/reviews.jsonl")
+    assert stored is not None and stored.decode("utf-8") == recorded.entry.line + "\n"
+    assert set(recorded.entry.subjects) == {
+        path for path in store.file_index(run.run_id) if path.startswith("artifacts/")
+    }
