@@ -8,9 +8,10 @@ version), starts `runlens ui` on a free loopback port over that home, and drives
 Chromium (/usr/bin/chromium) through Playwright: the /new page with a file chosen, the page
 of the run it starts while that run is live, the runs list meanwhile, the failed run's page,
 the reader view (and its chart), an evidence row with its metadata and analysis, the
-analysed rows filtered by sentiment, the comparison of the failed and the revised run, and
-the revised run's reader view after its report was edited. Run it again after changing the
-pages.
+analysed rows filtered by sentiment, the comparison of the failed and the revised run, the
+revised run's reader view after its report was edited, and review by people: the queue
+(`/reviews`), the reader view's mark controls and the run page's review panel, after a
+reviewer marked a quote wrong and requested changes. Run it again after changing the pages.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from playwright.sync_api import FloatRect, Page, ViewportSize, expect, sync_play
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the UI tests' run helpers: tests/ui/runs.py
 
+from tests.ui.reviewers import add_reviewer  # noqa: E402
 from tests.ui.runs import (  # noqa: E402
     SAMPLE_CSV,
     failed_run,
@@ -187,7 +189,56 @@ def main() -> None:
             page.goto(f"/runs/{revised.run_id}/report")
             expect(page.locator("#changed-after-validation")).to_be_visible()
             shoot(page, out / "changed_after_validation.png", until=".prose h2")
+            review_screens(page, url, home, completed.run_id, out)
             browser.close()
+
+
+def review_screens(page: Page, url: str, home: Path, run_id: str, out: Path) -> None:
+    """Review by people: a reviewer marks two quotes of `run_id` and requests changes (through
+    the API, as a client would), then the queue, the reader view's mark controls (signed in)
+    and the run page's review panel."""
+    from runlens.store.db import store_url
+
+    alice = add_reviewer(home, store_url(None, home), "alice")
+    bob = add_reviewer(home, store_url(None, home), "bob")
+    page.goto("/reviews")
+    page.locator('.reviewer-sign-in input[name="token"]').fill(bob)
+    page.locator('.reviewer-sign-in [type="submit"]').click()
+    page.goto(f"/runs/{run_id}/report")
+    claims = page.locator(".claim-review:has(.claim-quote)")
+    marked = []
+    for index in range(2):
+        claim = claims.nth(index)
+        marked.append(
+            {
+                "artifact": claim.locator('input[name="artifact"]').get_attribute("value"),
+                "location": claim.get_attribute("data-claim-location"),
+                "row_id": claim.get_attribute("data-claim-row"),
+            }
+        )
+    with httpx.Client(base_url=url, headers={"X-RunLens-Reviewer": alice}) as client:
+        for claim, mark, note in (
+            (marked[0], "wrong", "The row complains about the bill, not about seats."),
+            (marked[1], "correct", "Checked against the row."),
+        ):
+            client.post(
+                f"/api/runs/{run_id}/marks", json={**claim, "mark": mark, "note": note}
+            ).raise_for_status()
+        client.post(
+            f"/api/runs/{run_id}/reviews",
+            json={
+                "decision": "request-changes",
+                "note": "One quote is attributed to the wrong issue; see my marks.",
+            },
+        ).raise_for_status()
+    page.goto("/reviews")
+    shoot(page, out / "review_queue.png")
+    page.goto(f"/runs/{run_id}/report")
+    first = page.locator(".claims").first
+    first.scroll_into_view_if_needed()
+    shoot(page, out / "review_marks.png", start=".claims", height=900)
+    page.goto(f"/runs/{run_id}")
+    shoot(page, out / "review_panel.png", start="#review", until="#signature")
 
 
 if __name__ == "__main__":

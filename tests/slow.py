@@ -46,6 +46,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/cli/test_report_citations_cli.py": (
         "test_validate_rejects_bad_citations_added_to_a_real_runs_report",
     ),
+    "tests/cli/test_review_cli.py": (),
     "tests/cli/test_validate_cli.py": ("test_the_console_script_exit_codes",),
     "tests/evidence/test_properties.py": (
         "test_batch_hashes_equal_json_dumps",
@@ -165,6 +166,11 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/sourcelock/test_large.py": (),
     "tests/store/test_cli.py": (),
     "tests/store/test_concurrency.py": (),
+    "tests/store/test_reviews.py": (
+        "test_two_reviewers_at_once_give_a_gap_free_chain_that_verifies",
+        "test_lines_appended_to_the_workspace_ledger_join_the_store",
+        "test_a_run_whose_workspace_is_elsewhere_is_reviewed_in_the_store",
+    ),
     "tests/store/test_migrations.py": (
         "test_two_processes_opening_a_new_store_at_once_both_succeed",
     ),
@@ -195,6 +201,7 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_the_run_page_follows_the_verdict_text_and_the_plan_live",
     ),
     "tests/ui/test_browser_rows.py": (),
+    "tests/ui/test_browser_review.py": (),
     "tests/ui/test_browser_verdict.py": (),
     "tests/ui/test_integrity.py": (),
     "tests/ui/test_launch_limit.py": (),
@@ -210,6 +217,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     ),
     "tests/ui/test_session.py": (),
     "tests/ui/test_store_files.py": (),
+    "tests/ui/test_reviews.py": (),
     "tests/ui/test_verdict_api.py": (),
     "tests/validation/test_cuts.py": (
         "test_a_fitted_quote_is_always_accepted",

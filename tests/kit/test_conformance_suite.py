@@ -212,3 +212,23 @@ def test_the_first_plugin_passes_too(tmp_path: Path) -> None:
     assert report.passed, report.describe()
     fabricated = json.loads((tmp_path / "fabricating/manifest.json").read_text(encoding="utf-8"))
     assert fabricated["status"] == "failed"
+
+
+def test_a_correction_naming_an_undeclared_artifact_fails(triage_plugin: Plugin) -> None:
+    from runlens import Correction, ReviewPolicy
+    from runlens.kit.declaration import review_declaration_problems
+    from runlens.plugins import load_plugin
+
+    theme = Correction("theme", "Another theme", artifacts=("artifacts/nowhere.json",))
+    broken = dataclasses.replace(triage_plugin, corrections=(theme, theme))
+
+    assert failed(check_plugin(broken))["review"] == (
+        "correction 'theme': names 'artifacts/nowhere.json', which is not a declared artifact "
+        f"({', '.join(sorted(c.name for c in triage_plugin.contracts))})",
+        "correction 'theme': declared twice",
+        "correction 'theme': names 'artifacts/nowhere.json', which is not a declared artifact "
+        f"({', '.join(sorted(c.name for c in triage_plugin.contracts))})",
+    )
+    policy = dataclasses.replace(triage_plugin, review_policy=ReviewPolicy(approvals=2))
+    assert review_declaration_problems(policy) == []
+    assert review_declaration_problems(load_plugin("feedback-analysis")) == []

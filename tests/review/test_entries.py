@@ -90,6 +90,8 @@ def test_a_mark_and_the_chain(tmp_path: Path) -> None:
         ({"note": "x" * 20_001}, "note"),
         ({"created_at": "yesterday"}, "created_at"),
         ({"run_id": " "}, "run_id"),
+        ({"note": "a\ud800b"}, "note holds a lone surrogate at character 1"),
+        ({"note": "a\x00b"}, "note holds a NUL"),
     ],
 )
 def test_a_payload_that_cannot_be_a_review_names_its_field(

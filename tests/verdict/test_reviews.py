@@ -287,3 +287,42 @@ def test_resign_refuses_a_statement_it_cannot_verify(
         run.workspace, entries, {}, "approved", key, load_public_keys((), run.home)
     )
     assert not run.envelope_path.exists()
+
+
+def test_another_machine_checks_the_reviews_with_the_keys_the_statement_signs(
+    fresh_copy: Callable[[], SignedRun], tmp_path: Path
+) -> None:
+    """Elsewhere, with only the run's public key and no reviewer keys, the statement's
+    `reviewers` vouch for the signed lines; a later line by someone it does not list is
+    unknown there."""
+    from runlens.verdict.keys import public_path
+
+    run, run_id = reviewed(fresh_copy)
+    elsewhere = tmp_path / "elsewhere-home"
+    elsewhere.mkdir()
+    team_key = [public_path("default", run.home)]
+
+    report = verify_workspace(run.workspace, home=elsewhere, keys=team_key)
+
+    assert report.verified, report.failed
+    append_decision(run.workspace, run_id, reviewer(run.home, "dave"), verdict="reject")
+    ok, detail = reviews_check(verify_workspace(run.workspace, home=elsewhere, keys=team_key))
+    assert not ok and detail.startswith("line 3 (decision by dave): unknown key")
+    # at home, where dave's key is, the unsigned-into-the-statement line is accepted
+    ok, detail = reviews_check(verify_workspace(run.workspace, home=run.home))
+    assert ok and "1 recorded after the statement was last signed" in detail
+
+
+def test_a_statement_listing_a_reviewer_under_a_wrong_key_id_fails(
+    fresh_copy: Callable[[], SignedRun],
+) -> None:
+    run, _ = reviewed(fresh_copy)
+    statement = decode_statement(run.envelope)
+    statement["predicate"]["reviewers"]["alice"]["keyid"] = "0" * 64
+    from tests.verdict.test_verify import resign as sign_statement
+
+    sign_statement(run, statement, run.home)
+
+    ok, detail = reviews_check(verify_workspace(run.workspace, home=run.home))
+    assert not ok
+    assert "the statement's reviewer 'alice' names key id 000" in detail

@@ -321,7 +321,7 @@ def _state_text(summary: ReviewSummary) -> str:
 def reviews_command(run: str, home: Path | None, database_url: str | None, as_json: bool) -> None:
     """Show RUN's review: its state, every decision (void ones: a file changed since) and
     every mark, oldest first."""
-    from runlens.review.record import run_reviews
+    from runlens.review.record import reviews_document, run_reviews
 
     with _store(database_url, home) as store, usage_errors():
         run_id = _resolve(store, run)
@@ -329,7 +329,7 @@ def reviews_command(run: str, home: Path | None, database_url: str | None, as_js
         detail = store.get_run(run_id)
     assert detail is not None, "a run just resolved"
     if as_json:
-        echo_json(reviews_json(run_id, entries, summary, detail.reruns, detail.rerun_of))
+        echo_json(reviews_document(run_id, entries, summary, detail.reruns, detail.rerun_of))
         return
     from rich.console import Console
 
@@ -362,31 +362,6 @@ def reviews_command(run: str, home: Path | None, database_url: str | None, as_js
 
 def _valid_digests(summary: ReviewSummary) -> set[str]:
     return {e.digest for e in summary.decisions} | {e.digest for e in summary.marks}
-
-
-def reviews_json(
-    run_id: str,
-    entries: list[ReviewEntry],
-    summary: ReviewSummary,
-    reruns: list[str],
-    rerun_of: str | None,
-) -> dict[str, Any]:
-    """`{run_id, review_state, review, entries, reruns, rerun_of}`, as the API gives it; each
-    entry with `valid` (it counts: bound to the files as they are, and the latest of its
-    reviewer on its target)."""
-    valid = _valid_digests(summary)
-    void = {e.digest for e in summary.void}
-    return {
-        "run_id": run_id,
-        "review_state": summary.state,
-        "review": summary.as_json(),
-        "entries": [
-            {**entry.as_json(), "valid": entry.digest in valid, "void": entry.digest in void}
-            for entry in entries
-        ],
-        "reruns": reruns,
-        "rerun_of": rerun_of,
-    }
 
 
 @click.command("marks")

@@ -28,6 +28,7 @@ from runlens.kit.declaration import (
     evidence_path_problems,
     json_schema_problems,
     plan_problems,
+    review_declaration_problems,
     sample_problems,
     tool_problems,
 )
@@ -46,6 +47,7 @@ CHECKS: dict[str, str] = {
     "json_schema": "JSON Schemas are valid draft 2020-12",
     "evidence_paths": "evidence and rule paths exist in the JSON Schema",
     "plan": "plan criteria name declared artifacts",
+    "review": "the review policy and corrections are well-formed",
     "tools": "tools build and the input tool is one of them",
     "samples": "fixture and scripted models are declared and readable",
     "passing_run": "the passing scripted model's run completes",
@@ -59,6 +61,7 @@ _DECLARATION: dict[str, Callable[[Plugin], list[str]]] = {
     "json_schema": json_schema_problems,
     "evidence_paths": evidence_path_problems,
     "plan": plan_problems,
+    "review": review_declaration_problems,
     "tools": tool_problems,
     "samples": sample_problems,
 }

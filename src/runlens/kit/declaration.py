@@ -190,6 +190,32 @@ def plan_problems(plugin: Plugin) -> list[str]:
     return problems
 
 
+def review_declaration_problems(plugin: Plugin) -> list[str]:
+    """The review policy is a `ReviewPolicy`; each correction a `Correction`, declared once,
+    naming only declared artifacts (else no mark could ever carry it)."""
+    from runlens.plugins.review import Correction, ReviewPolicy
+
+    problems = []
+    if not isinstance(plugin.review_policy, ReviewPolicy):
+        problems.append(f"review_policy {plugin.review_policy!r} is not a ReviewPolicy")
+    declared = sorted(contract.name for contract in plugin.contracts)
+    seen: set[str] = set()
+    for correction in plugin.corrections:
+        if not isinstance(correction, Correction):
+            problems.append(f"{correction!r} is not a Correction")
+            continue
+        if correction.name in seen:
+            problems.append(f"correction {correction.name!r}: declared twice")
+        seen.add(correction.name)
+        problems.extend(
+            f"correction {correction.name!r}: names {artifact!r}, which is not a declared "
+            f"artifact ({', '.join(declared)})"
+            for artifact in correction.artifacts
+            if artifact not in declared
+        )
+    return problems
+
+
 def tool_problems(plugin: Plugin) -> list[str]:
     """The tools build for a run; names are unique and leave the file tools alone; the input
     tool is one of them; every tool a plan step names exists; parameters are JSON Schemas."""

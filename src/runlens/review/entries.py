@@ -356,6 +356,12 @@ def _text(value: Any, field: str, where: str, *, limit: int, empty: bool = False
         raise ReviewError(f"{where}: {field} is longer than {limit} characters")
     if "\x00" in value:
         raise ReviewError(f"{where}: {field} holds a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ReviewError(
+            f"{where}: {field} holds a lone surrogate at character {error.start}: not text"
+        ) from None
 
 
 def _inside_artifacts(name: str) -> bool:

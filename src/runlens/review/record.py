@@ -61,10 +61,12 @@ if TYPE_CHECKING:
     from runlens.verdict.keys import SigningKey
 
 __all__ = [
+    "MARK_COLUMNS",
     "RecordedReview",
     "marks_table",
     "record_decision",
     "record_mark",
+    "reviews_document",
     "run_reviews",
 ]
 
@@ -272,6 +274,32 @@ def marks_table(
                 }
             )
     return rows
+
+
+def reviews_document(
+    run_id: str,
+    entries: Sequence[ReviewEntry],
+    summary: ReviewSummary,
+    reruns: Sequence[str],
+    rerun_of: str | None,
+) -> dict[str, Any]:
+    """A run's reviews as `runlens reviews --json` and `GET /api/runs/{id}/reviews` give
+    them: `{run_id, review_state, review, entries, reruns, rerun_of}`, each entry's payload
+    with its `digest`, `valid` (it counts now: bound to the files as they are, the latest of
+    its reviewer on its target) and `void` (a decision whose files changed since)."""
+    valid = {e.digest for e in summary.decisions} | {e.digest for e in summary.marks}
+    void = {e.digest for e in summary.void}
+    return {
+        "run_id": run_id,
+        "review_state": summary.state,
+        "review": summary.as_json(),
+        "entries": [
+            {**entry.as_json(), "valid": entry.digest in valid, "void": entry.digest in void}
+            for entry in entries
+        ],
+        "reruns": list(reruns),
+        "rerun_of": rerun_of,
+    }
 
 
 def _stored_entries(store: RunStore, run_id: str) -> list[ReviewEntry]:

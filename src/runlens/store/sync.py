@@ -72,6 +72,7 @@ __all__ = [
     "not_indexed",
     "record_stamp",
     "refresh_live",
+    "settle_review_state",
     "sync_workspace",
     "upload_workspace",
 ]
@@ -311,7 +312,8 @@ def _write_state(
     # An ended run's end state is written last, after its events and results: a reader that
     # sees it ended (the run page, the API's `end` event) finds everything it left.
     store.index_run(run_id, **read.fields)
-    adopt_reviews(store, run_id, root.root)
+    if adopt_reviews(store, run_id, root.root):
+        settle_review_state(store, run_id, root.root)
     if fresh:
         store.append_events(run_id, fresh)
     if upload_files:
@@ -347,6 +349,32 @@ def adopt_reviews(store: RunStore, run_id: str, workspace: Path) -> int:
             break
         added += 1
     return added
+
+
+def settle_review_state(store: RunStore, run_id: str, workspace: Path) -> str | None:
+    """Set the run's review state from the store's review lines, its deliverables as they
+    are in `workspace` and its plugin's review policy (the default one when the plugin is
+    not installed here); the state, None when the run or its lines cannot be read."""
+    from runlens.plugins import load_plugin
+    from runlens.plugins.review import ReviewPolicy
+    from runlens.review.entries import ReviewError
+    from runlens.review.ledger import current_digests, parse_ledger
+    from runlens.review.state import review_state
+
+    detail = store.get_run(run_id)
+    if detail is None:
+        return None
+    try:
+        entries = parse_ledger("".join(line + "\n" for line in store.review_lines(run_id)))
+    except ReviewError:
+        return None
+    try:
+        policy = load_plugin(detail.plugin).review_policy
+    except Exception:  # a plugin that cannot load here: the default policy holds
+        policy = ReviewPolicy()
+    state = review_state(entries, current_digests(workspace), policy, detail.submitted_by).state
+    store.set_review_state(run_id, state)
+    return state
 
 
 def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexReport:

@@ -23,7 +23,9 @@ One ASGI middleware, `SecurityMiddleware`, wrapped around the whole application 
 3. **Cross-site writes** (CSRF). A request with an unsafe method (POST, PUT, PATCH, DELETE)
    is refused with 403 when the browser says it comes from another site or origin
    (`Sec-Fetch-Site` other than `same-origin`/`none`, or an `Origin` that is not this
-   server's). Clients that send neither header (curl, scripts) are not browsers and pass.
+   server's; `Origin: null` only with `Sec-Fetch-Site: same-origin`, which is how a page's
+   own form posts under `no-referrer`). Clients that send neither header (curl, scripts)
+   are not browsers and pass.
 4. **Headers on every response**, refusals included: a strict Content-Security-Policy (no
    inline scripts or styles, nothing from other origins, no framing), `nosniff`,
    `no-referrer`, and `no-store` caching for everything but `/static`. A response that sets
@@ -302,6 +304,11 @@ def _cross_site_problem(headers: Headers, *, scheme: str, host: str) -> str | No
     if fetch_site is not None and fetch_site not in {"same-origin", "none"}:
         return f"Sec-Fetch-Site is {fetch_site!r} (only same-origin requests may change state)"
     origin = headers.get("origin")
+    if origin == "null" and fetch_site == "same-origin":
+        # A page's own form under `Referrer-Policy: no-referrer`: the browser hides the
+        # origin (`null`) but says the request is same-origin (a header no page can set; an
+        # opaque origin, such as a sandboxed artifact's, is `cross-site` there).
+        return None
     if origin is not None and origin.lower() != f"{scheme}://{host}".lower():
         return f"Origin {origin!r} is not this server ({scheme}://{host})"
     return None

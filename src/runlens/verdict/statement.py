@@ -174,8 +174,6 @@ def resign_with_reviews(
     state: str,
     key: SigningKey,
     trusted: Mapping[str, Ed25519PublicKey],
-    *,
-    redact: Callable[[str], str] | None = None,
 ) -> bool:
     """Re-sign the verdict of the workspace at `root` with `reviews` = each of `entries`
     (`ReviewEntry`) as JSON, `reviewers` = name -> {keyid, public_key} from `reviewers`
@@ -199,10 +197,9 @@ def resign_with_reviews(
     }
     predicate["review_state"] = state
     predicate["signer"] = key.signer()
-    payload = canonical_json(statement)
-    if redact is not None:
-        payload = redact(payload.decode("utf-8")).encode("utf-8")
-    signed = sign_envelope(payload, key)
+    # Not redacted again (the run redacted what it signed): a review's text is signed by its
+    # reviewer as written, and `runlens verify` compares it with the ledger's line.
+    signed = sign_envelope(canonical_json(statement), key)
     write_atomic(root / VERDICT_PATH, json.dumps(signed, indent=2).encode("ascii") + b"\n")
     return True
 

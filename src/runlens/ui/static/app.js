@@ -258,6 +258,12 @@
           if (drift && source && !document.getElementById("drift")) {
             source.after(document.importNode(drift, true));
           }
+          // So is the review panel: add it before the signature.
+          var review = fresh.querySelector("#review");
+          var signature = document.getElementById("signature");
+          if (review && signature && !document.getElementById("review")) {
+            signature.before(document.importNode(review, true));
+          }
         })
         .catch(function () {
           window.location.reload();
