@@ -31,7 +31,7 @@ import fcntl
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -205,7 +205,7 @@ def _record(
     store: RunStore,
     run: _Run,
     key: SigningKey,
-    payload: Any,
+    payload: Callable[[int, str | None], dict[str, Any]],
     home: Path | None,
 ) -> RecordedReview:
     """Sign `payload(seq, previous)` on top of the run's lines in the store and append it
