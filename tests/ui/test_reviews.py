@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import itertools
 import json
 import re
 import time
@@ -466,3 +467,81 @@ def test_a_run_whose_review_asks_nothing_is_not_rerun(
     assert refused.status_code == 409, refused.text
     assert "cannot be re-run" in detail(refused)
     assert reviews(api, run.run_id)["reruns"] == []
+
+
+def test_a_refused_form_answers_a_page_that_says_why(
+    ui_server: UIServer, team: Team, marked: tuple[MadeRun, dict[str, Any]]
+) -> None:
+    run, claim = marked
+    page_form = {"Accept": "text/html,application/xhtml+xml"}
+    with ui_server.client() as anonymous:
+        unsigned = anonymous.post(
+            f"/api/runs/{run.run_id}/reviews",
+            data={"decision": "approve", "note": "x"},
+            headers=page_form,
+        )
+        assert unsigned.status_code == 401
+        assert unsigned.headers["content-type"].startswith("text/html")
+        assert "reviewer token is required" in unsigned.text and 'href="/reviews"' in unsigned.text
+    with signed_in_client(ui_server, team.alice) as alice:
+        bad = alice.post(
+            f"/api/runs/{run.run_id}/marks",
+            data={**claim, "mark": "wrong", "location": "line 99999", "note": HOSTILE_NOTE},
+            headers=page_form,
+        )
+        assert bad.status_code == 422 and bad.headers["content-type"].startswith("text/html")
+        assert "no claim" in bad.text and "<script>alert" not in bad.text
+        # A client's form (no Accept: text/html) still gets JSON.
+        json_answer = alice.post(f"/api/runs/{run.run_id}/marks", data={**claim, "mark": "maybe"})
+        assert json_answer.status_code == 422 and "mark" in detail(json_answer)
+
+
+def test_the_runs_can_be_listed_by_review_state(
+    api: httpx.Client, marked: tuple[MadeRun, dict[str, Any]]
+) -> None:
+    run, _ = marked
+    listed = api.get("/api/runs", params={"review_state": "changes-requested", "limit": 500})
+    assert run.run_id in {r["run_id"] for r in listed.json()["runs"]}
+    assert all(r["review_state"] == "changes-requested" for r in listed.json()["runs"])
+    approved = api.get("/api/runs", params={"review_state": "approved", "limit": 500}).json()
+    assert run.run_id not in {r["run_id"] for r in approved["runs"]}
+    assert api.get("/api/runs", params={"review_state": "maybe"}).status_code == 422
+    page = api.get("/", params={"review": "changes-requested"})
+    assert f'data-run-id="{run.run_id}"' in page.text
+
+
+def test_two_reviewers_at_once_make_one_gap_free_chain(
+    ui_server: UIServer, api: httpx.Client, team: Team
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    run = completed_run(ui_server.home)
+    with signed_in_client(ui_server, team.alice) as alice:
+        claim = first_report_claim(alice, run.run_id)
+
+    def post(token: str, index: int) -> int:
+        with ui_server.client() as client:
+            if index % 2:
+                body = {**claim, "mark": "unsure", "note": f"note {index}"}
+                path = "marks"
+            else:
+                body = {"decision": "request-changes", "note": f"note {index}"}
+                path = "reviews"
+            response = client.post(
+                f"/api/runs/{run.run_id}/{path}", json=body, headers=as_reviewer(token)
+            )
+            return response.status_code
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        tokens = [team.alice, team.bob] * 4
+        codes = list(pool.map(post, tokens, range(len(tokens))))
+    assert codes == [201] * len(tokens)
+    entries = reviews(api, run.run_id)["entries"]
+    assert [e["seq"] for e in entries] == list(range(1, len(tokens) + 1))
+    assert all(e["previous"] == p["digest"] for p, e in itertools.pairwise(entries))
+    assert {e["reviewer"]["name"] for e in entries} == {"alice", "bob"}
+    from runlens.verdict.verify import verify_workspace
+
+    report = verify_workspace(run.workspace, home=ui_server.home).as_json()
+    reviews_check = next(c for c in report["checks"] if c["check"] == "reviews")
+    assert reviews_check["ok"], reviews_check

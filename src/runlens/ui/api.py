@@ -41,6 +41,7 @@ from runlens.ui.params import (
     ArtifactName,
     Offset,
     PageNumber,
+    ReviewState,
     RowId,
     RunId,
     Seq,
@@ -102,11 +103,18 @@ def list_runs(
     ),
     limit: int = Query(50, ge=1, le=500),
     offset: Offset = 0,
+    review_state: ReviewState | None = None,
 ) -> RunList:
     ui = ui_context(request)
     ui.refresh_live()
     runs, total = ui.store.list_runs(
-        status=status, plugin=plugin, model=model, query=q, limit=limit, offset=offset
+        status=status,
+        plugin=plugin,
+        model=model,
+        query=q,
+        limit=limit,
+        offset=offset,
+        review_state=review_state,
     )
     return RunList(runs=runs, total=total, limit=limit, offset=offset)
 

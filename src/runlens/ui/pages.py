@@ -185,8 +185,10 @@ def runs_page(
     model: Text = "",
     q: Text = "",
     page: PageNumber = 1,
+    review: Text = "",
 ) -> HTMLResponse:
-    """Every run, newest first, filtered by status, plugin, model and a text search."""
+    """Every run, newest first, filtered by status, plugin, model, review state and a text
+    search."""
     store = _store(request, refresh=True)
     page = max(page, 1)
     runs, total = store.list_runs(
@@ -196,8 +198,9 @@ def runs_page(
         query=q or None,
         limit=PAGE_SIZE,
         offset=(page - 1) * PAGE_SIZE,
+        review_state=review or None,
     )
-    filters = {"status": status, "plugin": plugin, "model": model, "q": q}
+    filters = {"status": status, "plugin": plugin, "model": model, "q": q, "review": review}
     pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
 
     def page_url(number: int) -> str:
@@ -332,26 +335,23 @@ def report_page(request: Request, run_id: RunId, drift: Text = "") -> Response:
     store = _store(request)
     files = ui_context(request).files_of(run)
     drift_view, drift_problem = _drift(request, run, drift)
+    shown = reader_artifacts(run)
+    cited = {row.name: store.citations(run.run_id, artifact=row.name) for row in shown}
     rendered = [
         render_artifact(
             files,
             row,
-            store.citations(run.run_id, artifact=row.name),
+            cited[row.name],
             readable=True,
             stale=drift_view.stale_rows(row.name) if drift_view else None,
         )
-        for row in reader_artifacts(run)
+        for row in shown
     ]
     ui = ui_context(request)
     reviewer = signed_in(request)
     review = review_view(ui, run) if run.is_terminal else None
     corrections = corrections_for(run.plugin, Path(files.workspace)) if reviewer and review else {}
-    claims = {
-        artifact.row.name: claims_of(
-            artifact.row.name, store.citations(run.run_id, artifact=artifact.row.name)
-        )
-        for artifact in rendered
-    }
+    claims = {name: claims_of(name, citations) for name, citations in cited.items()}
     return _render(
         "report.html",
         title=f"Report · {run.run_id}",

@@ -8,7 +8,7 @@ parameter, never a database overflow and a 500.
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 from fastapi import Path, Query
 
@@ -36,6 +36,8 @@ Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 PageNumber = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 Seq = Annotated[int, Query(ge=0, le=MAX_SEQ, description="Only events with a greater seq")]
 Text = Annotated[str, Query(max_length=MAX_TEXT)]
+#: A run's review state (SPEC section 17), as a filter.
+ReviewState = Literal["unreviewed", "approved", "changes-requested", "rejected"]
 
 
 def seq_header(value: str | None) -> int | None:
@@ -61,6 +63,7 @@ __all__ = [
     "ArtifactName",
     "Offset",
     "PageNumber",
+    "ReviewState",
     "RowId",
     "RunId",
     "Seq",

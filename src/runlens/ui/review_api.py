@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -39,6 +39,7 @@ from runlens.ui.reviewing import (
     MARKS,
     REVIEWER_COOKIE,
     REVIEWER_HEADER,
+    local_path,
     request_token,
     reviewer_for,
 )
@@ -269,22 +270,35 @@ def _correction(fields: Mapping[str, Any], *, form: bool) -> dict[str, str] | No
     return cleaned or None
 
 
-def _back(fields: Mapping[str, Any], default: str) -> str:
-    """Where a page's form returns to: a path on this server, never another site."""
-    back = fields.get("back")
-    if not isinstance(back, str) or not back.startswith("/") or back.startswith("//"):
-        return default
-    if "\\" in back or any(ord(c) < 0x20 for c in back) or len(back) > 2000:
-        return default
-    return back
-
-
 def _refused(error: UserError) -> HTTPException:
     """A refusal of `runlens.review.record` as HTTP: the policy's is 403, the rest 422."""
     from runlens.review.state import ReviewRefused
 
     status = 403 if isinstance(error, ReviewRefused) else 422
     return HTTPException(status, one_line(error))
+
+
+async def _answered(request: Request, work: Awaitable[Response]) -> Response:
+    """`work`'s answer; a refusal of a page's form (no JavaScript) as a page that says why and
+    links back, any other refusal as JSON."""
+    from runlens.ui.launcher import LaunchError
+
+    try:
+        return await work
+    except (HTTPException, LaunchError) as error:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind not in _FORM_TYPES or "text/html" not in request.headers.get("accept", ""):
+            raise
+        from runlens.ui.pages import render
+
+        status = error.status_code
+        return render(
+            "error.html",
+            status_code=status,
+            title="Not recorded" if status != 401 else "Sign in to review",
+            message=str(error.detail if isinstance(error, HTTPException) else error),
+            back="/reviews" if status in (401, 403) and "token" in str(error) else None,
+        )
 
 
 def _recorded_body(recorded: Any, run_id: str) -> dict[str, Any]:
@@ -327,6 +341,10 @@ def _recorded_body(recorded: Any, run_id: str) -> dict[str, Any]:
     summary="Approve, request changes to or reject a run or one deliverable, with a note",
 )
 async def post_review(request: Request, run_id: RunId) -> Response:
+    return await _answered(request, _post_review(request, run_id))
+
+
+async def _post_review(request: Request, run_id: str) -> Response:
     ui = ui_context(request)
     reviewer = await run_in_threadpool(_reviewer, request)
     fields, form = await _fields(request)
@@ -353,7 +371,9 @@ async def post_review(request: Request, run_id: RunId) -> Response:
 
     recorded = await run_in_threadpool(record)
     if form:
-        return RedirectResponse(_back(fields, f"/runs/{run.run_id}#review"), status_code=303)
+        return RedirectResponse(
+            local_path(fields.get("back"), f"/runs/{run.run_id}#review"), status_code=303
+        )
     return JSONResponse(_recorded_body(recorded, run.run_id), status_code=201)
 
 
@@ -390,6 +410,10 @@ async def post_review(request: Request, run_id: RunId) -> Response:
     summary="Mark one claim (a citation of a row) correct, wrong or unsure",
 )
 async def post_mark(request: Request, run_id: RunId) -> Response:
+    return await _answered(request, _post_mark(request, run_id))
+
+
+async def _post_mark(request: Request, run_id: str) -> Response:
     ui = ui_context(request)
     reviewer = await run_in_threadpool(_reviewer, request)
     fields, form = await _fields(request)
@@ -424,7 +448,9 @@ async def post_mark(request: Request, run_id: RunId) -> Response:
 
     recorded = await run_in_threadpool(record)
     if form:
-        return RedirectResponse(_back(fields, f"/runs/{run.run_id}/report"), status_code=303)
+        return RedirectResponse(
+            local_path(fields.get("back"), f"/runs/{run.run_id}/report"), status_code=303
+        )
     return JSONResponse(_recorded_body(recorded, run.run_id), status_code=201)
 
 
@@ -439,6 +465,10 @@ async def post_mark(request: Request, run_id: RunId) -> Response:
     summary="Start a new run of the same input whose model addresses the review",
 )
 async def post_rerun(request: Request, run_id: RunId) -> Response:
+    return await _answered(request, _post_rerun(request, run_id))
+
+
+async def _post_rerun(request: Request, run_id: str) -> Response:
     ui = ui_context(request)
     reviewer = await run_in_threadpool(_reviewer, request)
     fields, form = await _fields(request)

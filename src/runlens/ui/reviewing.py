@@ -90,6 +90,22 @@ def signed_in(request: Request) -> str | None:
     return row.name if row is not None else None
 
 
+def local_path(given: object, default: str) -> str:
+    """Where a page's form sends the browser back to: `given` when it is a path on this
+    server (never `//other.example`, `https:`, a backslash or a control character), else
+    `default`."""
+    if (
+        not isinstance(given, str)
+        or not given.startswith("/")
+        or given.startswith("//")
+        or "\\" in given
+        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in given)
+        or len(given) > 2000
+    ):
+        return default
+    return given
+
+
 # -- the claims of a run ----------------------------------------------------------------------
 
 
@@ -289,6 +305,7 @@ __all__ = [
     "corrections_for",
     "corrections_of",
     "fill_view",
+    "local_path",
     "policy_text",
     "request_token",
     "review_state_of",

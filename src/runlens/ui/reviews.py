@@ -22,6 +22,7 @@ from runlens.ui.reviewing import (
     MAX_TOKEN,
     REVIEWER_COOKIE,
     REVIEWER_COOKIE_MAX_AGE,
+    local_path,
     review_state_of,
     reviewer_for,
     signed_in,
@@ -66,18 +67,6 @@ def review_queue(
     )
 
 
-def _next(request_next: str) -> str:
-    """Where a sign-in form returns to: a path on this server, else the queue."""
-    if (
-        not request_next.startswith("/")
-        or request_next.startswith("//")
-        or "\\" in request_next
-        or any(ord(c) < 0x20 for c in request_next)
-    ):
-        return "/reviews"
-    return request_next
-
-
 @router.post("/reviews/sign-in", response_class=HTMLResponse)
 async def sign_in(request: Request) -> Response:
     """Keep a reviewer's token in the `runlens_reviewer` cookie and go back to `next`."""
@@ -92,7 +81,7 @@ async def sign_in(request: Request) -> Response:
     finally:
         await form.close()
     token = token.strip() if isinstance(token, str) else ""
-    target = _next(next_path if isinstance(next_path, str) else "")
+    target = local_path(next_path, "/reviews")
     ui = ui_context(request)
     reviewer = None
     if 0 < len(token) <= MAX_TOKEN:
@@ -126,9 +115,7 @@ async def sign_out(request: Request) -> Response:
         next_path = form.get("next")
     finally:
         await form.close()
-    response = RedirectResponse(
-        _next(next_path if isinstance(next_path, str) else ""), status_code=303
-    )
+    response = RedirectResponse(local_path(next_path, "/reviews"), status_code=303)
     response.delete_cookie(
         REVIEWER_COOKIE,
         path="/",
