@@ -66,7 +66,7 @@ def rerun_command(as_json: bool, **options: Any) -> None:
         mirror.finish()
         mirror.store.close()
     if not as_json:
-        click.echo(f"Compare the two: runlens ui, /compare?a={plan.rerun_of}&b={run.run_id}")
+        click.echo(f"Compare the two in runlens ui: /compare?a={plan.rerun_of}&b={run.run_id}")
     raise SystemExit(code)
 
 
