@@ -115,3 +115,25 @@ def test_the_marks_csv_keeps_formulas_out_of_spreadsheets() -> None:
 )
 def test_a_form_goes_back_only_to_a_path_of_this_server(given: str, kept: bool) -> None:
     assert (local_path(given, "/default") == given) is kept
+
+
+def test_a_reviewer_cookie_is_this_server_s_recent_signature(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import hashlib
+    import time
+
+    from runlens.ui.security import ReviewerSessions
+
+    digest = hashlib.sha256(b"token").hexdigest()
+    sessions = ReviewerSessions(max_age=60)
+    value = sessions.issue(digest)
+    assert "token" not in value and sessions.digest_of(value) == digest
+    issued, _, mac = value.split(".")
+    other = hashlib.sha256(b"other").hexdigest()
+    assert sessions.digest_of(f"{issued}.{other}.{mac}") is None  # another reviewer's digest
+    assert ReviewerSessions().digest_of(value) is None  # another server, or after a restart
+    assert sessions.digest_of(digest) is None and sessions.digest_of("") is None
+    later = time.time() + 61
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert sessions.digest_of(value) is None  # too old

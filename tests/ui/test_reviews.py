@@ -184,7 +184,7 @@ def test_the_marks_export_has_one_row_per_claim_and_reviewer(
 
 
 def test_a_post_without_a_reviewer_token_is_401_and_a_wrong_one_403(
-    ui_server: UIServer, api: httpx.Client, marked: tuple[MadeRun, dict[str, Any]]
+    ui_server: UIServer, api: httpx.Client, team: Team, marked: tuple[MadeRun, dict[str, Any]]
 ) -> None:
     run, claim = marked
     before = len(reviews(api, run.run_id)["entries"])
@@ -200,9 +200,11 @@ def test_a_post_without_a_reviewer_token_is_401_and_a_wrong_one_403(
         wrong = api.post(url, json=body, headers=as_reviewer("not-a-token"))
         assert wrong.status_code == 403, wrong.text
         assert "not valid" in detail(wrong) and "alice" not in detail(wrong)
-        forged = httpx.Client(base_url=ui_server.url, cookies={REVIEWER_COOKIE: "forged"})
-        with forged:
-            assert forged.post(url, json=body).status_code == 403
+        for cookie in ("forged", team.alice, f"1.{'0' * 64}.{'0' * 64}"):
+            # Neither a made-up cookie nor the token itself as one names the reviewer.
+            forged = httpx.Client(base_url=ui_server.url, cookies={REVIEWER_COOKIE: cookie})
+            with forged:
+                assert forged.post(url, json=body).status_code == 403
     assert len(reviews(api, run.run_id)["entries"]) == before
 
 
@@ -365,6 +367,7 @@ def test_sign_in_sets_an_http_only_cookie_and_a_wrong_token_is_refused(
         cookie = signed.headers["set-cookie"].lower()
         assert cookie.startswith(f"{REVIEWER_COOKIE}=")
         assert "httponly" in cookie and "samesite=strict" in cookie
+        assert team.alice.lower() not in cookie, "the token itself is never in the cookie"
         page = client.get(f"/runs/{run.run_id}/report")
         assert 'class="mark-form"' in page.text and "Reviewing as" in page.text
         away = client.post(

@@ -22,6 +22,7 @@ from runlens.ui.analysed import AnalysedTables
 from runlens.ui.drift import DriftComparisons
 from runlens.ui.evidence import EvidenceRows
 from runlens.ui.launcher import Launcher
+from runlens.ui.security import ReviewerSessions
 from runlens.ui.verdicts import OnePerRun
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class UIContext:
     drift: DriftComparisons = field(default_factory=DriftComparisons)
     #: The runs being verified (`POST /api/runs/{run_id}/verify`), one check per run at once.
     verifying: OnePerRun = field(default_factory=OnePerRun)
+    #: The reviewers' sign-in cookies this server issues (`/reviews/sign-in`).
+    reviewer_sessions: ReviewerSessions = field(default_factory=ReviewerSessions)
     _refreshed_at: float = field(default=0.0, repr=False)
     _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: Per run, the store's file index as last written under the cache.

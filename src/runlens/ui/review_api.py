@@ -40,7 +40,7 @@ from runlens.ui.reviewing import (
     REVIEWER_COOKIE,
     REVIEWER_HEADER,
     local_path,
-    request_token,
+    request_credential,
     reviewer_for,
 )
 from runlens.ui.schemas import ErrorBody
@@ -90,14 +90,14 @@ def _run(ui: UIContext, run_id: str) -> RunDetail:
 def _reviewer(request: Request) -> ReviewerRow:
     """The reviewer the request names by token; 401 without one, 403 for a wrong one (which
     never says whether any reviewer of some name exists)."""
-    token = request_token(request)
-    if token is None:
+    digest = request_credential(request)
+    if digest is None:
         raise HTTPException(
             401,
             f"a reviewer token is required: send '{REVIEWER_HEADER.title()}: <token>' (the "
             "token `runlens reviewers add NAME` printed), or sign in at /reviews",
         )
-    row = reviewer_for(ui_context(request), token)
+    row = reviewer_for(ui_context(request), digest)
     if row is None:
         raise HTTPException(
             403, "the reviewer token is not valid: ask for a new one (runlens reviewers add)"

@@ -4,9 +4,11 @@ plugin's corrections.
 
 A reviewer is identified by the UI token `runlens reviewers add` printed once: the header
 `X-RunLens-Reviewer: <token>` (clients) or the `runlens_reviewer` cookie that
-`POST /reviews/sign-in` sets (pages). Only the token's SHA-256 is stored; the store answers
-which reviewer has that digest. Everything a reviewer wrote (names, notes, corrections) is
-untrusted text: the templates escape it (autoescape), nothing here builds markup from it.
+`POST /reviews/sign-in` sets (pages; it holds the token's SHA-256 under this server's HMAC,
+`runlens.ui.security.ReviewerSessions`, never the token). Only the token's SHA-256 is
+stored; the store answers which reviewer has that digest. Everything a reviewer wrote
+(names, notes, corrections) is untrusted text: the templates escape it (autoescape), nothing
+here builds markup from it.
 """
 
 from __future__ import annotations
@@ -62,28 +64,33 @@ def review_state_of(run: RunSummary) -> str:
 # -- who is reviewing -----------------------------------------------------------------------
 
 
-def request_token(request: Request) -> str | None:
-    """The reviewer token the request carries (header first, then the cookie), or None."""
-    token = request.headers.get(REVIEWER_HEADER) or request.cookies.get(REVIEWER_COOKIE)
-    if not token:
-        return None
-    token = token.strip()
-    return token if 0 < len(token) <= MAX_TOKEN else None
-
-
-def reviewer_for(ui: UIContext, token: str | None) -> ReviewerRow | None:
-    """The reviewer whose token this is, or None (no token, or none of theirs)."""
+def request_credential(request: Request) -> str | None:
+    """The SHA-256 of the reviewer token the request proves: from `X-RunLens-Reviewer`
+    (the token), else from the `runlens_reviewer` cookie this server issued. None when it
+    carries neither; "" when what it carries proves nothing (a wrong or stale cookie)."""
     from runlens.review.reviewers import token_digest
 
-    if not token:
+    token = request.headers.get(REVIEWER_HEADER)
+    if token is not None:
+        token = token.strip()
+        return token_digest(token) if 0 < len(token) <= MAX_TOKEN else ""
+    cookie = request.cookies.get(REVIEWER_COOKIE)
+    if not cookie:
         return None
-    return ui.store.reviewer_for_token(token_digest(token))
+    return ui_context(request).reviewer_sessions.digest_of(cookie) or ""
+
+
+def reviewer_for(ui: UIContext, digest: str | None) -> ReviewerRow | None:
+    """The reviewer whose token has SHA-256 `digest`, or None."""
+    if not digest:
+        return None
+    return ui.store.reviewer_for_token(digest)
 
 
 def signed_in(request: Request) -> str | None:
     """The name of the reviewer signed in on this request, or None. Synchronous."""
     try:
-        row = reviewer_for(ui_context(request), request_token(request))
+        row = reviewer_for(ui_context(request), request_credential(request))
     except Exception:  # the store's reviewers may be unreadable: the page shows no one
         logger.warning("could not read the reviewer of a request", exc_info=True)
         return None
@@ -307,7 +314,7 @@ __all__ = [
     "fill_view",
     "local_path",
     "policy_text",
-    "request_token",
+    "request_credential",
     "review_state_of",
     "review_view",
     "reviewer_for",

@@ -2,11 +2,13 @@
 (`/reviews`) and a reviewer's sign-in and sign-out.
 
 `POST /reviews/sign-in` takes the token `runlens reviewers add` printed and, when it is a
-reviewer's, keeps it in the `runlens_reviewer` cookie (HttpOnly, SameSite=Strict, `Secure`
-over HTTPS, for `REVIEWER_COOKIE_MAX_AGE` seconds); the pages then show the decision form and
-the mark controls, and the API identifies the reviewer by it. A wrong token is refused with
-the same answer whatever it is: it never says whether some reviewer exists. Both forms pass
-the same cross-site and token checks as every POST (`runlens.ui.security`).
+reviewer's, sets the `runlens_reviewer` cookie (HttpOnly, SameSite=Strict, `Secure` over
+HTTPS, for `REVIEWER_COOKIE_MAX_AGE` seconds): the token's SHA-256 under this server
+process's HMAC (`runlens.ui.security.ReviewerSessions`), never the token itself. The pages
+then show the decision form and the mark controls, and the API identifies the reviewer by
+it. A wrong token is refused with the same answer whatever it is: it never says whether some
+reviewer exists. Both forms pass the same cross-site and token checks as every POST
+(`runlens.ui.security`).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def review_queue(
 
 @router.post("/reviews/sign-in", response_class=HTMLResponse)
 async def sign_in(request: Request) -> Response:
-    """Keep a reviewer's token in the `runlens_reviewer` cookie and go back to `next`."""
+    """Sign a reviewer in (the `runlens_reviewer` cookie) and go back to `next`."""
     from starlette.concurrency import run_in_threadpool
 
     from runlens.ui.pages import render
@@ -82,10 +84,13 @@ async def sign_in(request: Request) -> Response:
         await form.close()
     token = token.strip() if isinstance(token, str) else ""
     target = local_path(next_path, "/reviews")
+    from runlens.review.reviewers import token_digest
+
     ui = ui_context(request)
     reviewer = None
-    if 0 < len(token) <= MAX_TOKEN:
-        reviewer = await run_in_threadpool(reviewer_for, ui, token)
+    digest = token_digest(token) if 0 < len(token) <= MAX_TOKEN else None
+    if digest is not None:
+        reviewer = await run_in_threadpool(reviewer_for, ui, digest)
     if reviewer is None:
         return render(
             "error.html",
@@ -95,9 +100,10 @@ async def sign_in(request: Request) -> Response:
             "printed for you, or ask for a new one.",
         )
     response = RedirectResponse(target, status_code=303)
+    assert digest is not None
     response.set_cookie(
         REVIEWER_COOKIE,
-        token,
+        ui.reviewer_sessions.issue(digest),
         max_age=REVIEWER_COOKIE_MAX_AGE,
         path="/",
         httponly=True,

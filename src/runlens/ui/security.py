@@ -230,6 +230,39 @@ class SecurityMiddleware:
         await self.app(scope, receive, send_with_cookie)
 
 
+class ReviewerSessions:
+    """The values of the `runlens_reviewer` cookie a reviewer's sign-in sets:
+    `<issued>.<token sha256>.<HMAC>`, keyed by a secret drawn per server process, so the
+    reviewer's token itself is never in a cookie, and a cookie of another server (or of
+    this one before a restart) or older than `max_age` seconds names no one."""
+
+    def __init__(self, max_age: int = SESSION_MAX_AGE) -> None:
+        self._secret = secrets.token_bytes(32)
+        self.max_age = max_age
+
+    def _mac(self, digest: str, issued: int) -> str:
+        message = f"runlens-reviewer\n{digest}\n{issued}".encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
+
+    def issue(self, digest: str) -> str:
+        """The cookie value of the reviewer whose token has SHA-256 `digest`."""
+        issued = int(time.time())
+        return f"{issued}.{digest}.{self._mac(digest, issued)}"
+
+    def digest_of(self, value: str) -> str | None:
+        """The token digest a cookie value carries, when this server issued it lately."""
+        issued_text, _, rest = value.partition(".")
+        digest, _, mac = rest.partition(".")
+        if not issued_text.isascii() or not issued_text.isdigit() or len(issued_text) > 12:
+            return None
+        if len(digest) != 64 or not digest.isascii() or not digest.isalnum():
+            return None
+        issued = int(issued_text)
+        if not 0 <= time.time() - issued <= self.max_age:
+            return None
+        return digest if _same(mac, self._mac(digest, issued)) else None
+
+
 @dataclass(frozen=True, slots=True)
 class _Reply:
     """A complete response the middleware sends itself."""
@@ -364,6 +397,7 @@ __all__ = [
     "RAW_ARTIFACT_CSP",
     "SESSION_COOKIE",
     "SESSION_MAX_AGE",
+    "ReviewerSessions",
     "SecurityMiddleware",
     "SecuritySettings",
     "allowed_hosts",
