@@ -123,7 +123,14 @@ def test_a_reviewer_marks_a_quote_requests_changes_and_reruns(
         "Fix the quote I marked. " + HOSTILE_NOTE
     )
 
-    # Start the rerun: the new run's page opens and links back to this one.
+    # The queue shows what was asked, as text.
+    page.goto("/reviews")
+    queued = page.locator(f'#queue tr[data-run-id="{run.run_id}"]')
+    expect(queued.locator("[data-review-state]")).to_have_text("changes-requested")
+    expect(queued.locator(".asked .decision-note")).to_contain_text("<script>alert(1)</script>")
+
+    # Start the rerun from the run page: the new run's page opens and links back.
+    page.goto(f"/runs/{run.run_id}")
     page.locator("#rerun").click()
     page.wait_for_url(re.compile(r"/runs/(?!" + re.escape(run.run_id) + r")[^/?#]+$"))
     new_id = page.url.rsplit("/", 1)[-1]

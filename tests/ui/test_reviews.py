@@ -325,8 +325,10 @@ def test_a_note_stays_inert_on_every_page(
     assert_inert(reader.text)
     queue = api.get("/reviews")
     assert run.run_id in queue.text and "changes-requested" in queue.text
+    assert_inert(queue.text)
     rows = api.get(f"/runs/{run.run_id}/rows", params={"mark": "wrong"})
     assert rows.status_code == 200
+    assert_inert(rows.text)
     body = reviews(api, run.run_id)
     assert body["entries"][0]["note"] == HOSTILE_NOTE
 

@@ -76,6 +76,7 @@ from runlens.ui.views import (
 )
 
 if TYPE_CHECKING:
+    from runlens.review.entries import ReviewEntry
     from runlens.store.db import RunStore
 
 router = APIRouter(include_in_schema=False)
@@ -470,6 +471,7 @@ def rows_page_view(
         metadata_columns=index.metadata_columns,
         chosen=chosen,
         mark=mark,
+        row_marks=marks_by_row(review, mark) if review is not None else {},
         review_problem=review.problem if review is not None else None,
         listing=rows_page(table, index, filters, page, ROWS_PAGE_SIZE, only=only),
         page_url=lambda number: rows_url(run.run_id, **chosen, page=str(number)),
@@ -485,6 +487,17 @@ def marked_rows(review: ReviewView, mark: str) -> frozenset[str]:
         for entry in entries
         if entry.mark == mark
     )
+
+
+def marks_by_row(review: ReviewView, mark: str) -> dict[str, list[ReviewEntry]]:
+    """Per row id, the latest marks `mark` of the claims citing it (what the rows page
+    shows beside a row when it is filtered by mark)."""
+    found: dict[str, list[ReviewEntry]] = {}
+    for entries in review.marks.values():
+        for entry in entries:
+            if entry.mark == mark and entry.row_id:
+                found.setdefault(entry.row_id, []).append(entry)
+    return found
 
 
 # -- compare ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ reviewer exists. Both forms pass the same cross-site and token checks as every P
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -29,6 +29,10 @@ from runlens.ui.reviewing import (
     reviewer_for,
     signed_in,
 )
+
+if TYPE_CHECKING:
+    from runlens.review.entries import ReviewEntry
+    from runlens.store.db import RunStore
 
 router = APIRouter(include_in_schema=False)
 
@@ -57,6 +61,12 @@ def review_queue(
         )
         if state:
             runs = [run for run in runs if review_state_of(run) == state]
+    asked = {
+        run.run_id: found
+        for run in runs
+        if review_state_of(run) == "changes-requested"
+        and (found := changes_asked(ui.store, run.run_id)) is not None
+    }
     return render(
         "reviews.html",
         status_code=400 if problem else 200,
@@ -66,7 +76,23 @@ def review_queue(
         filters={"plugin": plugin, "status": status, "state": state},
         plugins=ui.store.distinct_values("plugin"),
         reviewer=signed_in(request),
+        asked=asked,
     )
+
+
+def changes_asked(store: RunStore, run_id: str) -> ReviewEntry | None:
+    """The latest request for changes in the run's ledger (what the queue quotes), or None
+    when there is none or the ledger cannot be read (the run page says why)."""
+    from runlens.errors import UserError
+    from runlens.review.ledger import parse_ledger
+
+    lines = store.review_lines(run_id)
+    try:
+        entries = parse_ledger("".join(line + "\n" for line in lines)) if lines else []
+    except UserError:
+        return None
+    asked = [e for e in entries if e.kind == "decision" and e.decision == "request-changes"]
+    return asked[-1] if asked else None
 
 
 @router.post("/reviews/sign-in", response_class=HTMLResponse)
