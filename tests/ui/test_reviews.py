@@ -163,6 +163,7 @@ def test_marks_and_decisions_are_signed_entries_and_set_the_state(
     )
     assert mark["note"] == HOSTILE_NOTE
     assert body["entries"][1]["previous"] == mark["digest"]
+    assert [(e["valid"], e["void"]) for e in body["entries"]] == [(True, False), (True, False)]
     assert list(mark["subjects"]) == [claim["artifact"]]
     ledger = (run.workspace / "runtime" / "reviews.jsonl").read_text("utf-8").splitlines()
     assert len(ledger) == 2 and all(json.loads(line)["signatures"] for line in ledger)

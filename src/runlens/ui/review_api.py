@@ -120,20 +120,13 @@ def get_reviews(request: Request, run_id: RunId) -> JSONResponse:
 
 
 def reviews_body(ui: UIContext, run: RunDetail) -> dict[str, Any]:
-    """`GET /api/runs/{run_id}/reviews`'s answer."""
-    from runlens.review.record import run_reviews
+    """`GET /api/runs/{run_id}/reviews`'s answer: `runlens reviews --json`'s document (each
+    entry with `valid` and `void`), with the run's status and submitter."""
+    from runlens.review.record import reviews_document, run_reviews
 
     entries, summary = run_reviews(ui.store, run.run_id, home=ui.home)
-    return {
-        "run_id": run.run_id,
-        "status": run.status,
-        "review_state": summary.state,
-        "review": summary.as_json(),
-        "entries": [entry.as_json() for entry in entries],
-        "reruns": list(getattr(run, "reruns", []) or []),
-        "rerun_of": getattr(run, "rerun_of", None),
-        "submitted_by": getattr(run, "submitted_by", None),
-    }
+    document = reviews_document(run.run_id, entries, summary, run.reruns, run.rerun_of)
+    return {**document, "status": run.status, "submitted_by": run.submitted_by}
 
 
 @router.get(
