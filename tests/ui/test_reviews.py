@@ -516,17 +516,19 @@ def test_the_runs_can_be_listed_by_review_state(
     assert f'data-run-id="{run.run_id}"' in page.text
 
 
-def test_two_reviewers_at_once_make_one_gap_free_chain(
-    ui_server: UIServer, api: httpx.Client, team: Team
-) -> None:
+def two_reviewers_at_once(server: UIServer, alice: str, bob: str, *, database_url: str) -> None:
+    """Alice and Bob mark and decide on one run at the same time through `server`: every
+    request is recorded, in one gap-free chain that `runlens verify` accepts."""
     from concurrent.futures import ThreadPoolExecutor
 
-    run = completed_run(ui_server.home)
-    with signed_in_client(ui_server, team.alice) as alice:
-        claim = first_report_claim(alice, run.run_id)
+    from runlens.verdict.verify import verify_workspace
+
+    run = completed_run(server.home, database_url=database_url)
+    with signed_in_client(server, alice) as client:
+        claim = first_report_claim(client, run.run_id)
 
     def post(token: str, index: int) -> int:
-        with ui_server.client() as client:
+        with server.client() as client:
             if index % 2:
                 body = {**claim, "mark": "unsure", "note": f"note {index}"}
                 path = "marks"
@@ -538,16 +540,56 @@ def test_two_reviewers_at_once_make_one_gap_free_chain(
             )
             return response.status_code
 
+    tokens = [alice, bob] * 4
     with ThreadPoolExecutor(max_workers=4) as pool:
-        tokens = [team.alice, team.bob] * 4
         codes = list(pool.map(post, tokens, range(len(tokens))))
     assert codes == [201] * len(tokens)
-    entries = reviews(api, run.run_id)["entries"]
+    with server.client() as client:
+        entries = reviews(client, run.run_id)["entries"]
     assert [e["seq"] for e in entries] == list(range(1, len(tokens) + 1))
     assert all(e["previous"] == p["digest"] for p, e in itertools.pairwise(entries))
-    assert {e["reviewer"]["name"] for e in entries} == {"alice", "bob"}
-    from runlens.verdict.verify import verify_workspace
-
-    report = verify_workspace(run.workspace, home=ui_server.home).as_json()
+    assert len({e["reviewer"]["name"] for e in entries}) == 2
+    report = verify_workspace(run.workspace, home=server.home).as_json()
     reviews_check = next(c for c in report["checks"] if c["check"] == "reviews")
     assert reviews_check["ok"], reviews_check
+
+
+def test_two_reviewers_at_once_make_one_gap_free_chain(ui_server: UIServer, team: Team) -> None:
+    two_reviewers_at_once(ui_server, team.alice, team.bob, database_url=ui_server.db_url)
+
+
+@pytest.fixture(scope="module")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIServer]:
+    """A `runlens ui` over a fresh PostgreSQL schema (skipped without PostgreSQL)."""
+    import secrets
+
+    import sqlalchemy as sa
+    from tests.store.conftest import POSTGRES
+    from tests.ui.conftest import running_server
+
+    engine = sa.create_engine(POSTGRES, connect_args={"connect_timeout": 5})
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.text("SELECT 1"))
+    except sa.exc.OperationalError as error:
+        engine.dispose()
+        pytest.skip(f"no PostgreSQL at {POSTGRES}: {error.orig}")
+    schema = f"rl_{secrets.token_hex(6)}"
+    with engine.begin() as connection:
+        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    url = f"{POSTGRES}?options=-csearch_path%3D{schema}"
+    try:
+        home = tmp_path_factory.mktemp("ui-postgres-home")
+        with running_server(home, "--database-url", url) as server:
+            yield UIServer(url=server.url, home=home, db_url=url)
+    finally:
+        with engine.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
+
+
+def test_two_reviewers_at_once_on_postgresql(postgres_server: UIServer) -> None:
+    server = postgres_server
+    alice = add_reviewer(server.home, server.db_url, "alice")
+    bob = add_reviewer(server.home, server.db_url, "bob")
+    two_reviewers_at_once(server, alice, bob, database_url=server.db_url)
