@@ -50,7 +50,7 @@ MARKS: Final = ("correct", "wrong", "unsure")
 #: The decisions on a run or an artifact (`runlens.review.DECISIONS`).
 DECISIONS: Final = ("approve", "request-changes", "reject")
 
-#: `items[3].feedback_id` -> `items[3]`; `items[3].ids[0]` -> `items[3]`.
+#: `items[3].row_ref` -> `items[3]`; `items[3].ids[0]` -> `items[3]`.
 _FIELD_AT_END = re.compile(r"^(?P<item>.+)\.[^.\[\]]+(?:\[\d+\])*$")
 _LINE = re.compile(r"line (\d+)")
 
