@@ -9,8 +9,8 @@ import io
 
 import pytest
 
+from runlens.review.record import MARK_COLUMNS, marks_text
 from runlens.store.rows import CitationRow
-from runlens.ui.review_api import MARK_COLUMNS, marks_csv
 from runlens.ui.reviewing import claim_location, claims_of, local_path
 
 
@@ -95,7 +95,7 @@ def test_the_marks_csv_keeps_formulas_out_of_spreadsheets() -> None:
             "digest": "ab",
         }
     ]
-    parsed = list(csv.DictReader(io.StringIO(marks_csv(rows))))
+    parsed = list(csv.DictReader(io.StringIO(marks_text(rows, "csv"))))
     assert list(parsed[0]) == list(MARK_COLUMNS)
     assert parsed[0]["quote"] == '\'=HYPERLINK("http://evil")'
     assert parsed[0]["note"] == "'+1 <b>x</b>"

@@ -13,13 +13,11 @@ wrote is printed inert: rich markup escaped, control characters shown as escapes
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -395,6 +393,8 @@ def marks_command(
     with _store(database_url, home) as store, usage_errors():
         run_ids = [_resolve(store, run) for run in runs]
         rows = marks_table(store, run_ids, home)
+    from runlens.review.record import marks_text
+
     text = marks_text(rows, kind)
     if output is None:
         click.echo(text, nl=False)
@@ -404,29 +404,3 @@ def marks_command(
     except OSError as error:
         raise UsageFailure(f"cannot write {output}: {error.strerror or error}") from None
     click.echo(f"{len(rows)} mark(s) written to {output}", err=True)
-
-
-def marks_text(rows: list[dict[str, Any]], kind: str) -> str:
-    """The marks export: CSV with a header (a correction as JSON text) or JSON lines."""
-    from runlens.review.record import MARK_COLUMNS
-
-    if kind == "jsonl":
-        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(MARK_COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        flat = dict(row)
-        correction = flat.get("correction")
-        flat["correction"] = json.dumps(correction, ensure_ascii=False) if correction else ""
-        writer.writerow({key: _cell(flat.get(key)) for key in MARK_COLUMNS})
-    return buffer.getvalue()
-
-
-def _cell(value: Any) -> str:
-    """A CSV cell; text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`) is quoted
-    with a leading apostrophe, as OWASP advises for CSV exports."""
-    text = "" if value is None else str(value)
-    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + text
-    return text

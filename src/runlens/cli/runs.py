@@ -121,7 +121,7 @@ def runs_command(
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     table.add_column("run", no_wrap=True, min_width=max(len(row[0]) for row in rows))
     table.add_column("status", no_wrap=True, min_width=status_width)
-    table.add_column("review", no_wrap=True, min_width=10)
+    table.add_column("review", no_wrap=True, min_width=max(len(row[3]) for row in rows))
     table.add_column("created", no_wrap=True, min_width=11)
     table.add_column("took", justify="right", no_wrap=True, min_width=7)
     table.add_column("findings", justify="right", no_wrap=True, min_width=8)

@@ -27,7 +27,10 @@ it is shown.
 from __future__ import annotations
 
 import contextlib
+import csv
 import fcntl
+import io
+import json
 import os
 import re
 import threading
@@ -64,6 +67,7 @@ __all__ = [
     "MARK_COLUMNS",
     "RecordedReview",
     "marks_table",
+    "marks_text",
     "record_decision",
     "record_mark",
     "reviews_document",
@@ -547,3 +551,27 @@ def _item_of(location: str) -> str:
     if location.startswith("line "):
         return location
     return _FIELD_OF_ITEM.sub("", location) or location
+
+
+def marks_text(rows: list[dict[str, Any]], kind: str) -> str:
+    """The marks export: CSV with a header (a correction as JSON text) or JSON lines."""
+    if kind == "jsonl":
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(MARK_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        flat = dict(row)
+        correction = flat.get("correction")
+        flat["correction"] = json.dumps(correction, ensure_ascii=False) if correction else ""
+        writer.writerow({key: _csv_cell(flat.get(key)) for key in MARK_COLUMNS})
+    return buffer.getvalue()
+
+
+def _csv_cell(value: Any) -> str:
+    """A CSV cell; text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`) is quoted
+    with a leading apostrophe, as OWASP advises for CSV exports."""
+    text = "" if value is None else str(value)
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + text
+    return text

@@ -20,10 +20,9 @@ path on this server); everything else with JSON. Errors are `{"detail": ...}`.
 
 from __future__ import annotations
 
-import csv
-import io
+import functools
 import json
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -31,6 +30,14 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from runlens.errors import UserError, one_line
+from runlens.review.record import (
+    MARK_COLUMNS,
+    RecordedReview,
+    marks_table,
+    marks_text,
+    record_decision,
+    record_mark,
+)
 from runlens.store.rows import RunDetail
 from runlens.ui.context import UIContext, ui_context
 from runlens.ui.params import MAX_ARTIFACT_NAME, MAX_ROW_ID, MAX_TEXT, RunId
@@ -54,20 +61,6 @@ router = APIRouter(prefix="/api", tags=["reviews"])
 MAX_NOTE: Final = 10_000
 #: The largest body a review or mark request may send.
 MAX_BODY: Final = 64 * 1024
-#: The columns of the marks export, in order.
-MARK_COLUMNS: Final = (
-    "run_id",
-    "artifact",
-    "location",
-    "row_id",
-    "quote",
-    "reviewer",
-    "mark",
-    "note",
-    "correction",
-    "created_at",
-    "digest",
-)
 _FORM_TYPES: Final = ("application/x-www-form-urlencoded", "multipart/form-data")
 _REVIEWER_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
     401: {"model": ErrorBody, "description": "No reviewer token was sent"},
@@ -151,35 +144,14 @@ def export_marks(
     run_id: RunId,
     format: str = Query("csv", pattern="^(csv|jsonl)$", description="csv or jsonl"),
 ) -> Response:
-    from runlens.review.record import marks_table
 
     ui = ui_context(request)
     run = _run(ui, run_id)
     rows = marks_table(ui.store, [run.run_id], home=ui.home)
     name = f"marks-{run.run_id}.{format}"
     disposition = {"content-disposition": f'attachment; filename="{name}"'}
-    if format == "jsonl":
-        text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-        return Response(text, media_type="application/x-ndjson", headers=disposition)
-    return Response(marks_csv(rows), media_type="text/csv; charset=utf-8", headers=disposition)
-
-
-def marks_csv(rows: list[dict[str, Any]]) -> str:
-    """The marks as CSV, `MARK_COLUMNS` in order; a cell a spreadsheet would run as a
-    formula (`=`, `+`, `-`, `@` first) is prefixed with `'`."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(MARK_COLUMNS)
-    for row in rows:
-        cells = []
-        for column in MARK_COLUMNS:
-            value = row.get(column)
-            if isinstance(value, dict):
-                value = json.dumps(value, ensure_ascii=False, sort_keys=True)
-            text = "" if value is None else str(value)
-            cells.append("'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text)
-        writer.writerow(cells)
-    return out.getvalue()
+    media = "application/x-ndjson" if format == "jsonl" else "text/csv; charset=utf-8"
+    return Response(marks_text(rows, format), media_type=media, headers=disposition)
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -305,6 +277,25 @@ def _recorded_body(recorded: Any, run_id: str) -> dict[str, Any]:
     }
 
 
+async def _record(
+    record: Callable[[], RecordedReview],
+    run_id: str,
+    *,
+    back: object | None,
+    default_back: str,
+) -> Response:
+    """Record a decision or a mark off the event loop. A refusal is the reviewer's error
+    (403 for the policy, else 422, naming why); a form post goes back to its page (`back`,
+    a local path); an API call gets the recorded entry (201)."""
+    try:
+        recorded = await run_in_threadpool(record)
+    except UserError as error:
+        raise _refused(error) from None
+    if back is not None:
+        return RedirectResponse(local_path(back, default_back), status_code=303)
+    return JSONResponse(_recorded_body(recorded, run_id), status_code=201)
+
+
 @router.post(
     "/runs/{run_id}/reviews",
     status_code=201,
@@ -346,28 +337,21 @@ async def _post_review(request: Request, run_id: str) -> Response:
     note = _text(fields, "note", limit=MAX_NOTE, required=True)
     artifact = _text(fields, "artifact", limit=MAX_ARTIFACT_NAME) or None
 
-    def record() -> Any:
-        from runlens.review.record import record_decision
-
-        try:
-            return record_decision(
-                ui.store,
-                run.run_id,
-                reviewer=reviewer.name,
-                decision=decision,
-                note=note,
-                artifact=artifact,
-                home=ui.home,
-            )
-        except UserError as error:
-            raise _refused(error) from None
-
-    recorded = await run_in_threadpool(record)
-    if form:
-        return RedirectResponse(
-            local_path(fields.get("back"), f"/runs/{run.run_id}#review"), status_code=303
-        )
-    return JSONResponse(_recorded_body(recorded, run.run_id), status_code=201)
+    return await _record(
+        functools.partial(
+            record_decision,
+            ui.store,
+            run.run_id,
+            reviewer=reviewer.name,
+            decision=decision,
+            note=note,
+            artifact=artifact,
+            home=ui.home,
+        ),
+        run.run_id,
+        back=fields.get("back") if form else None,
+        default_back=f"/runs/{run.run_id}#review",
+    )
 
 
 @router.post(
@@ -419,32 +403,25 @@ async def _post_mark(request: Request, run_id: str) -> Response:
     quote = _text(fields, "quote", limit=MAX_NOTE) or None
     correction = _correction(fields, form=form)
 
-    def record() -> Any:
-        from runlens.review.record import record_mark
-
-        try:
-            return record_mark(
-                ui.store,
-                run.run_id,
-                reviewer=reviewer.name,
-                mark=mark,
-                note=note,
-                artifact=artifact,
-                location=location,
-                row_id=row_id,
-                quote=quote,
-                correction=correction,
-                home=ui.home,
-            )
-        except UserError as error:
-            raise _refused(error) from None
-
-    recorded = await run_in_threadpool(record)
-    if form:
-        return RedirectResponse(
-            local_path(fields.get("back"), f"/runs/{run.run_id}/report"), status_code=303
-        )
-    return JSONResponse(_recorded_body(recorded, run.run_id), status_code=201)
+    return await _record(
+        functools.partial(
+            record_mark,
+            ui.store,
+            run.run_id,
+            reviewer=reviewer.name,
+            mark=mark,
+            note=note,
+            artifact=artifact,
+            location=location,
+            row_id=row_id,
+            quote=quote,
+            correction=correction,
+            home=ui.home,
+        ),
+        run.run_id,
+        back=fields.get("back") if form else None,
+        default_back=f"/runs/{run.run_id}/report",
+    )
 
 
 @router.post(
@@ -477,4 +454,4 @@ async def _post_rerun(request: Request, run_id: str) -> Response:
     return JSONResponse(body, status_code=202, headers={"location": f"/api/runs/{new_id}"})
 
 
-__all__ = ["MARK_COLUMNS", "REVIEWER_COOKIE", "marks_csv", "reviews_body", "router"]
+__all__ = ["REVIEWER_COOKIE", "reviews_body", "router"]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from fastapi import Request
 
 from runlens.errors import UserError
+from runlens.review.entries import DECISIONS, MARKS
 from runlens.store.rows import CitationRow, RunDetail, RunSummary
 from runlens.ui.context import UIContext, ui_context
 
@@ -45,10 +46,6 @@ MAX_TOKEN: Final = 256
 UNREVIEWED: Final = "unreviewed"
 #: The review states (`runlens.review.REVIEW_STATES`), for filters.
 REVIEW_STATES: Final = ("unreviewed", "approved", "changes-requested", "rejected")
-#: The marks a reader may give a claim (`runlens.review.MARKS`).
-MARKS: Final = ("correct", "wrong", "unsure")
-#: The decisions on a run or an artifact (`runlens.review.DECISIONS`).
-DECISIONS: Final = ("approve", "request-changes", "reject")
 
 #: `items[3].row_ref` -> `items[3]`; `items[3].ids[0]` -> `items[3]`.
 _FIELD_AT_END = re.compile(r"^(?P<item>.+)\.[^.\[\]]+(?:\[\d+\])*$")
