@@ -176,6 +176,42 @@ def test_the_submitter_may_not_approve_their_own_run(home: Path) -> None:
     assert asked.exit_code == 0, asked.output
 
 
+def test_what_the_validators_failed_cannot_be_approved(tmp_path: Path) -> None:
+    """Fabricated quotes fail the run and its deliverables: neither can be approved, and
+    changes can still be requested."""
+    conformance = ROOT / "src" / "runlens_feedback" / "conformance"
+    home = tmp_path / "home"
+    model = f"scripted:{conformance / 'fabricating.yaml'}"
+    ran = _invoke(home, "run", "feedback-analysis", conformance / "feedback.csv", "--model", model)
+    assert ran.exit_code == 1, ran.output
+    run_id = _run_id(home)
+    _add(home, "alice")
+    whole = _invoke(home, "review", run_id, "--approve", "--note", "fine", "--as", "alice")
+    assert whole.exit_code == 1, whole.output
+    assert f"run {run_id} is failed: only a completed run can be approved" in whole.output
+    report = _invoke(
+        home,
+        "review",
+        run_id,
+        "--artifact",
+        "insight_report.md",
+        "--approve",
+        "--note",
+        "ok",
+        "--as",
+        "alice",
+    )
+    assert report.exit_code == 1, report.output
+    assert "the validators rejected artifacts/insight_report.md" in report.output
+    assert not (home / run_id / "runtime" / "reviews.jsonl").exists()
+    asked = _invoke(
+        home, "review", run_id, "--request-changes", "--note", "fix the quote", "--as", "alice"
+    )
+    assert asked.exit_code == 0, asked.output
+    state = json.loads(_invoke(home, "reviews", run_id, "--json").output)["review_state"]
+    assert state == "changes-requested"
+
+
 def test_a_one_byte_edit_voids_the_approval_and_verify_fails(home: Path) -> None:
     run_id = _run_id(home)
     _add(home, "alice")

@@ -26,7 +26,7 @@ import httpx
 import pytest
 from tests.ui.conftest import UIServer
 from tests.ui.reviewers import HOSTILE_NOTE, add_reviewer, assert_inert
-from tests.ui.runs import SAMPLE_CSV, MadeRun, completed_run, run_cli
+from tests.ui.runs import SAMPLE_CSV, MadeRun, completed_run, failed_run, run_cli
 
 from runlens.ui.reviewing import REVIEWER_COOKIE, REVIEWER_HEADER
 
@@ -287,6 +287,23 @@ def test_the_policy_refuses_the_submitter_s_approval(
         headers=as_reviewer(team.alice),
     )
     assert other.status_code == 201 and other.json()["review_state"] == "approved"
+
+
+def test_a_failed_run_is_not_approved_and_its_page_says_why(
+    ui_server: UIServer, api: httpx.Client, team: Team
+) -> None:
+    run = failed_run(ui_server.home)
+    refused = api.post(
+        f"/api/runs/{run.run_id}/reviews",
+        json={"decision": "approve", "note": "good enough"},
+        headers=as_reviewer(team.alice),
+    )
+    assert refused.status_code == 403, refused.text
+    assert "only a completed run can be approved" in detail(refused)
+    assert reviews(api, run.run_id)["entries"] == []
+    with signed_in_client(ui_server, team.alice) as client:
+        page = client.get(f"/runs/{run.run_id}")
+    assert "This run is failed: it cannot be approved as a whole" in page.text
 
 
 def test_an_approval_shows_void_after_a_one_byte_edit(

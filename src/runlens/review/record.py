@@ -54,7 +54,7 @@ from runlens.review.entries import (
     sign_entry,
 )
 from runlens.review.ledger import current_digests, ledger_text, next_link, parse_ledger
-from runlens.review.state import ReviewSummary, refuse_decision, review_state
+from runlens.review.state import ReviewRefused, ReviewSummary, refuse_decision, review_state
 
 if TYPE_CHECKING:
     from runlens.plugins.base import Plugin
@@ -138,6 +138,8 @@ def record_decision(
         plugin=run.detail.plugin,
     )
     name = run.artifact_name(artifact) if artifact is not None else None
+    if decision == "approve":
+        _refuse_approving_what_failed(run.detail, name)
 
     def payload(seq: int, previous: str | None) -> dict[str, Any]:
         current = run.digests()
@@ -532,6 +534,26 @@ def _was_judged(detail: RunDetail) -> bool:
     if detail.status == "completed":
         return True
     return any(artifact.status in _JUDGED_ARTIFACT for artifact in detail.artifacts)
+
+
+def _refuse_approving_what_failed(detail: RunDetail, artifact: str | None) -> None:
+    """A person's approval stands on the validators' pass, never in place of it: a run that
+    did not complete, or a deliverable they rejected, can have changes requested or be
+    rejected, not be approved (`ReviewRefused`)."""
+    if artifact is None and detail.status != "completed":
+        raise ReviewRefused(
+            f"run {detail.run_id} is {detail.status}: only a completed run can be approved "
+            "(request changes or reject it, or approve one of its deliverables that passed)"
+        )
+    rejected = next(
+        (row for row in detail.artifacts if row.name == artifact and row.status == "rejected"),
+        None,
+    )
+    if rejected is not None:
+        raise ReviewRefused(
+            f"run {detail.run_id}: the validators rejected {rejected.name}, so it cannot be "
+            "approved (request changes or reject it)"
+        )
 
 
 def _plugin(name: str) -> Plugin | None:
