@@ -176,6 +176,41 @@ def test_the_submitter_may_not_approve_their_own_run(home: Path) -> None:
     assert asked.exit_code == 0, asked.output
 
 
+def test_a_json_field_and_its_item_are_one_claim(home: Path) -> None:
+    """A mark given at a cited field (`items[0].evidence_text`) is recorded on its item, as
+    drift names claims: a later mark at `items[0]` replaces it."""
+    run_id = _run_id(home)
+    _add(home, "alice")
+    claim = _claim(home, ".json")
+    assert "." in claim["location"], claim
+    item = claim["location"].rsplit(".", 1)[0]
+    for location, mark in ((claim["location"], "--wrong"), (item, "--correct")):
+        marked = _invoke(
+            home,
+            "mark",
+            run_id,
+            "--artifact",
+            claim["artifact"],
+            "--location",
+            location,
+            "--row-id",
+            claim["row_id"],
+            mark,
+            "--note",
+            "checked",
+            "--as",
+            "alice",
+        )
+        assert marked.exit_code == 0, marked.output
+    rows = [
+        json.loads(line)
+        for line in _invoke(home, "marks", run_id, "--format", "jsonl").output.splitlines()
+    ]
+    assert {row["location"] for row in rows} == {item}
+    document = json.loads(_invoke(home, "reviews", run_id, "--json").output)
+    assert document["review"]["marks"] == 1
+
+
 def test_what_the_validators_failed_cannot_be_approved(tmp_path: Path) -> None:
     """Fabricated quotes fail the run and its deliverables: neither can be approved, and
     changes can still be requested."""

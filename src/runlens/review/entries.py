@@ -32,6 +32,11 @@ from runlens.verdict.dsse import VerdictError, envelope_payload, sign_envelope
 from runlens.verdict.keys import SigningKey
 from runlens.verdict.statement import canonical_json
 
+#: A Markdown claim's location (`line 12`).
+_LINE: Final = re.compile(r"line \d+")
+#: A JSON citation's field at the end of its location (`.evidence_text`, `.ids[2]`).
+_FIELD_AT_END: Final = re.compile(r"^(?P<item>.+)\.[^.\[\]]+(?:\[\d+\])*$")
+
 REVIEWS_PATH: Final = "runtime/reviews.jsonl"
 REVIEW_PAYLOAD_TYPE: Final = "application/vnd.runlens.review+json"
 REVIEW_TYPE: Final = "https://runlens.dev/review/v1"
@@ -384,6 +389,22 @@ def _subjects(subjects: Any, where: str) -> None:
             raise ReviewError(f"{where}: subject {name}'s sha256 is not 64 hex digits")
 
 
+def claim_location(location: str) -> str:
+    """The claim a citation at `location` belongs to, as `runlens drift` names claims and as
+    a mark records it: `line N` of a Markdown deliverable is itself; a JSON field gives the
+    item holding it (`items[3].evidence_text` and `items[0].ids[2]` give `items[3]`,
+    `items[0]`); a field of the document itself gives `$`."""
+    text = location.strip()
+    if _LINE.fullmatch(text):
+        return text
+    match = _FIELD_AT_END.match(text)
+    if match:
+        return match.group("item")
+    if "." not in text and "[" not in text:
+        return "$"
+    return text
+
+
 __all__ = [
     "ARTIFACTS_PREFIX",
     "DECISIONS",
@@ -396,6 +417,7 @@ __all__ = [
     "ReviewError",
     "artifact_subject",
     "check_reviewer_name",
+    "claim_location",
     "compact_line",
     "decision_payload",
     "mark_payload",

@@ -32,7 +32,6 @@ import fcntl
 import io
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from runlens.review.entries import (
     ReviewEntry,
     ReviewError,
     artifact_subject,
+    claim_location,
     decision_payload,
     mark_payload,
     sign_entry,
@@ -92,7 +92,6 @@ MARK_COLUMNS: Final = (
     "created_at",
     "digest",
 )
-_FIELD_OF_ITEM: Final = re.compile(r"\.[^.\[\]]+(\[\d+\])?$")
 #: One writer of a workspace's ledger and verdict at a time in this process (the file lock
 #: below orders processes; it does not order two threads of one).
 _WRITING: Final = threading.Lock()
@@ -197,7 +196,7 @@ def record_mark(
             mark=mark,
             note=note,
             artifact=name,
-            location=location,
+            location=claim_location(location),
             row_id=row_id,
             quote=quote if quote is not None else cited,
             correction=fixed,
@@ -419,9 +418,9 @@ class _Run:
         for citation in citations:
             if citation.row_id != row_id:
                 continue
-            if location in (citation.location, _item_of(citation.location)):
+            if claim_location(citation.location) == claim_location(location):
                 return citation.quote
-        places = sorted({_item_of(c.location) for c in citations if c.row_id == row_id})
+        places = sorted({claim_location(c.location) for c in citations if c.row_id == row_id})
         where = f" (it cites row {row_id} at {', '.join(places[:10])})" if places else ""
         raise ReviewError(
             f"run {self.run_id}: {artifact} makes no claim citing row {row_id!r} at "
@@ -564,15 +563,6 @@ def _plugin(name: str) -> Plugin | None:
         return load_plugin(name)
     except Exception:  # a plugin that cannot load here: its declarations are unknown
         return None
-
-
-def _item_of(location: str) -> str:
-    """The item a JSON citation's location lies in (`items[3].evidence_text` and
-    `items[3].ids[0]` give `items[3]`), as `runlens drift` names claims; a Markdown one's
-    (`line 12`) is itself."""
-    if location.startswith("line "):
-        return location
-    return _FIELD_OF_ITEM.sub("", location) or location
 
 
 def marks_text(rows: list[dict[str, Any]], kind: str) -> str:

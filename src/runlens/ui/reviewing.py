@@ -14,7 +14,6 @@ here builds markup from it.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from fastapi import Request
 
 from runlens.errors import UserError
 from runlens.review.entries import DECISIONS, MARKS
+from runlens.review.entries import claim_location as entry_claim_location
 from runlens.store.rows import CitationRow, RunDetail, RunSummary
 from runlens.ui.context import UIContext, ui_context
 
@@ -48,8 +48,6 @@ UNREVIEWED: Final = "unreviewed"
 REVIEW_STATES: Final = ("unreviewed", "approved", "changes-requested", "rejected")
 
 #: `items[3].row_ref` -> `items[3]`; `items[3].ids[0]` -> `items[3]`.
-_FIELD_AT_END = re.compile(r"^(?P<item>.+)\.[^.\[\]]+(?:\[\d+\])*$")
-_LINE = re.compile(r"line (\d+)")
 
 
 def review_state_of(run: RunSummary) -> str:
@@ -114,16 +112,8 @@ def local_path(given: object, default: str) -> str:
 
 
 def claim_location(citation: CitationRow) -> str:
-    """Where a mark places the claim of `citation`, as `runlens drift` names claims: `line N`
-    for a Markdown citation, the JSON item holding the cited field (`items[3]`) else."""
-    if citation.line is not None and _LINE.fullmatch(citation.location.strip()):
-        return f"line {citation.line}"
-    match = _FIELD_AT_END.match(citation.location)
-    if match:
-        return match.group("item")
-    if "." not in citation.location and "[" not in citation.location:
-        return "$"  # a field of the document itself
-    return citation.location
+    """Where a mark places the claim of `citation` (`runlens.review.claim_location`)."""
+    return entry_claim_location(citation.location)
 
 
 @dataclass(frozen=True)
