@@ -96,6 +96,20 @@ def test_approving_every_deliverable_one_by_one_approves_the_run(tmp_path: Path)
     assert review_state(entries, CURRENT, ONE, None).state == "approved"
 
 
+def test_a_run_that_did_not_complete_is_never_approved(tmp_path: Path) -> None:
+    """A failed run whose required deliverable is missing: approving each file it has would
+    approve it one by one, but approvals never stand in for the validators."""
+    entries = ledger(
+        tmp_path,
+        ("alice", "approve", {"artifact": REPORT, "subjects": {REPORT: CURRENT[REPORT]}}),
+        ("alice", "approve", {"artifact": BACKLOG, "subjects": {BACKLOG: CURRENT[BACKLOG]}}),
+    )
+    summary = review_state(entries, CURRENT, ONE, None, completed=False)
+    assert summary.state == "unreviewed"
+    assert summary.approvals == 1
+    assert review_state(entries, CURRENT, ONE, None, completed=True).state == "approved"
+
+
 def test_a_changed_or_added_file_voids_the_decisions_on_it(tmp_path: Path) -> None:
     entries = ledger(
         tmp_path,

@@ -231,7 +231,13 @@ def _record(
     with run.writing():
         entries = _stored_entries(store, run.run_id)
         run.write_ledger(entries)
-        summary = review_state(entries, run.digests(), run.policy, run.detail.submitted_by)
+        summary = review_state(
+            entries,
+            run.digests(),
+            run.policy,
+            run.detail.submitted_by,
+            completed=run.detail.status == "completed",
+        )
         resigned, warning = run.resign(entries, summary.state, home)
         store.set_review_state(run.run_id, summary.state)
     return RecordedReview(entry, summary, resigned, warning)
@@ -248,7 +254,13 @@ def run_reviews(
     run = _Run.open(store, run_id, home, judged=False)
     run.adopt_workspace_lines()
     entries = _stored_entries(store, run.run_id)
-    summary = review_state(entries, run.digests(), run.policy, run.detail.submitted_by)
+    summary = review_state(
+        entries,
+        run.digests(),
+        run.policy,
+        run.detail.submitted_by,
+        completed=run.detail.status == "completed",
+    )
     if summary.state != run.detail.review_state:
         store.set_review_state(run.run_id, summary.state)
     return entries, summary

@@ -7,7 +7,7 @@ or one deliverable) the latest counts. Then:
 
     any counted reject                      -> rejected
     else any counted request-changes        -> changes-requested
-    else enough approving reviewers         -> approved
+    else enough approving reviewers         -> approved (only a completed run)
     else                                    -> unreviewed
 
 A reviewer approves the run by approving it, or by approving every deliverable one by one;
@@ -68,9 +68,12 @@ def review_state(
     current: Mapping[str, str],
     policy: ReviewPolicy,
     submitter: str | None,
+    *,
+    completed: bool = True,
 ) -> ReviewSummary:
     """The review state of a run whose ledger is `entries` and whose deliverables hash to
-    `current` now (see the module's docstring)."""
+    `current` now (see the module's docstring). A run that did not complete (`completed`
+    False: the validators failed it) is never `approved`, whatever its approvals."""
     decisions = [e for e in entries if e.kind == "decision"]
     valid = [e for e in decisions if is_bound(e, current)]
     void = [e for e in decisions if not is_bound(e, current)]
@@ -85,7 +88,7 @@ def review_state(
         state = "rejected"
     elif any(e.decision == "request-changes" for e in counted):
         state = "changes-requested"
-    elif len(approvers) >= policy.approvals:
+    elif completed and len(approvers) >= policy.approvals:
         state = "approved"
     else:
         state = "unreviewed"

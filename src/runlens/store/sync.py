@@ -372,7 +372,13 @@ def settle_review_state(store: RunStore, run_id: str, workspace: Path) -> str | 
         policy = load_plugin(detail.plugin).review_policy
     except Exception:  # a plugin that cannot load here: the default policy holds
         policy = ReviewPolicy()
-    state = review_state(entries, current_digests(workspace), policy, detail.submitted_by).state
+    state = review_state(
+        entries,
+        current_digests(workspace),
+        policy,
+        detail.submitted_by,
+        completed=detail.status == "completed",
+    ).state
     store.set_review_state(run_id, state)
     return state
 
