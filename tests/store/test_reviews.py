@@ -276,3 +276,23 @@ def test_a_run_whose_workspace_is_elsewhere_is_reviewed_in_the_store(
     assert set(recorded.entry.subjects) == {
         path for path in store.file_index(run.run_id) if path.startswith("artifacts/")
     }
+
+
+def test_a_verdict_re_signed_here_reaches_the_store_s_copy_of_the_run(
+    store: RunStore, reviewed: Callable[[RunStore], Reviewed]
+) -> None:
+    """A run whose files the store keeps (a worker's) is read by other machines from the
+    store: the verdict re-signed with a review goes there beside the ledger."""
+    from runlens.store.sync import upload_workspace
+
+    run = reviewed(store)
+    upload_workspace(store, run.run_id, run.workspace)
+    recorded = record_decision(
+        store, run.run_id, reviewer="alice", decision="approve", note="ok", home=run.home
+    )
+    assert recorded.resigned, recorded.warning
+    verdict = (run.workspace / "runtime" / "verdict.dsse.json").read_bytes()
+    assert store.read_file(run.run_id, "runtime/verdict.dsse.json") == verdict
+    assert store.read_file(run.run_id, "runtime/reviews.jsonl") == (
+        recorded.entry.line + "\n"
+    ).encode("utf-8")

@@ -231,13 +231,7 @@ def _record(
     with run.writing():
         entries = _stored_entries(store, run.run_id)
         run.write_ledger(entries)
-        summary = review_state(
-            entries,
-            run.digests(),
-            run.policy,
-            run.detail.submitted_by,
-            completed=run.detail.status == "completed",
-        )
+        summary = run.summary(entries)
         resigned, warning = run.resign(entries, summary.state, home)
         store.set_review_state(run.run_id, summary.state)
     return RecordedReview(entry, summary, resigned, warning)
@@ -254,13 +248,7 @@ def run_reviews(
     run = _Run.open(store, run_id, home, judged=False)
     run.adopt_workspace_lines()
     entries = _stored_entries(store, run.run_id)
-    summary = review_state(
-        entries,
-        run.digests(),
-        run.policy,
-        run.detail.submitted_by,
-        completed=run.detail.status == "completed",
-    )
+    summary = run.summary(entries)
     if summary.state != run.detail.review_state:
         store.set_review_state(run.run_id, summary.state)
     return entries, summary
@@ -408,6 +396,16 @@ class _Run:
             raise ReviewError(f"run {self.run_id}: {subject} is not on disk: nothing to judge")
         return {subject: digest}
 
+    def summary(self, entries: Sequence[ReviewEntry]) -> ReviewSummary:
+        """What `entries` add up to on the run's files as they are now, under its policy."""
+        return review_state(
+            entries,
+            self.digests(),
+            self.policy,
+            self.detail.submitted_by,
+            completed=self.detail.status == "completed",
+        )
+
     def artifact_name(self, given: str) -> str:
         """The deliverable's contract name (as the manifest lists it) that `given` names:
         that name, its path under `artifacts/` or its file name."""
@@ -514,7 +512,7 @@ class _Run:
             )
         from runlens.verdict.dsse import VerdictError
         from runlens.verdict.keys import SigningKeyError, load_public_keys, signing_key
-        from runlens.verdict.statement import resign_with_reviews
+        from runlens.verdict.statement import VERDICT_PATH, resign_with_reviews
 
         reviewers: dict[str, str] = {}
         for name in sorted({entry.reviewer for entry in entries}):
@@ -535,6 +533,9 @@ class _Run:
                 f"the verdict of run {self.run_id} was not re-signed: its signature does not "
                 "hold with this home's keys (runlens verify says why)"
             )
+        if self.store.file_index(self.run_id):  # other machines read the run from the store
+            verdict = (self.workspace / VERDICT_PATH).read_bytes()
+            self.store.put_files(self.run_id, {VERDICT_PATH: verdict})
         return True, None
 
 
