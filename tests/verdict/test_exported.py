@@ -495,3 +495,24 @@ def test_the_page_build_export_writes_verifies_and_one_byte_changed_in_it_is_nam
     assert "each in the locked source's 89 rows" in detail(document, "rows")
     assert set(failed(changed)) == {f"file:{REPORT}", "export"}
     assert failed(changed)[f"file:{REPORT}"].startswith(f"{REPORT} changed: expected sha256 ")
+
+
+def test_a_row_carried_without_its_values_is_checked_by_id_and_hash(
+    reviewed_run: SignedRun, tmp_path: Path
+) -> None:
+    bundle = bundle_of(reviewed_run)
+    rows = json.loads(bundle["rows"])
+    rows[0]["row"] = None
+    bundle["rows"] = json.dumps(rows, ensure_ascii=False)
+    page = write_page(tmp_path / "run.html", sign_export(bundle, home_key(reviewed_run.home)))
+    rows[0]["row_hash"] = "0" * 64
+    bundle["rows"] = json.dumps(rows, ensure_ascii=False)
+    forged = write_page(tmp_path / "forged.html", sign_export(bundle, home_key(reviewed_run.home)))
+
+    _, document = verify(page, home=reviewed_run.home, code=0)
+    _, wrong = verify(forged, home=reviewed_run.home, code=1)
+
+    assert "1 carried without their values (checked by id and hash only)" in detail(
+        document, "rows"
+    )
+    assert failed(wrong) == {"rows": f"row(s) {rows[0]['id']} not in the locked source as cited"}

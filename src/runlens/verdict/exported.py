@@ -332,6 +332,9 @@ def _rows(bundle: Mapping[str, Any], predicate: Mapping[str, Any], source: Path 
     lock = lock if isinstance(lock, dict) else {}
     problems = list(_row_hash_problems(rows))
     notes = [f"{len(rows)} cited row(s)"]
+    bare = sum(row.values is None for row in rows)
+    if bare:
+        notes.append(f"{bare} carried without their values (checked by id and hash only)")
     row_list = bundle.get("row_list")
     if isinstance(row_list, str):
         found, note = _against_row_list(rows, row_list, lock)
