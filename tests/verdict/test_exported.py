@@ -466,24 +466,13 @@ def test_a_missing_source_is_a_usage_error(exported: dict[str, Any], tmp_path: P
     assert result.exit_code == 2 and "gone.csv: no such file" in result.output
 
 
-def test_the_page_build_export_writes_verifies_and_one_byte_changed_in_it_is_named(
+def test_the_page_runlens_export_writes_verifies_and_one_byte_changed_in_it_is_named(
     passing_run: SignedRun, tmp_path: Path
 ) -> None:
-    from runlens.store.db import open_store
-    from runlens.store.location import store_url
-    from runlens.ui.export import build_export
-
-    run_id = passing_run.record["run_id"]
-    store = open_store(store_url(None, passing_run.home))
-    try:
-        run = store.get_run(run_id)
-        assert run is not None
-        exported_page = build_export(run, store.citations(run_id), home=passing_run.home)
-    finally:
-        store.close()
     page = tmp_path / "run.html"
-    page.write_bytes(exported_page.html)
-    html = exported_page.html.decode("utf-8")
+    written = invoke("export", passing_run.record["run_id"], "--html", page, home=passing_run.home)
+    assert written.exit_code == 0, written.output
+    html = page.read_text(encoding="utf-8")
     start = html.index(f'"{REPORT}":{{"encoding":"utf-8","data":"') + len(REPORT) + 40
     at = next(i for i in range(start, len(html)) if html[i].isascii() and html[i].isalpha())
     altered = tmp_path / "altered.html"
@@ -491,8 +480,12 @@ def test_the_page_build_export_writes_verifies_and_one_byte_changed_in_it_is_nam
 
     _, document = verify(page, home=passing_run.home, code=0)
     _, changed = verify(altered, home=passing_run.home, code=1)
+    _, sourced = verify(page, "--source", SAMPLE, home=passing_run.home, code=0)
 
     assert "each in the locked source's 89 rows" in detail(document, "rows")
+    assert "sample_feedback.csv holds the locked 89 rows and each cited row" in detail(
+        sourced, "rows"
+    )
     assert set(failed(changed)) == {f"file:{REPORT}", "export"}
     assert failed(changed)[f"file:{REPORT}"].startswith(f"{REPORT} changed: expected sha256 ")
 
