@@ -383,12 +383,39 @@ def test_a_file_re_signed_by_a_stranger_fails_against_the_pinned_key(
     _, pinned = verify(page, "--key", real, home=reviewed_run.home, code=1)
     _, unpinned = verify(page, "--home", tmp_path / "nowhere", home=tmp_path, code=0)
 
-    assert set(failed(pinned)) == {"signature"}
+    assert set(failed(pinned)) == {"signature", "export"}
     assert failed(pinned)["signature"].startswith(
         f"unknown key: signed by key id {stranger.keyid}, not one of the keys given"
     )
     assert f"signed by key {stranger.keyid}, the key embedded in the file" in detail(
         unpinned, "signature"
+    )
+
+
+def test_a_page_re_signed_by_a_stranger_beside_an_intact_verdict_fails_against_the_pinned_key(
+    exported: dict[str, Any], reviewed_run: SignedRun, tmp_path: Path
+) -> None:
+    stranger = init_key("mallory", tmp_path / "mallory-home")
+    forged = dict(exported)
+    forged["view"] = exported["view"].replace("</h1>", " (all quotes approved by legal)</h1>", 1)
+    page = write_page(tmp_path / "forged-view.html", sign_export(forged, stranger))
+    real = public_path("default", reviewed_run.home)
+
+    _, pinned = verify(page, "--key", real, home=reviewed_run.home, code=1)
+    _, at_home = verify(page, home=reviewed_run.home, code=1)
+    _, nowhere = verify(page, "--home", tmp_path / "nowhere", home=tmp_path, code=0)
+
+    assert set(failed(pinned)) == {"export"}
+    assert failed(pinned)["export"].startswith(
+        f"the page is signed by key {stranger.keyid}, not one of the keys given (--key)"
+    )
+    assert failed(at_home)["export"].startswith(
+        f"the page is signed by key {stranger.keyid}, not one of this home's keys"
+    )
+    home_id = home_key(reviewed_run.home).keyid
+    assert detail(nowhere, "export").endswith(
+        f"(the key embedded in the file: pin it with --key), not the verdict's key {home_id}: "
+        "every part as exported"
     )
 
 

@@ -110,7 +110,7 @@ def verify_export(
         statement = decode_statement(envelope if isinstance(envelope, dict) else {})
     except VerdictError as error:
         checks.append(Check("statement", False, f"the verdict: {error.reason}"))
-        checks.append(_export(bundle, home))
+        checks.append(_export(bundle, public, pinned=bool(keys), home=home))
         return report
     predicate: dict[str, Any] = statement["predicate"]
     checks[0] = named_signer(signature, signed_by, predicate)
@@ -118,7 +118,7 @@ def verify_export(
     checks.append(_statement(bundle, envelope, predicate, digests))
     embedded = dict(_embedded(bundle))
     checks.extend(_files(embedded, digests))
-    checks.append(_export(bundle, home))
+    checks.append(_export(bundle, public, pinned=bool(keys), home=home, verdict_signer=signed_by))
     checks.append(_rows(bundle, predicate, source))
     checks.append(_reviews(bundle, predicate, home, current={**digests, **_actual(embedded)}))
     report.verified = all(check.ok for check in checks)
@@ -256,13 +256,31 @@ def _files(
             yield Check(label, True, f"sha256 {actual}")
 
 
-def _export(bundle: Mapping[str, Any], home: Path | None) -> Check:
-    """The export envelope holds for `export_key`, and its manifest is the file's."""
+def _export(
+    bundle: Mapping[str, Any],
+    public: Mapping[str, Any],
+    *,
+    pinned: bool,
+    home: Path | None,
+    verdict_signer: str | None = None,
+) -> Check:
+    """The export envelope holds for `export_key`, and its manifest is the file's. The page's
+    key is held to the same keys as the verdict's: with `--key` given (`pinned`) it must be
+    one of them, and when the verdict's key is one the home holds, so must the page's be: a
+    stranger's key could sign a page that shows other text beside an intact verdict."""
     try:
         key = public_key_from_b64(bundle.get("export_key"))
     except ExportFileError as error:
         return Check("export", False, f"export_key: {error}")
     keyid = key_id(key)
+    if keyid not in public and (pinned or verdict_signer in public):
+        given = "the keys given (--key)" if pinned else "this home's keys, as the verdict's is"
+        return Check(
+            "export",
+            False,
+            f"the page is signed by key {keyid}, not one of {given}: what it shows beside the "
+            "verdict is vouched for by a key you do not trust",
+        )
     try:
         payload, _ = open_envelope(bundle.get("export"), {keyid: key}, EXPORT_PAYLOAD_TYPE)
         signed = json.loads(payload)
@@ -278,13 +296,14 @@ def _export(bundle: Mapping[str, Any], home: Path | None) -> Check:
     if differences:
         return Check("export", False, "changed since it was exported: " + "; ".join(differences))
     name = key_names(home).get(keyid)
-    return Check(
-        "export",
-        True,
-        f"exported {actual.get('exported_at')} and signed by key {keyid}"
-        + (f" ({name})" if name else "")
-        + ": every part as exported",
+    detail = f"exported {actual.get('exported_at')} and signed by key {keyid}" + (
+        f" ({name})" if name else ""
     )
+    if keyid not in public:
+        detail += " (the key embedded in the file: pin it with --key)"
+    if verdict_signer is not None and keyid != verdict_signer:
+        detail += f", not the verdict's key {verdict_signer}"
+    return Check("export", True, detail + ": every part as exported")
 
 
 def _manifest_differences(signed: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
