@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, Route, expect
 from tests.ui.exports import REPORT, export_page, tamper
-from tests.ui.runs import completed_run
+from tests.ui.runs import SCRIPT_TAG, completed_run, hostile_run
 
 from runlens.verdict.exportfile import extract_bundle, sign_export
 from runlens.verdict.keys import load_public_keys, signing_key
@@ -41,6 +41,13 @@ NO_ED25519 = """
     return importKey.call(this, format, data, algorithm, ...rest);
   };
 })();
+"""
+#: The positions, among the view's in-page claim links, of those whose target marks a quote.
+QUOTE_LINKS = """
+Array.from(document.querySelectorAll("#runlens-view a.cite[href^='#']"))
+  .map((link, at) => [at, document.getElementById(link.getAttribute("href").slice(1))])
+  .filter(([, target]) => target && target.querySelector("mark"))
+  .map(([at]) => at)
 """
 #: Take WebCrypto away altogether.
 NO_SUBTLE = 'Object.defineProperty(Crypto.prototype, "subtle", { get: () => undefined });'
@@ -70,8 +77,10 @@ class Opened:
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Exported:
     home = tmp_path_factory.mktemp("export-home")
     run = completed_run(home)
-    page = export_page(run.workspace, home, home / f"runlens-{run.run_id}.html")
+    page = home / f"runlens-{run.run_id}.html"
+    made = export_page(run.run_id, home, page)
     [key_id] = load_public_keys((), home)
+    assert made.verdict_key_id == made.export_key_id == key_id
     return Exported(page, home, key_id, extract_bundle(page.read_text("utf-8")))
 
 
@@ -120,6 +129,15 @@ def open_file(browser: Browser) -> Iterator[Callable[..., Opened]]:
         context.close()
 
 
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("export-hostile-home")
+    run = hostile_run(home)
+    page = home / f"runlens-{run.run_id}.html"
+    export_page(run.run_id, home, page)
+    return page
+
+
 def failed_checks(opened: Opened) -> list[str]:
     return [check["check"] for check in opened.result["checks"] if check["ok"] is False]
 
@@ -154,7 +172,10 @@ def test_a_claim_clicked_shows_its_row_with_the_quote_marked(
         row["id"]: [row["row"][row["text_column"]][start:end] for start, end in row["quotes"]]
         for row in rows
     }
-    claim = page.locator("#runlens-view a.cite[href^='#']").last
+    links = page.locator("#runlens-view a.cite[href^='#']")
+    quoting = page.evaluate(QUOTE_LINKS)
+    assert quoting, "no claim of the view links to a row with a marked quote"
+    claim = links.nth(quoting[-1])
     target_id = (claim.get_attribute("href") or "#")[1:]
     target = page.locator(f"[id='{target_id}']")
     expect(target).not_to_be_in_viewport()
@@ -194,8 +215,8 @@ def change_verdict_signature(bundle: dict[str, Any]) -> None:
 
 def change_view(bundle: dict[str, Any]) -> None:
     view: str = bundle["view"]
-    at = view.index("</h1>") - 1
-    bundle["view"] = view[:at] + ("x" if view[at] != "x" else "y") + view[at + 1 :]
+    at = view.index(bundle["run_id"]) + len(bundle["run_id"]) - 1  # the run id's last digit
+    bundle["view"] = view[:at] + ("0" if view[at] != "0" else "1") + view[at + 1 :]
 
 
 @pytest.mark.parametrize(
@@ -309,3 +330,23 @@ def test_row_hashes_are_recomputed_as_python_makes_them(
     assert opened.result["verified"] is False
     assert failed_checks(opened) == ["rows"]
     assert "tricky" in opened.banner
+
+
+def test_what_the_model_wrote_runs_nothing_in_the_file(
+    hostile: Path, open_file: Callable[..., Opened]
+) -> None:
+    opened = open_file(hostile)
+    page = opened.page
+
+    assert opened.result["verified"] is True, opened.result
+    assert page.evaluate("() => typeof window.__pwned") == "undefined"
+    assert SCRIPT_TAG in page.locator("#runlens-view").inner_text()
+    assert page.locator("#runlens-view script, #runlens-view iframe").count() == 0
+    assert (
+        page.evaluate(
+            "() => Array.from(document.querySelectorAll('#runlens-view *'))"
+            ".some((el) => Array.from(el.attributes).some((a) => a.name.startsWith('on')))"
+        )
+        is False
+    )
+    assert opened.blocked == [] and opened.dialogs == []
