@@ -46,6 +46,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/cli/test_report_citations_cli.py": (
         "test_validate_rejects_bad_citations_added_to_a_real_runs_report",
     ),
+    "tests/cli/test_export_cli.py": (),
     "tests/cli/test_review_cli.py": (),
     "tests/cli/test_validate_cli.py": ("test_the_console_script_exit_codes",),
     "tests/evidence/test_properties.py": (
@@ -219,6 +220,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/ui/test_session.py": (),
     "tests/ui/test_store_files.py": (),
     "tests/ui/test_reviews.py": (),
+    "tests/ui/test_export.py": (),
     "tests/ui/test_verdict_api.py": (),
     "tests/validation/test_cuts.py": (
         "test_a_fitted_quote_is_always_accepted",

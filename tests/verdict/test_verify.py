@@ -396,7 +396,7 @@ def test_model_written_text_reaches_the_terminal_escaped(
     ("args", "message"),
     [
         (["no_such_run"], "no run 'no_such_run'"),
-        (["{html}"], "is not a RunLens export"),
+        (["{html}"], "report.html: no RunLens export: the file has no <script"),
         (["{workspace}", "--key", "{missing}"], "cannot be read"),
         (["{workspace}", "--source", "{missing}"], "no such file"),
     ],

@@ -102,6 +102,11 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "drift_command",
         "Which claims of a run a newer data file makes stale.",
     ),
+    "export": (
+        "runlens.cli.export",
+        "export_command",
+        "Write a run as one HTML file that checks itself (runlens verify FILE too).",
+    ),
     "export-trace": (
         "runlens.cli.export",
         "export_trace_command",

@@ -1,7 +1,8 @@
 """`runlens keys init|show` and `runlens verify`: the signing keys and the signed verdict.
 
-`runlens verify` exits 0 when every check holds, 1 when any differs (each named), 2 for a
-usage error (no such run, a key file that is no Ed25519 public key, a file that is no
+`runlens verify` checks a run (by id or workspace folder) or an exported HTML file (`runlens
+export RUN --html FILE`); it exits 0 when every check holds, 1 when any differs (each named),
+2 for a usage error (no such run, a key file that is no Ed25519 public key, a file that is no
 RunLens export).
 """
 
@@ -80,7 +81,10 @@ def keys_show_command(name: str, home: Path | None) -> None:
     "--source",
     type=click.Path(path_type=Path),
     metavar="FILE",
-    help="Rebuild the Evidence Index from this file instead of the workspace's input/.",
+    help=(
+        "Rebuild the Evidence Index from this file instead of the workspace's input/; for an "
+        "exported file, check its cited rows against this file's rows."
+    ),
 )
 @click.option("--home", type=click.Path(path_type=Path), help="Runs home (default: $RUNLENS_HOME).")
 @click.option("--json", "as_json", is_flag=True, help="Print {verified, checks} as JSON.")
@@ -88,8 +92,13 @@ def keys_show_command(name: str, home: Path | None) -> None:
 def verify_command(
     target: str, keys: tuple[Path, ...], source: Path | None, home: Path | None, as_json: bool
 ) -> None:
-    """Re-check the signed verdict of TARGET (a run id, a workspace folder): signature,
-    hashes, the Evidence Index rebuilt from the input, the validators re-run, the reviews.
+    """Re-check the signed verdict of TARGET (a run id, a workspace folder or an exported
+    HTML file).
+
+    A run: signature, hashes, the Evidence Index rebuilt from the input, the validators
+    re-run, the reviews. An exported file: the verdict's signature, each embedded file's
+    hash, the export's signed manifest, the cited rows (against its row list, or --source),
+    the reviews.
 
     Exit 0 when all hold, 1 when anything differs, 2 for a usage error."""
     from runlens.verdict.verify import verify_target

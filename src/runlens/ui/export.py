@@ -20,6 +20,7 @@ import base64
 import hashlib
 import json
 import posixpath
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -73,6 +74,7 @@ MEDIA_TYPES: Final = {
     "image": "image/svg+xml",
     "text": "text/plain; charset=utf-8",
 }
+_UNSAFE_IN_NAME: Final = re.compile(r"[^A-Za-z0-9._-]")
 #: Where a link to a row the file does not hold goes.
 NO_ROW: Final = "#cited-rows"
 
@@ -216,7 +218,8 @@ def page_html(bundle: Mapping[str, Any], title: str) -> str:
 
 
 def export_filename(run_id: str) -> str:
-    return f"runlens-{run_id}.html"
+    """`runlens-<run_id>.html`, any character a file name or a header should not hold as `_`."""
+    return "runlens-" + _UNSAFE_IN_NAME.sub("_", run_id) + ".html"
 
 
 # -- what the run signed ----------------------------------------------------------------------

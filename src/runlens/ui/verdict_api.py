@@ -2,6 +2,9 @@
 `/api` beside `runlens.ui.api`, behind the same rules (`runlens.ui.security`).
 
 - `GET /api/runs/{run_id}/verdict`: the DSSE envelope as the run wrote it.
+- `GET /api/runs/{run_id}/export.html`: the run as one self-contained HTML file that checks
+  itself (`runlens export RUN --html FILE`, SPEC section 18), signed by the server's home
+  key, as an attachment.
 - `POST /api/runs/{run_id}/verify`: `runlens verify` of the run's workspace (in a thread: it
   rebuilds the Evidence Index and re-runs the validators); only for a workspace on this
   machine (409 otherwise: a copy from the store is not what a verifier should vouch for).
@@ -16,9 +19,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from runlens.errors import UserError
 from runlens.store.rows import RunDetail
 from runlens.ui.context import UIContext, ui_context
 from runlens.ui.drift import DRIFT_FIELDS, DriftUnavailable, DriftView, receive_upload
@@ -70,6 +74,50 @@ def get_verdict(request: Request, run_id: RunId) -> JSONResponse:
             ) from None
         raise HTTPException(409, f"run {run_id}: {error}") from None
     return JSONResponse(envelope)
+
+
+#: The exported file's own policy, should a browser show it in place rather than save it: a
+#: sandbox in which it runs nothing (opened from disk, its page's policy applies instead).
+EXPORT_CSP: Final = "sandbox; default-src 'none'"
+
+
+@router.get(
+    "/runs/{run_id}/export.html",
+    responses={
+        **_NOT_FOUND,
+        200: {
+            "description": (
+                "One self-contained HTML file (attachment `runlens-<run_id>.html`): the "
+                "verdict, the deliverables for readers, the cited rows, findings, source "
+                "lock, reviews and the signed statement; it checks its own hashes and "
+                "signatures when opened, and `runlens verify FILE` checks it too."
+            ),
+            "content": {"text/html": {"schema": {"type": "string"}}},
+        },
+        409: {
+            "model": ErrorBody,
+            "description": "The run has no signed verdict (still going, or ended before "
+            "validating), or its files are not what it signed",
+        },
+    },
+    response_class=Response,
+    summary="A run as one HTML file that checks itself",
+)
+def export_run(request: Request, run_id: RunId) -> Response:
+    from runlens.ui.export import build_export, export_filename
+
+    ui = ui_context(request)
+    run = _run(ui, run_id)
+    try:
+        page = build_export(ui.files_of(run), ui.store.citations(run.run_id), home=ui.home)
+    except UserError as error:
+        raise HTTPException(409, str(error)) from None
+    headers = {
+        "content-disposition": f'attachment; filename="{export_filename(run.run_id)}"',
+        "content-security-policy": EXPORT_CSP,
+        "x-content-type-options": "nosniff",
+    }
+    return Response(page.html, media_type="text/html; charset=utf-8", headers=headers)
 
 
 @router.post(

@@ -5,7 +5,10 @@ and `runlens verify`, which re-checks a run's verdict anywhere.
     dsse.py       DSSE's pre-authentication encoding, `sign_envelope`, `open_envelope`
     statement.py  the in-toto Statement of a run, `write_verdict`, `read_envelope`,
                   `resign_with_reviews` (the statement again, with the run's reviews)
+    checks.py     `Check`, `VerifyReport` and the checks both targets share (the reviews)
     verify.py     `verify_workspace` / `verify_target`: every check, each named
+    exportfile.py the exported HTML file's format: its bundle, its signed manifest
+    exported.py   `verify_export`: the same checks of an exported HTML file (SPEC section 18)
 
 Names are imported on first use: a run that signs does not load the verifier.
 """
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 from runlens._lazy import lazy_names
 
 _HOMES: dict[str, str] = {
-    "Check": "runlens.verdict.verify",
+    "Check": "runlens.verdict.checks",
     "PAYLOAD_TYPE": "runlens.verdict.dsse",
     "PREDICATE_TYPE": "runlens.verdict.statement",
     "STATEMENT_TYPE": "runlens.verdict.statement",
@@ -25,7 +28,7 @@ _HOMES: dict[str, str] = {
     "SigningKeyError": "runlens.verdict.keys",
     "VERDICT_PATH": "runlens.verdict.statement",
     "VerdictError": "runlens.verdict.dsse",
-    "VerifyReport": "runlens.verdict.verify",
+    "VerifyReport": "runlens.verdict.checks",
     "decode_statement": "runlens.verdict.statement",
     "key_id": "runlens.verdict.keys",
     "load_public_keys": "runlens.verdict.keys",
@@ -35,6 +38,7 @@ _HOMES: dict[str, str] = {
     "resign_with_reviews": "runlens.verdict.statement",
     "sign_envelope": "runlens.verdict.dsse",
     "signing_key": "runlens.verdict.keys",
+    "verify_export": "runlens.verdict.exported",
     "verify_target": "runlens.verdict.verify",
     "verify_workspace": "runlens.verdict.verify",
 }
@@ -58,6 +62,7 @@ __all__ = [
     "resign_with_reviews",
     "sign_envelope",
     "signing_key",
+    "verify_export",
     "verify_target",
     "verify_workspace",
 ]
@@ -65,6 +70,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
 
 if TYPE_CHECKING:
+    from runlens.verdict.checks import Check, VerifyReport
     from runlens.verdict.dsse import (
         PAYLOAD_TYPE,
         VerdictError,
@@ -72,6 +78,7 @@ if TYPE_CHECKING:
         pae,
         sign_envelope,
     )
+    from runlens.verdict.exported import verify_export
     from runlens.verdict.keys import (
         SigningKey,
         SigningKeyError,
@@ -87,4 +94,4 @@ if TYPE_CHECKING:
         read_envelope,
         resign_with_reviews,
     )
-    from runlens.verdict.verify import Check, VerifyReport, verify_target, verify_workspace
+    from runlens.verdict.verify import verify_target, verify_workspace

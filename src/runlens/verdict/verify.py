@@ -1,6 +1,8 @@
 """`runlens verify`: re-check a run's signed verdict against its workspace as it is now.
 
-Each check is named (SPEC section 16):
+TARGET is a run id, a workspace folder or an exported HTML file; a file is checked by
+`exported.verify_export` (SPEC section 18), a workspace here. Each check is named (SPEC
+section 16):
 
     signature        the envelope is signed by one of the keys given (else the home's)
     statement        the statement is about this workspace: its run id, its input, its index
@@ -25,7 +27,6 @@ import json
 import tempfile
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -33,6 +34,14 @@ from runlens.errors import RunLensError, UserError
 from runlens.evidence import file_sha256
 from runlens.records.io import find_workspace, read_json_object
 from runlens.tools.workspace import Workspace
+from runlens.verdict.checks import (
+    Check,
+    VerifyReport,
+    listed,
+    named_signer,
+    review_problems,
+    reviews_check,
+)
 from runlens.verdict.dsse import VerdictError, open_envelope
 from runlens.verdict.keys import key_names, load_public_keys
 from runlens.verdict.statement import (
@@ -44,34 +53,6 @@ from runlens.verdict.statement import (
     read_envelope,
     subject_digests,
 )
-
-#: Differences listed in one check's detail before "and N more".
-SHOWN = 10
-
-
-@dataclass(frozen=True)
-class Check:
-    check: str
-    ok: bool
-    detail: str
-
-    def as_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "detail": self.detail}
-
-
-@dataclass
-class VerifyReport:
-    verified: bool
-    checks: list[Check] = field(default_factory=list)
-    run_id: str | None = None
-    workspace: Path | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"verified": self.verified, "checks": [check.as_json() for check in self.checks]}
-
-    @property
-    def failed(self) -> list[Check]:
-        return [check for check in self.checks if not check.ok]
 
 
 def verify_target(
@@ -85,9 +66,9 @@ def verify_target(
     file; `UserError` when TARGET is none of them."""
     path = Path(target)
     if path.is_file():
-        raise UserError(
-            f"{target} is not a RunLens export: give a run id or a run's workspace folder"
-        )
+        from runlens.verdict.exported import verify_export
+
+        return verify_export(path, home=home, keys=keys, source=source)
     if path.is_dir() and not (path / Workspace.RUN_RECORD).is_file():
         raise UserError(f"{target} is not a run's workspace (it has no {Workspace.RUN_RECORD})")
     return verify_workspace(find_workspace(target, home), home=home, keys=keys, source=source)
@@ -129,7 +110,7 @@ def verify_workspace(
         checks.append(Check("statement", False, error.reason))
         return report
     predicate: dict[str, Any] = statement["predicate"]
-    checks[-1] = _named_signer(signature, signed_by, predicate)
+    checks[-1] = named_signer(signature, signed_by, predicate)
     digests = subject_digests(statement)
     checks.append(_statement(record, predicate, digests))
     checks.extend(_subjects(root, digests))
@@ -160,20 +141,6 @@ def _signature(
     name = key_names(home).get(keyid)
     detail = f"signed by key {keyid}" + (f" ({name})" if name else "")
     return Check("signature", True, detail), keyid
-
-
-def _named_signer(signature: Check, signed_by: str | None, predicate: Mapping[str, Any]) -> Check:
-    """A good signature by another key than the one the statement names as its signer
-    fails: the statement would say the wrong key vouched for it."""
-    signer = predicate.get("signer")
-    named = signer.get("keyid") if isinstance(signer, dict) else None
-    if signed_by is None or named == signed_by:
-        return signature
-    return Check(
-        "signature",
-        False,
-        f"{signature.detail}, but the statement names signer {named or '(none)'}",
-    )
 
 
 def _statement(
@@ -351,7 +318,7 @@ def _row_differences(name: str, rebuilt: Any, kept: Any) -> str:
         ("only in the rebuilt index", [i for i in fresh if i not in old]),
     ):
         if ids:
-            parts.append(f"{len(ids)} row(s) {word}: {_listed(ids)}")
+            parts.append(f"{len(ids)} row(s) {word}: {listed(ids)}")
     body = "; ".join(parts) or "the same row ids and hashes, in another file layout"
     return f"{Workspace.EVIDENCE_INDEX} differs from the index rebuilt from {name}: {body}"
 
@@ -396,9 +363,9 @@ def _validators(
     new = list((found - signed).elements())
     parts = []
     if gone:
-        parts.append(f"signed but not found now: {_listed([_describe(k) for k in gone])}")
+        parts.append(f"signed but not found now: {listed([_describe(k) for k in gone])}")
     if new:
-        parts.append(f"found now but not signed: {_listed([_describe(k) for k in new])}")
+        parts.append(f"found now but not signed: {listed([_describe(k) for k in new])}")
     return Check("validators", False, "; ".join(parts))
 
 
@@ -417,145 +384,23 @@ def _describe(key: str) -> str:
 def _reviews(
     root: Path, record: Mapping[str, Any], predicate: Mapping[str, Any], home: Path | None
 ) -> Check:
-    """The review ledger (SPEC 17): every line signed by its reviewer's key (the keys the
-    signed statement lists, and the home's reviewers'), the chain of lines intact, the
-    statement's reviews the ledger's first lines in order, and every line bound to the
-    deliverables as they are now. Lines after the signed ones pass when signed and chained
-    (a review recorded where the verdict could not be re-signed); the detail says so."""
+    """The review ledger, `runtime/reviews.jsonl`, against the deliverables as they are
+    now (`checks.reviews_check`)."""
     from runlens.review.entries import REVIEWS_PATH, ReviewError
     from runlens.review.ledger import current_digests, read_ledger
 
-    signed = predicate.get("reviews")
-    if not isinstance(signed, list):
-        return Check("reviews", False, "the predicate's reviews is not a list")
     try:
         entries = read_ledger(root)
     except ReviewError as error:
         return Check("reviews", False, str(error))
-    if not entries and not signed:
-        return Check("reviews", True, "no reviews")
-    keys, names, problems = _reviewer_keys(predicate, home)
-    problems += review_problems(
+    return reviews_check(
         entries,
-        signed,
+        predicate,
         run_id=str(record.get("run_id")),
-        keys=keys,
-        names=names,
+        home=home,
         current=current_digests(root),
+        later_note=f"in {REVIEWS_PATH} only",
     )
-    if problems:
-        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
-        return Check("reviews", False, "; ".join(problems[:SHOWN]) + more)
-    detail = f"{len(entries)} review(s), signed, chained and bound to the current hashes"
-    later = len(entries) - len(signed)
-    if later > 0:
-        detail += f"; {later} recorded after the statement was last signed (in {REVIEWS_PATH} only)"
-    return Check("reviews", True, detail)
-
-
-def review_problems(
-    entries: Sequence[Any],
-    signed: Sequence[Any],
-    *,
-    run_id: str,
-    keys: Mapping[str, Any],
-    names: Mapping[str, str],
-    current: Mapping[str, str],
-) -> list[str]:
-    """What is wrong with the ledger `entries` (`ReviewEntry`) of run `run_id`, whose signed
-    statement lists the reviews `signed`, against the deliverables' hashes `current`: each
-    line's signature (`keys`, `names`: key id -> key, reviewer name) and place in the chain,
-    the signed reviews as the ledger's first lines, and every line's subjects as they are."""
-    from runlens.review.entries import REVIEWS_PATH
-    from runlens.review.ledger import ledger_problems
-
-    problems = ledger_problems(entries, run_id=run_id, keys=keys, names=names)
-    problems += _signed_prefix(signed, entries)
-    for number, entry in enumerate(entries, start=1):
-        for name, expected in sorted(entry.subjects.items()):
-            actual = current.get(name)
-            if actual != expected:
-                now = f"actual {actual}" if actual else "the file is missing"
-                problems.append(
-                    f"{REVIEWS_PATH} line {number} ({entry.kind} by {entry.reviewer}) is bound "
-                    f"to {name} sha256 {expected}, {now}"
-                )
-    return problems
-
-
-def _reviewer_keys(
-    predicate: Mapping[str, Any], home: Path | None
-) -> tuple[dict[str, Any], dict[str, str], list[str]]:
-    """Key id -> public key and key id -> reviewer name, from the statement's `reviewers`
-    and the home's reviewer keys (the statement's name wins), and what is wrong with the
-    statement's list."""
-    from runlens.review.reviewers import home_reviewer_keys
-    from runlens.verdict.keys import key_id
-
-    keys: dict[str, Any] = {}
-    names: dict[str, str] = {}
-    problems: list[str] = []
-    for keyid, (name, public) in home_reviewer_keys(home).items():
-        keys[keyid], names[keyid] = public, name
-    listed = predicate.get("reviewers") or {}
-    if not isinstance(listed, dict):
-        return keys, names, ["the predicate's reviewers is not an object"]
-    for name, entry in sorted(listed.items()):
-        pem = entry.get("public_key") if isinstance(entry, dict) else None
-        public = _pem_key(pem)
-        if public is None:
-            problems.append(f"the statement's reviewer {name!r} has no Ed25519 public key")
-            continue
-        keyid = key_id(public)
-        if entry.get("keyid") != keyid:
-            problems.append(
-                f"the statement's reviewer {name!r} names key id {entry.get('keyid')}, its "
-                f"public key has key id {keyid}"
-            )
-            continue
-        keys[keyid], names[keyid] = public, str(name)
-    return keys, names, problems
-
-
-def _pem_key(pem: Any) -> Any:
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    if not isinstance(pem, str):
-        return None
-    try:
-        public = serialization.load_pem_public_key(pem.encode("ascii"))
-    except (ValueError, UnicodeEncodeError, UnsupportedAlgorithm):
-        return None
-    return public if isinstance(public, Ed25519PublicKey) else None
-
-
-def _signed_prefix(signed: Sequence[Any], entries: Sequence[Any]) -> list[str]:
-    """The statement's reviews must be the ledger's first lines, in order, as written."""
-    from runlens.review.entries import REVIEWS_PATH
-
-    if len(signed) > len(entries):
-        return [
-            f"the statement signs {len(signed)} review(s), {REVIEWS_PATH} holds "
-            f"{len(entries)}: line(s) removed"
-        ]
-    for number, (review, entry) in enumerate(zip(signed, entries, strict=False), start=1):
-        digest = review.get("digest") if isinstance(review, dict) else None
-        if digest != entry.digest:
-            return [
-                f"{REVIEWS_PATH} line {number} is not the review the statement signs as "
-                f"review {number} (sha256 {entry.digest}, signed {digest}): a line forged, "
-                "removed or re-ordered"
-            ]
-        if review != entry.as_json():
-            return [f"the statement's review {number} is not what line {number} says"]
-    return []
-
-
-def _listed(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:SHOWN])
-    return shown + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
 
 
 __all__ = ["Check", "VerifyReport", "review_problems", "verify_target", "verify_workspace"]
