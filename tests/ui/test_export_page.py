@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, Route, expect
+from tests.ui.conftest import server_env
 from tests.ui.exports import REPORT, export_page, tamper
 from tests.ui.runs import SCRIPT_TAG, completed_run, hostile_run
 
@@ -138,6 +141,21 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return page
 
 
+def runlens_verify(path: Path, home: Path) -> tuple[int, dict[str, Any]]:
+    """`runlens verify FILE --json` with `home`'s keys: its exit code and report."""
+    result = subprocess.run(
+        [sys.executable, "-m", "runlens", "verify", str(path), "--json"],
+        env=server_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return result.returncode, report
+
+
 def failed_checks(opened: Opened) -> list[str]:
     return [check["check"] for check in opened.result["checks"] if check["ok"] is False]
 
@@ -160,6 +178,10 @@ def test_the_untouched_page_shows_verified_with_the_key_id(
     assert banner.locator(".check-list li").count() == len(names)
     expect(opened.page.locator("#runlens-view")).to_be_visible()
     assert opened.blocked == [] and opened.dialogs == []
+    code, report = runlens_verify(exported.page, exported.home)
+    assert (code, report["verified"]) == (0, True), report
+    shown = {check["check"] for check in opened.result["checks"]}
+    assert shown <= {check["check"] for check in report["checks"]}
 
 
 def test_a_claim_clicked_shows_its_row_with_the_quote_marked(
@@ -248,6 +270,9 @@ def test_one_byte_changed_names_what_was_altered(
     assert named in opened.banner
     assert failing in failed_checks(opened)
     assert opened.blocked == []
+    code, report = runlens_verify(altered, exported.home)
+    assert code == 1 and report["verified"] is False
+    assert failing in [check["check"] for check in report["checks"] if not check["ok"]]
 
 
 @pytest.mark.parametrize("script", [NO_ED25519, NO_SUBTLE], ids=["no-ed25519", "no-webcrypto"])

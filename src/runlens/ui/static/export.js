@@ -267,6 +267,15 @@
     if (runId !== bundle.run_id) {
       return fails(`the statement is of run ${runId}, the file of ${bundle.run_id}`, "the run id");
     }
+    const parts = [bundle.files, bundle.omitted].filter(isObject);
+    const held = (name) => parts.some((part) => Object.hasOwn(part, name));
+    const unaccounted = [...context.subjects.keys()].filter((name) => !held(name)).join(", ");
+    if (unaccounted) {
+      return fails(
+        `signed subjects neither embedded nor listed as left out: ${unaccounted}`,
+        `the embedded files — ${unaccounted} missing`,
+      );
+    }
     return holds(`in-toto Statement v1 of run ${bundle.run_id}`);
   }
 
