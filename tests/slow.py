@@ -204,6 +204,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/ui/test_browser_rows.py": (),
     "tests/ui/test_browser_review.py": (),
     "tests/ui/test_browser_verdict.py": (),
+    "tests/ui/test_export_page.py": (),
     "tests/ui/test_integrity.py": (),
     "tests/ui/test_launch_limit.py": (),
     "tests/ui/test_rows.py": (
