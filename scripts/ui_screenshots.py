@@ -9,9 +9,10 @@ Chromium (/usr/bin/chromium) through Playwright: the /new page with a file chose
 of the run it starts while that run is live, the runs list meanwhile, the failed run's page,
 the reader view (and its chart), an evidence row with its metadata and analysis, the
 analysed rows filtered by sentiment, the comparison of the failed and the revised run, the
-revised run's reader view after its report was edited, and review by people: the queue
+revised run's reader view after its report was edited, review by people: the queue
 (`/reviews`), the reader view's mark controls and the run page's review panel, after a
-reviewer marked a quote wrong and requested changes. Run it again after changing the pages.
+reviewer marked a quote wrong and requested changes; and that run's self-verifying HTML file
+opened from disk (its check, and a claim clicked to its row). Run it again after changing the pages.
 """
 
 from __future__ import annotations
@@ -30,7 +31,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import FloatRect, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    FloatRect,
+    Page,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the UI tests' run helpers: tests/ui/runs.py
@@ -190,6 +198,7 @@ def main() -> None:
             expect(page.locator("#changed-after-validation")).to_be_visible()
             shoot(page, out / "changed_after_validation.png", until=".prose h2")
             review_screens(page, url, home, completed.run_id, out)
+            export_screens(browser, url, completed.run_id, folder, out)
             browser.close()
 
 
@@ -239,6 +248,30 @@ def review_screens(page: Page, url: str, home: Path, run_id: str, out: Path) -> 
     shoot(page, out / "review_marks.png", start=".claims", height=900)
     page.goto(f"/runs/{run_id}")
     shoot(page, out / "review_panel.png", start="#review", until="#signature")
+
+
+def export_screens(browser: Browser, url: str, run_id: str, folder: Path, out: Path) -> None:
+    """The reviewed run's self-verifying HTML file, as the run page's download gives it,
+    opened from disk with every request refused: its check and the verdict, then a claim
+    clicked to its row."""
+    target = folder / f"runlens-{run_id}.html"
+    with httpx.Client(base_url=url) as client:
+        response = client.get(f"/api/runs/{run_id}/export.html")
+        response.raise_for_status()
+        target.write_bytes(response.content)
+    context = browser.new_context(viewport=VIEWPORT)
+    context.route(
+        "**/*",
+        lambda route: route.abort() if route.request.url != target.as_uri() else route.continue_(),
+    )
+    page = context.new_page()
+    page.goto(target.as_uri())
+    expect(page.locator("#runlens-check")).to_have_class("check check-verified")
+    shoot(page, out / "export.png", height=900)
+    page.locator("#file-1 a.cite").first.click()
+    expect(page.locator(".cited-row:target")).to_be_visible()
+    shoot(page, out / "export_row.png", start=".cited-row:target", height=600)
+    context.close()
 
 
 if __name__ == "__main__":

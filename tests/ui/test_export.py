@@ -17,9 +17,11 @@ from tests.ui.conftest import UIServer
 from tests.ui.runs import (
     HOSTILE_CSV,
     HOSTILE_CSV_NAME,
+    INVENTED_BACKLOG_ID,
     SCRIPT_TAG,
     MadeRun,
     completed_run,
+    failed_run,
     hostile_documents,
     scripted_run,
 )
@@ -199,6 +201,28 @@ def test_what_a_model_wrote_stays_inert(home: Path, hostile: MadeRun) -> None:
             # A link a reader may follow, never loaded by the page and telling no referrer.
             assert href.startswith("https://") and "noreferrer" in str(attrs.get("rel"))
     assert "&lt;script&gt;" in view and "https://evil.example/pixel.png" in view
+
+
+def test_a_failed_run_exports_its_findings_and_verifies(home: Path, tmp_path: Path) -> None:
+    """A failed run's file is as checkable as a completed one's: a claim citing an id the
+    source lacks is shown with why, but carries no row to check."""
+    from runlens.verdict.exported import verify_export
+
+    failed = failed_run(home)
+    page = export(home, failed.run_id)
+    bundle = bundle_of(page)
+    rows = json.loads(bundle["rows"])
+    view = bundle["view"]
+
+    assert rows and all(row["row"] is not None and row["row_hash"] for row in rows)
+    assert INVENTED_BACKLOG_ID not in {row["id"] for row in rows}
+    assert f"row &#39;{INVENTED_BACKLOG_ID}&#39; is not in the run&#39;s Evidence Index" in view
+    for code, _, path in failed.expected:
+        assert code in view and path in view, (code, path)
+    target = tmp_path / "failed.html"
+    target.write_bytes(page.html)
+    report = verify_export(target, home=home)
+    assert report.verified, [check for check in report.checks if not check.ok]
 
 
 def test_a_run_without_a_signed_verdict_is_refused(

@@ -177,6 +177,7 @@ def test_the_untouched_page_shows_verified_with_the_key_id(
     # each check has its line in the list under the banner
     assert banner.locator(".check-list li").count() == len(names)
     expect(opened.page.locator("#runlens-view")).to_be_visible()
+    assert opened.page.evaluate("document.body.dataset.check") == "verified"
     assert opened.blocked == [] and opened.dialogs == []
     code, report = runlens_verify(exported.page, exported.home)
     assert (code, report["verified"]) == (0, True), report
@@ -270,6 +271,10 @@ def test_one_byte_changed_names_what_was_altered(
     assert named in opened.banner
     assert failing in failed_checks(opened)
     assert opened.blocked == []
+    warning = opened.page.evaluate(
+        "getComputedStyle(document.getElementById('runlens-view'), '::before').content"
+    )
+    assert "not what the run signed" in warning
     code, report = runlens_verify(altered, exported.home)
     assert code == 1 and report["verified"] is False
     assert failing in [check["check"] for check in report["checks"] if not check["ok"]]

@@ -146,7 +146,9 @@ def build_export(
     omitted = _omitted(run, subjects, embedded)
     index = _evidence_index(run, workspace)
     cited = _cited_rows(embedded, citations)
-    rows = [_row_entry(index, item) for item in cited]
+    # A cited id the index lacks (a failed citation, named by its finding) is shown in the
+    # view, but has no row to carry or check.
+    rows = [_row_entry(index, item) for item in cited if index is not None and item.row_id in index]
     row_list = _row_list(index)
     reviews = _reviews_text(run, workspace)
     when = exported_at or datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
@@ -378,13 +380,12 @@ def _source_row(index: EvidenceIndex | None, row_id: str) -> dict[str, str] | No
     return row
 
 
-def _row_entry(index: EvidenceIndex | None, item: _CitedRow) -> dict[str, Any]:
-    known = index is not None and item.row_id in index
+def _row_entry(index: EvidenceIndex, item: _CitedRow) -> dict[str, Any]:
     return {
         "id": item.row_id,
         "row": _source_row(index, item.row_id),
-        "row_hash": index.row_hash(item.row_id) if index is not None and known else "",
-        "text_column": index.text_column if index is not None else "",
+        "row_hash": index.row_hash(item.row_id),
+        "text_column": index.text_column,
         "quotes": [list(span) for span in _quote_spans(item)],
     }
 

@@ -489,6 +489,7 @@
   function show(outcome, headline, checks, note) {
     const banner = document.getElementById(CHECK_ID);
     banner.className = `check check-${outcome}`;
+    document.body.dataset.check = outcome;
     banner.replaceChildren(element("p", "check-headline", headline));
     if (note) banner.append(element("p", "check-note", note));
     if (checks.length) banner.append(checkList(checks));
