@@ -24,11 +24,13 @@ from runlens.review.entries import REVIEWS_PATH
 from runlens.verdict.dsse import sign_envelope
 from runlens.verdict.exportfile import (
     BUNDLE_ID,
+    BUNDLE_OPEN,
     EXPORT_FORMAT,
     bundle_script,
     file_entry,
     raw_public_key_b64,
     sign_export,
+    text_sha256,
 )
 from runlens.verdict.keys import SigningKey, init_key, load_private_key, private_path, public_path
 from runlens.verdict.statement import canonical_json, decode_statement, subject_digests
@@ -87,18 +89,21 @@ def bundle_of(run: SignedRun, *, row_list: bool = True) -> dict[str, Any]:
         "row_list": "".join(f"{line}\n" for line in lines) if row_list else None,
         "reviews": ledger.read_text(encoding="utf-8") if ledger.is_file() else "",
         "view": "<main><h1>Verdict</h1><p>completed</p></main>",
+        "page_sha256": text_sha256(PAGE_HEAD + PAGE_TAIL),
     }
 
 
-def write_page(path: Path, bundle: dict[str, Any]) -> Path:
+#: The page around a test bundle: what `page_sha256` covers.
+PAGE_HEAD = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>RunLens</title>'
+    f'</head><body><main id="runlens-view" hidden></main>{BUNDLE_OPEN}'
+)
+PAGE_TAIL = "</script><script>/* export.js */</script></body></html>"
+
+
+def write_page(path: Path, bundle: dict[str, Any], *, tail: str = PAGE_TAIL) -> Path:
     """The page of `bundle` as it is (signed or not, tampered or not)."""
-    path.write_text(
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>RunLens</title>'
-        '</head><body><main id="runlens-view" hidden></main>'
-        f'<script type="application/json" id="{BUNDLE_ID}">{bundle_script(bundle)}</script>'
-        "<script>/* export.js */</script></body></html>",
-        encoding="utf-8",
-    )
+    path.write_text(PAGE_HEAD + bundle_script(bundle) + tail, encoding="utf-8")
     return path
 
 
@@ -417,6 +422,56 @@ def test_a_page_re_signed_by_a_stranger_beside_an_intact_verdict_fails_against_t
         f"(the key embedded in the file: pin it with --key), not the verdict's key {home_id}: "
         "every part as exported"
     )
+
+
+def test_the_page_around_the_bundle_changed(
+    exported: dict[str, Any], reviewed_run: SignedRun, tmp_path: Path
+) -> None:
+    extra = PAGE_TAIL.replace("</body>", "<p>Approved by the board.</p></body>")
+    page = write_page(tmp_path / "shell.html", exported, tail=extra)
+
+    _, document = verify(page, home=reviewed_run.home, code=1)
+
+    assert set(failed(document)) == {"export"}
+    assert (
+        "the page around the bundle (its script, style, policy or markup)"
+        in (failed(document)["export"])
+    )
+
+
+def test_a_second_bundle_hidden_from_one_parser_is_named(
+    exported: dict[str, Any], reviewed_run: SignedRun, tmp_path: Path
+) -> None:
+    """A browser ends a comment at `--!>`, Python's HTML parser does not: a forged bundle
+    placed there is the one a browser finds first, while the standard library sees only the
+    genuine one. The page around the bundle is signed, so the file fails all the same."""
+    stranger = init_key("mallory", tmp_path / "mallory-home")
+    forged = attacker_export(reviewed_run, exported, stranger)
+    hidden = f"<!-- --!>{BUNDLE_OPEN}{bundle_script(forged)}</script><!-- -->"
+    page = tmp_path / "two-bundles.html"
+    page.write_text(
+        PAGE_HEAD.replace(BUNDLE_OPEN, hidden + BUNDLE_OPEN) + bundle_script(exported) + PAGE_TAIL,
+        encoding="utf-8",
+    )
+
+    _, document = verify(page, home=reviewed_run.home, code=1)
+
+    assert set(failed(document)) == {"export"}
+    assert "the page around the bundle" in failed(document)["export"]
+    assert "2 bundle scripts" in failed(document)["export"]
+
+
+def test_a_part_no_export_writes(
+    exported: dict[str, Any], reviewed_run: SignedRun, tmp_path: Path
+) -> None:
+    def change(bundle: dict[str, Any]) -> None:
+        bundle["note"] = "reviewed and approved"
+
+    _, document = verify(tampered(exported, tmp_path, change), home=reviewed_run.home, code=1)
+
+    assert failed(document) == {
+        "export": "changed since it was exported: parts no export writes: 'note'"
+    }
 
 
 @pytest.mark.parametrize(

@@ -49,8 +49,7 @@ from runlens.ui.views import (
 )
 from runlens.verdict.dsse import VerdictError, open_envelope
 from runlens.verdict.exportfile import (
-    BUNDLE_ID,
-    BUNDLE_TYPE,
+    BUNDLE_OPEN,
     CHECK_ID,
     EXPORT_FORMAT,
     VIEW_ID,
@@ -58,6 +57,7 @@ from runlens.verdict.exportfile import (
     file_entry,
     raw_public_key_b64,
     sign_export,
+    text_sha256,
 )
 from runlens.verdict.keys import key_id, load_public_keys, signing_key
 from runlens.verdict.statement import canonical_json, decode_statement, subject_digests
@@ -90,7 +90,7 @@ _PAGE: Final = """<!doctype html>
 <noscript><p class="check check-off">Scripts are off: this file cannot check itself and \
 shows nothing it has not checked. Run <code>runlens verify FILE.html</code>.</p></noscript>
 <main id="{view_id}" hidden></main>
-<script type="{bundle_type}" id="{bundle_id}">{bundle}</script>
+{bundle_open}{bundle}</script>
 <script>{script}</script>
 </body></html>
 """
@@ -183,8 +183,9 @@ def build_export(
         "reviews": reviews,
         "view": view,
     }
-    signed = sign_export(bundle, exporter)
     title = f"RunLens · {run.run_id} · {predicate.get('status')}"
+    bundle["page_sha256"] = text_sha256(_page(title, ""))
+    signed = sign_export(bundle, exporter)
     html = page_html(signed, title).encode("utf-8")
     return ExportedPage(
         html=html,
@@ -200,6 +201,12 @@ def build_export(
 
 def page_html(bundle: Mapping[str, Any], title: str) -> str:
     """The file around a signed bundle: the one inline script's hash in its policy."""
+    return _page(title, bundle_script(bundle))
+
+
+def _page(title: str, bundle_text: str) -> str:
+    """The page with `bundle_text` in its data script; with "" it is the page's shell, whose
+    hash the bundle's `page_sha256` carries (`runlens.verdict.exportfile.page_shell`)."""
     script = _static("export.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (
@@ -212,9 +219,8 @@ def page_html(bundle: Mapping[str, Any], title: str) -> str:
         style=_static("export.css").replace("</", "<\\/"),
         check_id=CHECK_ID,
         view_id=VIEW_ID,
-        bundle_type=BUNDLE_TYPE,
-        bundle_id=BUNDLE_ID,
-        bundle=bundle_script(bundle),
+        bundle_open=BUNDLE_OPEN,
+        bundle=bundle_text,
         script=script,
     )
 

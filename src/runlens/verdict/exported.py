@@ -45,11 +45,13 @@ from runlens.verdict.checks import (
 )
 from runlens.verdict.dsse import PAYLOAD_TYPE, VerdictError, open_envelope
 from runlens.verdict.exportfile import (
+    BUNDLE_PARTS,
     EXPORT_PAYLOAD_TYPE,
     ExportFileError,
     export_manifest,
     extract_bundle,
     file_bytes,
+    page_shell,
     public_key_from_b64,
     sha256,
     text_sha256,
@@ -64,6 +66,7 @@ _MANIFEST_PARTS: Final = {
     "row_list_sha256": "the row list",
     "reviews_sha256": "the reviews",
     "view_sha256": "the view",
+    "page_sha256": "the page around the bundle (its script, style, policy or markup)",
 }
 _ROW_NUMBER_ID: Final = re.compile(r"row-[1-9][0-9]*")
 
@@ -99,7 +102,8 @@ def verify_export(
     a file that is no RunLens export, a key file or `source` that cannot be used."""
     if source is not None and not source.is_file():
         raise UserError(f"--source {source}: no such file")
-    bundle = read_bundle(path)
+    html, bundle = read_export(path)
+    bundle = _as_read(html, bundle)
     public = load_public_keys(keys, home)
     report = VerifyReport(verified=False, run_id=str(bundle.get("run_id")))
     checks = report.checks
@@ -125,9 +129,9 @@ def verify_export(
     return report
 
 
-def read_bundle(path: Path) -> dict[str, Any]:
-    """The bundle of the exported file `path`; `UserError` naming the file when it cannot
-    be read or is no RunLens export."""
+def read_export(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text and the bundle of the exported file `path`; `UserError` naming the file when
+    it cannot be read or is no RunLens export."""
     try:
         raw = path.read_bytes()
     except OSError as error:
@@ -139,9 +143,19 @@ def read_bundle(path: Path) -> dict[str, Any]:
             f"{path} is not a RunLens export: not UTF-8 text (byte {error.start})"
         ) from error
     try:
-        return extract_bundle(text)
+        return text, extract_bundle(text)
     except ExportFileError as error:
         raise ExportFileError(f"{path}: {error}") from error
+
+
+def _as_read(html: str, bundle: dict[str, Any]) -> dict[str, Any]:
+    """The bundle with `page_sha256` the hash of the page around it as the file holds it, so
+    that the export check compares it with the signed one."""
+    try:
+        actual = text_sha256(page_shell(html))
+    except ExportFileError as error:
+        actual = f"none: {error}"
+    return {**bundle, "page_sha256": actual}
 
 
 def _signature(
@@ -293,6 +307,9 @@ def _export(
     except ExportFileError as error:
         return Check("export", False, str(error))
     differences = _manifest_differences(signed if isinstance(signed, dict) else {}, actual)
+    extra = sorted(set(bundle) - BUNDLE_PARTS)
+    if extra:
+        differences.append(f"parts no export writes: {', '.join(map(repr, extra))}")
     if differences:
         return Check("export", False, "changed since it was exported: " + "; ".join(differences))
     name = key_names(home).get(keyid)
@@ -546,7 +563,7 @@ __all__ = [
     "CitedRow",
     "SourceReading",
     "cited_rows",
-    "read_bundle",
+    "read_export",
     "source_reading",
     "verify_export",
 ]

@@ -39,6 +39,8 @@ VIEW_ID: Final = "runlens-view"
 CHECK_ID: Final = "runlens-check"
 EXPORT_PAYLOAD_TYPE: Final = "application/vnd.runlens.export+json"
 BUNDLE_TYPE: Final = "application/json"
+#: The bundle's opening tag, exactly as an export writes it.
+BUNDLE_OPEN: Final = f'<script type="{BUNDLE_TYPE}" id="{BUNDLE_ID}">'
 
 #: What a JSON text may not carry as is inside an HTML script element.
 _SCRIPT_ESCAPES: Final = {
@@ -109,7 +111,48 @@ def export_manifest(bundle: Mapping[str, Any]) -> dict[str, Any]:
         "row_list_sha256": None if row_list is None else text_sha256(row_list),
         "reviews_sha256": text_sha256(_string(bundle, "reviews")),
         "view_sha256": text_sha256(_string(bundle, "view")),
+        "page_sha256": bundle.get("page_sha256"),
     }
+
+
+#: The parts a `runlens-export/1` bundle holds; any other is no part of an export.
+BUNDLE_PARTS: Final = frozenset(
+    {
+        "format",
+        "run_id",
+        "exported_at",
+        "verdict",
+        "verdict_key",
+        "files",
+        "omitted",
+        "rows",
+        "row_list",
+        "reviews",
+        "view",
+        "page_sha256",
+        "export",
+        "export_key",
+    }
+)
+
+
+def page_shell(html: str) -> str:
+    """The page without its bundle's text: everything a browser runs and shows around the
+    data it checks (the policy, the script, the style, the markup). Its SHA-256 is the
+    bundle's signed `page_sha256`, so the page around the bundle cannot change (a second
+    bundle hidden where one parser sees it and another does not, another script) without
+    the export check naming it. `ExportFileError` when the page does not hold the bundle's
+    opening tag exactly once, as written."""
+    if html.count(BUNDLE_OPEN) != 1:
+        raise ExportFileError(
+            f"not a RunLens export as written: {html.count(BUNDLE_OPEN)} bundle scripts "
+            f"opened as {BUNDLE_OPEN} (an export has one)"
+        )
+    start = html.index(BUNDLE_OPEN) + len(BUNDLE_OPEN)
+    end = html.find("</script>", start)
+    if end < 0:
+        raise ExportFileError("not a RunLens export as written: its bundle script never ends")
+    return html[:start] + html[end:]
 
 
 def sign_export(bundle: Mapping[str, Any], key: SigningKey) -> dict[str, Any]:

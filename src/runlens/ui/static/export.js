@@ -322,7 +322,7 @@
   async function manifestDifferences(context, manifest) {
     const { bundle } = context;
     const differs = [];
-    for (const field of ["format", "run_id", "exported_at", "verdict_key"]) {
+    for (const field of ["format", "run_id", "exported_at", "verdict_key", "page_sha256"]) {
       if (manifest[field] !== bundle[field]) differs.push(`the ${field.replace("_", " ")}`);
     }
     if (manifest.verdict_payload_sha256 !== (await sha256(context.verdictParts.payload))) {
