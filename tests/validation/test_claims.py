@@ -213,3 +213,29 @@ def test_a_rows_own_words_outside_the_figure_sections_are_the_customers() -> Non
         copied=lambda words: words in row or words in "登录又崩溃了，丢了20条数据",
     )
     assert [(s.number.text, s.line, s.verdict) for s in statements] == [("65", 4, "unsupported")]
+
+
+def test_a_rows_words_after_a_titles_colon_are_the_customers() -> None:
+    """A title "Fix <theme>: <a row's words>" whose row says little ("plot 100%"): the two
+    words before the number reach into the theme's name, but the clause after the colon is
+    the row's own words. Without the colon, or in the report's own sentence, the number is
+    the report's claim."""
+    rows = ("plot 100% ", "uptime 99% at 10:30 today")
+    markdown = (
+        "## Recommended Actions\n\n"
+        "1. **P2 — Fix Reliability issues: plot 100%** (`plot`).\n"
+        "2. **P2 — Fix Reliability issues plot 100%** (`plot`).\n"
+        "3. We measured uptime 99% at 10:30 today.\n"
+    )
+    figures = [Figure("rows.file", 3, "count", (("rows",),))]
+    statements = check_figures(
+        markdown,
+        ["## Executive Summary"],
+        figures,
+        elsewhere=True,
+        copied=lambda words: any(words in row for row in rows),
+    )
+    assert [(s.number.text, s.line) for s in statements if s.verdict == "unsupported"] == [
+        ("100%", 4),
+        ("99%", 5),
+    ]

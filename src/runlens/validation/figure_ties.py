@@ -240,24 +240,30 @@ class _PassageCheck:
 _TOKEN = re.compile(r"\S+")
 
 
-def _words_around(text: str, number: StatedNumber) -> tuple[str, str]:
-    """The number with the words around it, as written, in two readings: with the two words
-    before it and the one after it (scripts with spaces), and with up to six characters
-    before it and four after it inside its clause (scripts without): enough to tell a row's
-    own words from the report's."""
+def _words_around(text: str, number: StatedNumber) -> tuple[str, str, str]:
+    """The number with the words around it, as written, in three readings: with the two
+    words before it and the one after it (scripts with spaces); the same cut at the last
+    clause mark before the number (a title "Fix billing: plot 100%" repeats a row's words
+    after its colon, the two words before the number reach into the report's own); and with
+    up to six characters before it and four after it inside its clause (scripts without):
+    enough to tell a row's own words from the report's."""
     tokens = list(_TOKEN.finditer(text[: number.start]))
     first = tokens[-2].start() if len(tokens) >= 2 else 0
     following = _NEXT_WORD.match(text, number.end)
     end = following.end() if following else number.end
     spaced = text[first:end].strip(_EDGE_PUNCTUATION)
+    lead = _CLAUSE_MARK.split(text[first : number.start])[-1]
+    in_clause = (lead + text[number.start : end]).strip(_EDGE_PUNCTUATION)
     start, end = max(number.start - 6, 0), min(number.end + 4, len(text))
     before = _CLAUSE_EDGE.split(text[start : number.start])[-1]
     after = _CLAUSE_EDGE.split(text[number.end : end])[0]
-    return spaced, before + number.text + after
+    return spaced, in_clause, before + number.text + after
 
 
 _NEXT_WORD = re.compile(r"\s*[\w'’-]+")
 _CLAUSE_EDGE = re.compile(r"[\s,;:!?，。；：！？、()（）]")
+#: A clause mark between words (not a decimal point nor a time's colon: one a space follows).
+_CLAUSE_MARK = re.compile(r"[,;:!?](?=\s)|[，。；：！？、()（）]")
 #: Punctuation at the edges of words around a number that belongs to the report's sentence.
 _EDGE_PUNCTUATION = " \t\n.,;:!?…()[]（）【】，。；：！？*"
 #: Fewer letters than this around a number say too little to be a row's own words.
