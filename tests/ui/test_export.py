@@ -276,7 +276,7 @@ def test_the_api_serves_the_same_file(ui_server: UIServer) -> None:
     ]
     assert missing.status_code == 404 and "no run" in missing.json()["detail"]
     assert f'href="/api/runs/{made.run_id}/export.html"' in page.text
-    assert "Download verified HTML" in page.text
+    assert "Download self-verifying HTML" in page.text
 
 
 def test_the_api_refuses_a_run_with_nothing_signed(ui_server: UIServer) -> None:
@@ -287,4 +287,4 @@ def test_the_api_refuses_a_run_with_nothing_signed(ui_server: UIServer) -> None:
         page = client.get(f"/runs/{made.run_id}")
     assert response.status_code == 409
     assert "no signed verdict" in response.json()["detail"]
-    assert "Download verified HTML" not in page.text
+    assert "Download self-verifying HTML" not in page.text

@@ -168,7 +168,7 @@ def test_the_untouched_page_shows_verified_with_the_key_id(
     assert opened.result["verified"] is True, opened.result
     banner = opened.page.locator("#runlens-check")
     expect(banner).to_have_class("check check-verified")
-    assert opened.banner.startswith("verified")
+    assert opened.banner.startswith("verified: this file is the run's signed verdict (completed)")
     assert exported.key_id in opened.banner
     names = [check["check"] for check in opened.result["checks"]]
     assert names[:2] == ["signature", "statement"]

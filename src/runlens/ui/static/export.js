@@ -460,7 +460,13 @@
     }
     checks.push(await attempt("export", () => checkExport(context)));
     checks.push(await attempt("rows", () => checkRows(context)));
-    return { checks, verdictKeyId: context.verdictKeyId, exportKeyId: context.exportKeyId };
+    const status = context.statement.predicate?.status;
+    return {
+      checks,
+      verdictKeyId: context.verdictKeyId,
+      exportKeyId: context.exportKeyId,
+      status: typeof status === "string" ? status : "unknown",
+    };
   }
 
   // -- the banner ---------------------------------------------------------------------------
@@ -496,7 +502,7 @@
   }
 
   function outcomeOf(result) {
-    const { checks, verdictKeyId, exportKeyId } = result;
+    const { checks, verdictKeyId, exportKeyId, status } = result;
     const failed = checks.filter((each) => each.ok === false);
     if (failed.length) {
       return ["altered", `altered: ${failed.map((each) => each.altered || each.check).join("; ")}`];
@@ -504,7 +510,9 @@
     if (checks.some((each) => each.ok === null)) return ["unavailable", UNAVAILABLE];
     const other = exportKeyId && exportKeyId !== verdictKeyId;
     const exporter = other ? `; this file exported by key ${exportKeyId}` : "";
-    return ["verified", `verified: the verdict is signed by key ${verdictKeyId}${exporter}`];
+    // "verified" speaks of this file: the run it shows may have failed, and says so.
+    const verdict = `the run's signed verdict (${status})`;
+    return ["verified", `verified: this file is ${verdict}, signed by key ${verdictKeyId}${exporter}`];
   }
 
   function finish(outcome, headline, checks, note) {
