@@ -237,6 +237,17 @@ def test_gbk_beyond_the_samples_is_found_and_read(write_csv: CsvWriter, read: Re
 
 
 @READERS
+def test_gbk_with_a_long_word_of_pinyin_letters_is_read(write_csv: CsvWriter, read: Reader) -> None:
+    """A few Chinese words and one long token of Latin letters with tone marks (GB2312 has
+    them): the odd word must not make the only sane reading, GB18030, look unconvincing."""
+    token = "twoyebiéegjuczkilkd" * 50
+    text = f"feedback_id,text\nx1,闪退 \nx2,很差 \nx3,{token}\nx4,the \n"
+    index = read(write_csv(text.encode("gbk")))
+    assert [index.text(i) for i in ("x1", "x3")] == ["闪退 ", token]
+    assert index.encoding == "gb18030"
+
+
+@READERS
 def test_utf8_then_latin1_is_refused_as_mixed(write_csv: CsvWriter, read: Reader) -> None:
     head = "feedback_id,text\nu1,导出很慢\n" + "".join(f"a{n},ascii {n}\n" for n in range(8_000))
     tail = "".join(f"b{n},ascii {n}\n" for n in range(40_000))

@@ -218,12 +218,12 @@ def test_a_rows_own_words_outside_the_figure_sections_are_the_customers() -> Non
 def test_a_rows_words_after_a_titles_colon_are_the_customers() -> None:
     """A title "Fix <theme>: <a row's words>" whose row says little ("plot 100%"): the two
     words before the number reach into the theme's name, but the clause after the colon is
-    the row's own words. Without the colon, or in the report's own sentence, the number is
-    the report's claim."""
-    rows = ("plot 100% ", "uptime 99% at 10:30 today")
+    the row's own words (two Chinese characters say as much as four Latin letters). Without
+    the colon, or in the report's own sentence, the number is the report's claim."""
+    rows = ("plot 100% ", "uptime 99% at 10:30 today", "100% 闪退 ")
     markdown = (
         "## Recommended Actions\n\n"
-        "1. **P2 — Fix Reliability issues: plot 100%** (`plot`).\n"
+        "1. **P2 — Fix Reliability issues: plot 100%** (`plot`). **Fix 稳定性: 100% 闪退**\n"
         "2. **P2 — Fix Reliability issues plot 100%** (`plot`).\n"
         "3. We measured uptime 99% at 10:30 today.\n"
     )

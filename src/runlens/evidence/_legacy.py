@@ -9,6 +9,7 @@
 
 Confidence is (1 - mess) x the share of plausible characters x (1 - 2^-(n+1)) for n
 non-ASCII characters seen (`_weight`): one `é` alone is a guess (0.75), a paragraph is not.
+A GB18030 reading's mess is measured without its words of Latin letters.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ _HIGH_BYTES = bytes(range(0x80, 0x100))
 _IN_WORD_MARKS = frozenset("’‘´`·–—-")
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _NON_ASCII_WORD = re.compile(r"[^\x00-\x7f\s]+")
+#: A word of Latin letters (pinyin's tone marks included). What it looks like says nothing
+#: about which CJK code page a file is in, but one odd word (a long run of pinyin vowels, an
+#: accented token) makes the whole of a clean GB18030 reading look messy.
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 #: Detector names for encodings RunLens reads with a superset codec instead.
 _SUPERSETS = {"gbk": GB18030, "gb2312": GB18030, "gb18030": GB18030}
 #: Detector matches never taken: wide encodings (step 3 decides those), UTF-8, 7-bit codecs.
@@ -89,7 +94,7 @@ def _legacy(samples: Sequence[_Sample], exclude: Iterable[str] = ()) -> TextForm
                 mess = _mess(text)
                 rivals = [m.chaos for m in matches() if m.encoding.startswith(_CJK_RIVALS)]
                 if not rivals or mess <= min(rivals) + GB_MESS_MARGIN:
-                    confidence = (1 - mess) * share * _weight(count)
+                    confidence = (1 - _mess(_LATIN_WORD.sub(" ", text))) * share * _weight(count)
                     return TextFormat(GB18030, round(confidence, 3), BY_GB2312)
     if CP1252 not in excluded:
         text = _decode_samples(samples, CP1252)

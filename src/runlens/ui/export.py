@@ -216,7 +216,7 @@ def _page(title: str, bundle_text: str) -> str:
     return _PAGE.format(
         csp=csp,
         title=escape(title),
-        style=_static("export.css").replace("</", "<\\/"),
+        style=(_static("tokens.css") + _static("export.css")).replace("</", "<\\/"),
         check_id=CHECK_ID,
         view_id=VIEW_ID,
         bundle_open=BUNDLE_OPEN,

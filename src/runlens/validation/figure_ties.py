@@ -6,6 +6,7 @@ most specific, nearest and longest label (`runlens.validation.figures` has every
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -92,7 +93,7 @@ def _claims(
         if not agrees and any(
             copied(words)
             for words in _words_around(text, number)
-            if sum(char.isalpha() for char in words) >= _COPIED_LETTERS
+            if _letters(words) >= _COPIED_LETTERS
         ):
             continue
         statements.append(
@@ -268,6 +269,14 @@ _CLAUSE_MARK = re.compile(r"[,;:!?](?=\s)|[，。；：！？、()（）]")
 _EDGE_PUNCTUATION = " \t\n.,;:!?…()[]（）【】，。；：！？*"
 #: Fewer letters than this around a number say too little to be a row's own words.
 _COPIED_LETTERS = 4
+
+
+def _letters(words: str) -> int:
+    """The letters of `words`, a wide (CJK) character counted as two: two of them make a
+    word as four Latin letters do (`闪退`, "crash")."""
+    return sum(
+        (2 if unicodedata.east_asian_width(char) in "WF" else 1) for char in words if char.isalpha()
+    )
 
 
 def _around(
