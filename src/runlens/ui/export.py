@@ -35,16 +35,15 @@ from runlens.errors import EvidenceIndexError, UserError
 from runlens.evidence import EvidenceIndex
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail
 from runlens.tools.workspace import Workspace
-from runlens.ui.compare import contract_id_fields
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
-from runlens.ui.json_view import render_json_readable
-from runlens.ui.markdown import is_relative, render_markdown
+from runlens.ui.markdown import is_relative
 from runlens.ui.verdicts import RecordUnavailable, read_verdict
 from runlens.ui.views import (
     VERDICT_TEXTS,
     finding_location,
     marked_segments,
     reader_artifacts,
+    render_text,
     view_kind,
 )
 from runlens.verdict.dsse import VerdictError, open_envelope
@@ -504,31 +503,18 @@ def _render(
         text = item.data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return replace(base, problem=f"{row.name} is not UTF-8 text: embedded, not shown")
-    findings = [f for f in run.findings if f.artifact == row.name]
-    if item.kind == "markdown":
-        html = render_markdown(
-            text,
-            citations=citations,
-            findings=findings,
-            evidence_href=to_row,
-            link_href=lambda href: _beside(row.name, href, file_numbers),
-            image_href=lambda href: _image_beside(row.name, href, images),
-        )
-        return replace(base, html=html)
-    if item.kind == "json":
-        try:
-            document = json.loads(text)
-        except ValueError as error:
-            return replace(base, problem=f"{row.name} is not valid JSON ({error})")
-        html = render_json_readable(
-            document,
-            findings=findings,
-            citations=citations,
-            evidence_href=to_row,
-            id_paths=contract_id_fields(run.plugin).get(row.name, ()),
-        )
-        return replace(base, html=html)
-    return replace(base, html=Markup('<pre class="text-artifact">{}</pre>').format(text))
+    html, problem = render_text(
+        run,
+        row.name,
+        item.kind,
+        text,
+        citations,
+        evidence_href=to_row,
+        link_href=lambda href: _beside(row.name, href, file_numbers),
+        image_href=lambda href: _image_beside(row.name, href, images),
+        readable=True,
+    )
+    return replace(base, html=html, problem=problem)
 
 
 def _beside(name: str, href: str, file_numbers: Mapping[str, int]) -> str:

@@ -13,7 +13,7 @@ import functools
 import json
 import posixpath
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
@@ -294,42 +294,67 @@ def render_artifact(
     try:
         text = loaded.data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        problem = f"{row.name} is not UTF-8 text; open the raw file"
-        return RenderedArtifact(row, kind, problem=problem, change=change)
-    findings = [f for f in run.findings if f.artifact == row.name]
+        not_text = f"{row.name} is not UTF-8 text; open the raw file"
+        return RenderedArtifact(row, kind, problem=not_text, change=change)
+    html, problem = render_text(
+        run,
+        row.name,
+        kind,
+        text,
+        citations,
+        evidence_href=lambda row_id: evidence_url(run.run_id, row_id),
+        link_href=lambda href: beside(run, row.name, href),
+        image_href=lambda href: shown_image(run, row.name, href),
+        readable=readable,
+        stale=stale,
+    )
+    return RenderedArtifact(row, kind, html=html, problem=problem, change=change)
 
-    def to_row(row_id: str) -> str:
-        return evidence_url(run.run_id, row_id)
 
+def render_text(
+    run: RunDetail,
+    name: str,
+    kind: str,
+    text: str,
+    citations: Sequence[CitationRow],
+    *,
+    evidence_href: Callable[[str], str],
+    link_href: Callable[[str], str],
+    image_href: Callable[[str], str | None],
+    readable: bool = False,
+    stale: Mapping[str, str] | None = None,
+) -> tuple[Markup | None, str | None]:
+    """The deliverable `name` of `run` (its `text`, of `view_kind` `kind`) as HTML, with its
+    findings placed and its citations linked by `evidence_href` (row id -> address); or why
+    it cannot be shown. The pages and the exported file differ only in where links lead."""
+    findings = [f for f in run.findings if f.artifact == name]
     if kind == "markdown":
         html = render_markdown(
             text,
             citations=citations,
             findings=findings,
-            evidence_href=to_row,
-            link_href=lambda href: beside(run, row.name, href),
-            image_href=lambda href: shown_image(run, row.name, href),
+            evidence_href=evidence_href,
+            link_href=link_href,
+            image_href=image_href,
             stale=stale,
         )
-        return RenderedArtifact(row, kind, html=html, change=change)
+        return html, None
     if kind == "json":
         try:
             document = json.loads(text)
         except ValueError as error:
-            problem = f"{row.name} is not valid JSON ({error})"
-            return RenderedArtifact(row, kind, problem=problem, change=change)
+            return None, f"{name} is not valid JSON ({error})"
         render = render_json_readable if readable else render_json_tree
         html = render(
             document,
             findings=findings,
             citations=citations,
-            evidence_href=to_row,
-            id_paths=contract_id_fields(run.plugin).get(row.name, ()),
+            evidence_href=evidence_href,
+            id_paths=contract_id_fields(run.plugin).get(name, ()),
             stale=stale,
         )
-        return RenderedArtifact(row, kind, html=html, change=change)
-    text_html = Markup('<pre class="text-artifact">{}</pre>').format(text)
-    return RenderedArtifact(row, kind, html=text_html, change=change)
+        return html, None
+    return Markup('<pre class="text-artifact">{}</pre>').format(text), None
 
 
 def beside(run: RunDetail, name: str, href: str) -> str:
