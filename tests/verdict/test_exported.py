@@ -540,6 +540,13 @@ def test_source_checks_the_cited_rows_of_a_file_without_a_row_list(
     assert f"cited row(s) {cited['id']} differ in changed.csv" in problems["rows"]
 
 
+def test_a_missing_exported_file_is_named(tmp_path: Path) -> None:
+    result = invoke("verify", tmp_path / "sent-by-mail.html", home=tmp_path)
+    assert result.exit_code == 2
+    assert "sent-by-mail.html: no such file" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_a_missing_source_is_a_usage_error(exported: dict[str, Any], tmp_path: Path) -> None:
     page = write_page(tmp_path / "run.html", exported)
 

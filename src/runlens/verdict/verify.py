@@ -54,6 +54,9 @@ from runlens.verdict.statement import (
     subject_digests,
 )
 
+#: File names that name an exported file rather than a run id.
+_EXPORT_SUFFIXES = frozenset({".html", ".htm"})
+
 
 def verify_target(
     target: str,
@@ -69,6 +72,8 @@ def verify_target(
         from runlens.verdict.exported import verify_export
 
         return verify_export(path, home=home, keys=keys, source=source)
+    if path.suffix.lower() in _EXPORT_SUFFIXES and not path.exists():
+        raise UserError(f"{target}: no such file (an exported file to verify)")
     if path.is_dir() and not (path / Workspace.RUN_RECORD).is_file():
         raise UserError(f"{target} is not a run's workspace (it has no {Workspace.RUN_RECORD})")
     return verify_workspace(find_workspace(target, home), home=home, keys=keys, source=source)
