@@ -60,14 +60,19 @@ def rows_digest(pairs: Iterable[tuple[str, str]]) -> str:
 
 
 def index_rows_digest(index: EvidenceIndex) -> str:
-    """`rows_digest` of an Evidence Index's rows.
+    """`rows_digest` of an Evidence Index's rows."""
+    return _digest_of_sorted(index_row_lines(index))
 
-    An index's ids hold no control character (the builder refuses them, a load checks them),
-    so every character of an id sorts after the tab and the lines sort as their ids do:
-    sorting the lines (strings) is several times faster than sorting (id, hash) pairs."""
+
+def index_row_lines(index: EvidenceIndex) -> list[str]:
+    """The `row_id<TAB>row_hash` lines `rows_digest` hashes (each followed by a newline),
+    sorted. An index's ids hold no control character (the builder refuses them, a load
+    checks them), so every character of an id sorts after the tab and the lines sort as
+    their ids do: sorting the lines (strings) is several times faster than sorting
+    (id, hash) pairs."""
     lines = [f"{row_id}\t{row_hash}" for row_id, row_hash, _ in index.rows()]
     lines.sort()
-    return _digest_of_sorted(lines)
+    return lines
 
 
 def _digest_of_sorted(lines: list[str]) -> str:

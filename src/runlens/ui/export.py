@@ -33,6 +33,8 @@ from markupsafe import Markup, escape
 
 from runlens.errors import EvidenceIndexError, UserError
 from runlens.evidence import EvidenceIndex
+from runlens.review.entries import REVIEWS_PATH
+from runlens.sourcelock.lock import index_row_lines
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, RunDetail
 from runlens.tools.workspace import Workspace
 from runlens.ui.files import WorkspaceFileError, open_in_workspace
@@ -55,18 +57,18 @@ from runlens.verdict.exportfile import (
     bundle_script,
     file_entry,
     raw_public_key_b64,
+    row_values_sha256,
     sign_export,
     text_sha256,
 )
 from runlens.verdict.keys import key_id, load_public_keys, signing_key
-from runlens.verdict.statement import canonical_json, decode_statement, subject_digests
+from runlens.verdict.statement import decode_statement, subject_digests
 
 #: The largest `row_list` a file embeds (bytes); a bigger input's cited rows go unchecked
 #: against the locked source in the page.
 ROW_LIST_LIMIT: Final = 1_000_000
 #: The largest deliverable a file embeds (bytes).
 FILE_LIMIT: Final = 8 * 1024 * 1024
-REVIEWS_PATH: Final = "runtime/reviews.jsonl"
 MEDIA_TYPES: Final = {
     "markdown": "text/markdown; charset=utf-8",
     "json": "application/json",
@@ -380,7 +382,7 @@ def _source_row(index: EvidenceIndex | None, row_id: str) -> dict[str, str] | No
     if index.id_column in index.columns:
         values[index.id_column] = row_id
     row = {name: values[name] for name in index.columns if name in values}
-    if hashlib.sha256(canonical_json(row)).hexdigest() != index.row_hash(row_id):
+    if row_values_sha256(row) != index.row_hash(row_id):
         return None
     return row
 
@@ -396,11 +398,10 @@ def _row_entry(index: EvidenceIndex, item: _CitedRow) -> dict[str, Any]:
 
 
 def _row_list(index: EvidenceIndex | None) -> str | None:
-    """The index's `row_id<TAB>row_hash` lines as the rows digest takes them, when small."""
+    """The index's lines as the rows digest hashes them (`index_row_lines`), when small."""
     if index is None or len(index) * 80 > 4 * ROW_LIST_LIMIT:
         return None
-    lines = sorted(f"{row_id}\t{row_hash}\n" for row_id, row_hash, _ in index.rows())
-    text = "".join(lines)
+    text = "".join(f"{line}\n" for line in index_row_lines(index))
     return text if len(text.encode("utf-8")) <= ROW_LIST_LIMIT else None
 
 

@@ -53,11 +53,12 @@ from runlens.verdict.exportfile import (
     file_bytes,
     page_shell,
     public_key_from_b64,
+    row_values_sha256,
     sha256,
     text_sha256,
 )
 from runlens.verdict.keys import key_id, key_names, load_public_keys
-from runlens.verdict.statement import canonical_json, decode_statement, subject_digests
+from runlens.verdict.statement import decode_statement, subject_digests
 
 #: What each digest of the export's manifest covers, as a reader would name it.
 _MANIFEST_PARTS: Final = {
@@ -421,7 +422,7 @@ def _row_hash_problems(rows: Sequence[CitedRow]) -> Iterator[str]:
     for row in rows:
         if row.values is None:
             continue
-        actual = sha256(canonical_json(row.values))
+        actual = row_values_sha256(row.values)
         if actual != row.row_hash:
             yield (
                 f"row {row.row_id} changed: its values hash to sha256 {actual}, its row_hash "

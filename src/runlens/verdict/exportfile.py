@@ -205,6 +205,12 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def row_values_sha256(values: Mapping[str, Any]) -> str:
+    """A source row's hash from its values (SPEC section 5: the SHA-256 of their canonical
+    JSON), as the Evidence Index records it in `row_hash`."""
+    return sha256(canonical_json(values))
+
+
 def text_sha256(text: str) -> str:
     try:
         return sha256(text.encode("utf-8"))
@@ -301,6 +307,7 @@ __all__ = [
     "file_entry",
     "public_key_from_b64",
     "raw_public_key_b64",
+    "row_values_sha256",
     "sha256",
     "sign_export",
     "text_sha256",
