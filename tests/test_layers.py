@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "runlens._lazy",
             "runlens.errors",
             "runlens.atomic",
+            "runlens.digests",
             "runlens.schema",
             "runlens.cancellation",
             "runlens.secrets",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from runlens.evidence import file_sha256
+from runlens.digests import path_sha256
 from runlens.review.entries import (
     REVIEW_PAYLOAD_TYPE,
     REVIEWS_PATH,
@@ -112,9 +112,10 @@ def ledger_problems(
 
 
 def current_digests(workspace: Path) -> dict[str, str]:
-    """SHA-256 of every deliverable file (everything under `artifacts/`) as it is now."""
+    """SHA-256 of every deliverable file (everything under `artifacts/`) as it is now (each
+    file hashed once per version of it: `runlens.digests`, as the pages show it)."""
     root = Path(workspace)
-    return {name: file_sha256(root / name) for name in deliverable_files(root)}
+    return {name: path_sha256(root / name) for name in deliverable_files(root)}
 
 
 __all__ = [

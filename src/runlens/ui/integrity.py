@@ -5,27 +5,20 @@ validated (`ArtifactRow.sha256`). A file edited afterwards (a `sed` on the repor
 longer carries that verdict: every page of the run and the API compare the bytes they serve
 with that digest and say so loudly when they differ, naming both digests.
 
-Digests of files on disk are cached by the file's identity and stat (device, inode, size,
-modification and change times), so a page hashes a large deliverable once, not on every
-view; any write to the file changes its stat and so its digest is taken again.
+Digests of files on disk are cached by the file's identity and stat (`runlens.digests`), so
+a page hashes a large deliverable once, not on every view; any write to the file changes its
+stat and so its digest is taken again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
 
+from runlens.digests import fd_sha256
 from runlens.store.rows import ArtifactRow, RunDetail
 from runlens.ui.files import OpenedFile, WorkspaceFileError, open_in_workspace
-
-#: How many file digests the cache keeps.
-_CACHE_SIZE: Final = 512
-_CHUNK: Final = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,35 +45,14 @@ class ChangedArtifact:
         )
 
 
-_cache: OrderedDict[tuple[int, ...], str] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def opened_sha256(opened: OpenedFile) -> str:
-    """The digest of an opened file, from the cache when its stat is unchanged; the file's
-    position is back at its start afterwards, so it can then be served."""
-    info = os.fstat(opened.fd)
-    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    with _cache_lock:
-        cached = _cache.get(key)
-        if cached is not None:
-            _cache.move_to_end(key)
-            return cached
-    digest = hashlib.sha256()
-    os.lseek(opened.fd, 0, os.SEEK_SET)
-    while chunk := os.read(opened.fd, _CHUNK):
-        digest.update(chunk)
-    os.lseek(opened.fd, 0, os.SEEK_SET)
-    value = digest.hexdigest()
-    with _cache_lock:
-        _cache[key] = value
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return value
+    """The digest of an opened file (`runlens.digests.fd_sha256`: cached by its stat); the
+    file's position is back at its start afterwards, so it can then be served."""
+    return fd_sha256(opened.fd)
 
 
 def change_of(
