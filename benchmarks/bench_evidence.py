@@ -378,6 +378,38 @@ def main() -> None:
             results[name].append(run_child(name, csv_path, index_path, analysis_path))
     print_table(results, size_mb, args.citations)
     print(f"  load average before: {load_before}; after: {_load()}\n")
+    print_goals(results, args.rows, size_mb)
+
+
+def print_goals(results: dict[str, list[dict[str, Any]]], rows: int, size_mb: float) -> None:
+    """The goal rows: the index build within 1.5x a bare `csv.reader` pass over the same file
+    (wall, medians of the interleaved runs; CPU of the main thread beside it) and its peak
+    memory at most 2x the file, on 1M rows."""
+    if not (results.get("bare") and results.get("build")):
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_peers import goal_row  # a sibling script, not a package
+
+    def median(name: str, key: str) -> float:
+        return statistics.median(float(run[key]) for run in results[name])
+
+    ratio = median("build", "wall") / median("bare", "wall")
+    main_ratio = median("build", "main_cpu") / median("bare", "main_cpu")
+    peak = median("build", "peak_mb") / size_mb
+    full = rows >= 1_000_000
+    print("Goals\n| goal | figure | comparison | met? |\n| --- | --- | --- | --- |")
+    goal_row(
+        f"Evidence Index build, {rows:,} rows, within 1.5× a bare `csv.reader` pass",
+        f"×{ratio:.2f} wall (main thread CPU ×{main_ratio:.2f})",
+        f"bare `csv.reader` {median('bare', 'wall'):.2f} s, same runs",
+        ratio <= 1.5 if full else None,
+    )
+    goal_row(
+        f"Evidence Index build, {rows:,} rows, peak memory ≤ 2× the file",
+        f"×{peak:.2f} ({median('build', 'peak_mb'):.0f} MB)",
+        f"the file: {size_mb:.0f} MB",
+        peak <= 2 if full else None,
+    )
 
 
 def _load() -> str:
