@@ -36,6 +36,9 @@ NOT_READING = (
 )
 #: What `--help` does not need: no store, no records.
 NOT_HELPING = ("sqlalchemy", "pydantic", "rich")
+#: What a scripted run does not call: the offline analyst's theme discovery (its model writes
+#: the analysis), and urllib's request machinery (an XML escape does not need it).
+NOT_RUNNING = ("runlens_feedback.discovery", "urllib.request", "http.client", "xml.sax")
 
 PROGRAM = f"""
 import sys
@@ -46,7 +49,7 @@ except SystemExit as done:
     status = done.code or 0
 else:
     status = 0
-watched = {(*NOT_CALLED, *NOT_READING, *NOT_HELPING)!r}
+watched = {(*NOT_CALLED, *NOT_READING, *NOT_HELPING, *NOT_RUNNING)!r}
 loaded = sorted(name for name in watched if name in sys.modules)
 print("\\nLOADED " + " ".join(loaded))
 sys.exit(status)
@@ -126,6 +129,8 @@ def test_a_scripted_run_loads_no_provider_client_nor_web_app(
     )
     assert [name for name in loaded if name in NOT_CALLED] == []
     assert "psutil" not in loaded  # no command hook ran
+    # The model writes the analysis: no theme discovery; the chart is drawn without urllib.
+    assert [name for name in loaded if name in NOT_RUNNING] == []
     # With --json nothing is drawn: no rich either.
     quiet = _loaded(
         home, "run", "feedback-analysis", str(SAMPLE), "--model", f"scripted:{PASSING}", "--json"

@@ -94,10 +94,10 @@ source_ref_option = click.option(
 
 
 def _check_submitter(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    from runlens.review.entries import ReviewError, check_reviewer_name
-
     if value is None:
         return None
+    from runlens.review.entries import ReviewError, check_reviewer_name
+
     try:
         return check_reviewer_name(value)
     except ReviewError as error:
