@@ -56,6 +56,27 @@ sys.exit(status)
 """
 
 
+#: `runlens ARGS`, counting how often the installed distributions' entry points are read.
+COUNTING = """
+import sys
+import runlens._entry_points as installed
+readings = []
+def counted(read=installed.entry_points):
+    readings.append(None)
+    return read()
+installed.entry_points = counted
+from runlens.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    status = done.code or 0
+else:
+    status = 0
+print(f"\\nREADINGS {len(readings)}")
+sys.exit(status)
+"""
+
+
 def _env(home: Path) -> dict[str, str]:
     env = {**os.environ, "RUNLENS_HOME": str(home), "COLUMNS": "200"}
     env.pop("RUNLENS_DATABASE_URL", None)
@@ -136,3 +157,16 @@ def test_a_scripted_run_loads_no_provider_client_nor_web_app(
         home, "run", "feedback-analysis", str(SAMPLE), "--model", f"scripted:{PASSING}", "--json"
     )
     assert [name for name in quiet if name in (*NOT_CALLED, "rich")] == []
+
+
+def test_a_run_reads_the_entry_points_once(home_with_a_run: tuple[Path, str]) -> None:
+    # Its plugin, its model provider, the validator plugins and the verdict's plugin version
+    # are all looked up in one reading of the installed distributions.
+    home, _ = home_with_a_run
+    done = subprocess.run(
+        [sys.executable, "-c", COUNTING, "run", "feedback-analysis", str(SAMPLE),
+         "--model", f"scripted:{PASSING}", "--json"],
+        env=_env(home), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rsplit("\nREADINGS", 1)[1].split() == ["1"]
