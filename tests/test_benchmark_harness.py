@@ -94,3 +94,24 @@ def test_goal_rows_are_gathered_after_the_goals_line() -> None:
         "| per step with the SQLite store | ×1.10 | no store, same round | yes |"
     ]
     assert goals.goal_rows("no goals here\n| a | b | c | d |") == []
+
+
+def test_import_families_add_up_each_modules_own_time() -> None:
+    bench_imports = _load("bench_imports")
+    trace = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:       100 |        100 |       sqlalchemy.sql",
+            "import time:        50 |        150 |     sqlalchemy",
+            "import time:        20 |        170 |   runlens.store.engine",
+            "import time:        30 |         30 |   pydantic",
+            "import time:         5 |        205 | runlens.store.db",
+            "import time:         7 |          7 | json",
+        ]
+    )
+    needing = {"sqlalchemy", "sqlalchemy.sql", "runlens.store.engine", "runlens.store.db"}
+    spent = bench_imports.importtime_by_family(trace, needing)
+    assert spent[bench_imports.SQLALCHEMY] == pytest.approx(175e-6)
+    assert spent["pydantic"] == pytest.approx(30e-6)
+    assert spent["the standard library and the rest"] == pytest.approx(7e-6)
+    assert spent["RunLens and its plugin (own modules)"] == 0

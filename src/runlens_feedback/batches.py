@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runlens import (
     NO_TEXT_REASON,
@@ -36,7 +36,9 @@ from runlens import batch_message as core_batch_message
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.breakdowns import table_metadata
 from runlens_feedback.contracts import ANALYSIS, ANALYSIS_CONTRACT
-from runlens_feedback.discovery import ThemeCatalogue, discover_themes
+
+if TYPE_CHECKING:
+    from runlens_feedback.discovery import ThemeCatalogue
 
 SUBMIT_TOOL = "submit_batch_analysis"
 #: The item field naming the row, and the field of a `failed_batches` entry listing its rows.
@@ -125,7 +127,12 @@ async def analyze_in_batches(
 
 
 def _discover(table: SourceTable, text_column: str) -> ThemeCatalogue:
-    """The input's themes, discovered once over every row's text (`discover_themes`)."""
+    """The input's themes, discovered once over every row's text (`discover_themes`).
+
+    Theme discovery is imported here: only the offline analyst's batches discover themes,
+    and a run whose model writes the analysis itself does not load it."""
+    from runlens_feedback.discovery import discover_themes
+
     texts = table.column(text_column)
     checkpoint()
     return discover_themes(texts, keep_segmentation=True)

@@ -36,7 +36,6 @@ import xml.parsers.expat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from runlens import Figure, stated_numbers
 from runlens_feedback.analyst.groups import group_label
@@ -91,6 +90,24 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 # -- drawing --------------------------------------------------------------------------------
+
+
+def escape(data: str) -> str:
+    """`data` with `&`, `<` and `>` escaped, as `xml.sax.saxutils.escape` writes them (whose
+    module loads urllib and http.client, which drawing a chart does not call)."""
+    return data.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+
+
+def quoteattr(data: str) -> str:
+    """`data` escaped and quoted as an attribute value, as `xml.sax.saxutils.quoteattr`
+    writes it: line breaks and tabs as character references, and double quotes unless the
+    value holds a double quote and no single one."""
+    data = escape(data).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    if '"' not in data:
+        return f'"{data}"'
+    if "'" not in data:
+        return f"'{data}'"
+    return '"{}"'.format(data.replace('"', "&quot;"))
 
 
 def xml_safe(text: str) -> str:

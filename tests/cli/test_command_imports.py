@@ -36,6 +36,9 @@ NOT_READING = (
 )
 #: What `--help` does not need: no store, no records.
 NOT_HELPING = ("sqlalchemy", "pydantic", "rich")
+#: What a scripted run does not call: the offline analyst's theme discovery (its model writes
+#: the analysis), and urllib's request machinery (an XML escape does not need it).
+NOT_RUNNING = ("runlens_feedback.discovery", "urllib.request", "http.client", "xml.sax")
 
 PROGRAM = f"""
 import sys
@@ -46,9 +49,30 @@ except SystemExit as done:
     status = done.code or 0
 else:
     status = 0
-watched = {(*NOT_CALLED, *NOT_READING, *NOT_HELPING)!r}
+watched = {(*NOT_CALLED, *NOT_READING, *NOT_HELPING, *NOT_RUNNING)!r}
 loaded = sorted(name for name in watched if name in sys.modules)
 print("\\nLOADED " + " ".join(loaded))
+sys.exit(status)
+"""
+
+
+#: `runlens ARGS`, counting how often the installed distributions' entry points are read.
+COUNTING = """
+import sys
+import runlens._entry_points as installed
+readings = []
+def counted(read=installed.entry_points):
+    readings.append(None)
+    return read()
+installed.entry_points = counted
+from runlens.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    status = done.code or 0
+else:
+    status = 0
+print(f"\\nREADINGS {len(readings)}")
 sys.exit(status)
 """
 
@@ -126,8 +150,23 @@ def test_a_scripted_run_loads_no_provider_client_nor_web_app(
     )
     assert [name for name in loaded if name in NOT_CALLED] == []
     assert "psutil" not in loaded  # no command hook ran
+    # The model writes the analysis: no theme discovery; the chart is drawn without urllib.
+    assert [name for name in loaded if name in NOT_RUNNING] == []
     # With --json nothing is drawn: no rich either.
     quiet = _loaded(
         home, "run", "feedback-analysis", str(SAMPLE), "--model", f"scripted:{PASSING}", "--json"
     )
     assert [name for name in quiet if name in (*NOT_CALLED, "rich")] == []
+
+
+def test_a_run_reads_the_entry_points_once(home_with_a_run: tuple[Path, str]) -> None:
+    # Its plugin, its model provider, the validator plugins and the verdict's plugin version
+    # are all looked up in one reading of the installed distributions.
+    home, _ = home_with_a_run
+    done = subprocess.run(
+        [sys.executable, "-c", COUNTING, "run", "feedback-analysis", str(SAMPLE),
+         "--model", f"scripted:{PASSING}", "--json"],
+        env=_env(home), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rsplit("\nREADINGS", 1)[1].split() == ["1"]

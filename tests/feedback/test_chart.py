@@ -214,3 +214,16 @@ def test_the_report_and_the_chart_share_one_computation_of_the_figures(
         results = [validator.validate(context) for validator in validators]
         assert [result.findings for result in results] == [(), ()]
         assert len(calls) == round_number
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "plain", "a&b<c>d", 'say "hi"', "it's", "both ' and \"", "a\nb\r\tc", "&amp; \"'<>\n"],
+)
+def test_the_chart_escapes_text_and_attributes_as_saxutils_does(text: str) -> None:
+    from xml.sax import saxutils
+
+    from runlens_feedback.chart import escape, quoteattr
+
+    assert escape(text) == saxutils.escape(text)
+    assert quoteattr(text) == saxutils.quoteattr(text)

@@ -24,11 +24,11 @@ EXIT_COMPLETED, EXIT_FAILED = 0, 1
 
 
 def _check_encoding(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
     from runlens.errors import UserError
     from runlens.evidence import check_encoding_name
 
-    if value is None:
-        return None
     try:
         return check_encoding_name(value)
     except UserError as error:
@@ -94,10 +94,10 @@ source_ref_option = click.option(
 
 
 def _check_submitter(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    from runlens.review.entries import ReviewError, check_reviewer_name
-
     if value is None:
         return None
+    from runlens.review.entries import ReviewError, check_reviewer_name
+
     try:
         return check_reviewer_name(value)
     except ReviewError as error:
