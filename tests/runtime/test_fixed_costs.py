@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
-import time
 from contextvars import ContextVar
 from pathlib import Path
 
 import pytest
 
+from runlens.evidence import file_sha256
 from runlens.runtime import lock as lock_module
 from runlens.runtime.lock import WorkspaceLock, read_holder
+from runlens.runtime.run_records import _FileDigests
 from runlens.tools.workspace import Workspace
+from runlens.validation import runner
 from runlens.validation.base import ValidationContext, ValidatorResult
-from runlens.validation.runner import run_validators
+from runlens.validation.runner import _ValidatorBatch, run_validators
+from runlens.verdict.statement import collect_subjects, deliverable_files
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -62,14 +66,6 @@ class _Recording:
         return ValidatorResult(validator=self.name, findings=(), summary=None)
 
 
-class _Hanging:
-    name = "hanging"
-
-    def validate(self, context: ValidationContext) -> ValidatorResult:
-        time.sleep(0.6)  # past its timeout: abandoned (its exception arrives after the sleep)
-        return ValidatorResult(validator=self.name, findings=(), summary=None)
-
-
 def test_validation_rounds_reuse_an_idle_thread_each_in_a_fresh_context(tmp_path: Path) -> None:
     recording = _Recording()
     context = ValidationContext(workspace=tmp_path, contracts=())
@@ -87,17 +83,84 @@ def test_validation_rounds_reuse_an_idle_thread_each_in_a_fresh_context(tmp_path
 
 
 def test_an_abandoned_rounds_thread_never_runs_another_round(tmp_path: Path) -> None:
+    """The exception `abandon` hands to a round's thread may still be on its way when the
+    round ends: such a thread ends instead of going back among the idle ones."""
     recording = _Recording()
     context = ValidationContext(workspace=tmp_path, contracts=())
+    kept = _ValidatorBatch([(recording, 5)], context)
+    assert kept.release() is True
+    abandoned = _ValidatorBatch([(recording, 5)], context)
+    abandoned.abandon()
+    assert abandoned.release() is False
 
-    async def rounds() -> tuple[ValidatorResult, list[tuple[ValidatorResult, float]]]:
-        ((timed_out, _),) = await run_validators([(_Hanging(), 0.1)], context)
-        later = []
-        for _ in range(5):  # rounds after it, while the abandoned thread winds down
-            later += await run_validators([(recording, 5)], context)
-            await asyncio.sleep(0.15)
-        return timed_out, later
+    async def round_of(batch: _ValidatorBatch) -> None:
+        await runner._in_daemon_thread(batch)
 
-    timed_out, later = asyncio.run(rounds())
-    assert timed_out.blocked and "timed out" in (timed_out.summary or "")
-    assert [result.blocked for result, _ in later] == [False] * 5
+    asyncio.run(round_of(_ValidatorBatch([(recording, 5)], context)))
+    idle = runner._IDLE.take()  # the thread of the round that ran, back among the idle
+    assert idle is not None and idle.thread is recording.threads[-1]
+    runner._IDLE.give(idle)
+    gone = _ValidatorBatch([(recording, 5)], context)
+    gone.abandon()  # before it starts: it runs nothing, and its thread ends
+    with contextlib.suppress(TimeoutError):
+        asyncio.run(asyncio.wait_for(round_of(gone), 0.5))
+    idle.thread.join(5)
+    assert not idle.thread.is_alive()
+    assert runner._IDLE.take() is None
+    assert len(recording.threads) == 1  # the abandoned round ran no validator
+
+
+def _rglob_deliverables(root: Path) -> list[str]:
+    """What `deliverable_files` listed through `Path.rglob`."""
+    folder = root / "artifacts"
+    if not folder.is_dir():
+        return []
+    return sorted(
+        path.relative_to(root).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and not path.is_symlink()
+    )
+
+
+def test_deliverable_files_lists_what_rglob_listed(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    assert deliverable_files(root) == [] == _rglob_deliverables(root)
+    artifacts = root / "artifacts"
+    (artifacts / "deep" / "deeper").mkdir(parents=True)
+    (artifacts / "empty").mkdir()
+    for name in ("report.md", ".hidden", "deep/a.json", "deep/deeper/b.csv", "名字.md"):
+        (artifacts / name).write_text(name, encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("x", encoding="utf-8")
+    (artifacts / "linked.txt").symlink_to(outside / "secret.txt")
+    (artifacts / "linked_folder").symlink_to(outside, target_is_directory=True)
+    (artifacts / "dangling").symlink_to(tmp_path / "nowhere")
+    listed = deliverable_files(root)
+    assert listed == _rglob_deliverables(root)
+    assert listed == [
+        "artifacts/.hidden",
+        "artifacts/deep/a.json",
+        "artifacts/deep/deeper/b.csv",
+        "artifacts/report.md",
+        "artifacts/名字.md",
+    ]
+
+
+def test_the_verdict_and_the_manifest_hash_each_file_once_and_alike(tmp_path: Path) -> None:
+    calls: list[Path] = []
+    root = tmp_path / "ws"
+    (root / "artifacts").mkdir(parents=True)
+    (root / "input").mkdir()
+    (root / "artifacts" / "out.json").write_bytes(b'{"done": true}')
+    (root / "input" / "in.csv").write_bytes(b"id,text\n1,a\n")
+    digests = _FileDigests()
+
+    def counted(path: Path) -> str:
+        calls.append(path)
+        return digests(path)
+
+    subjects = collect_subjects(root, "input/in.csv", sha256=counted)
+    assert subjects == collect_subjects(root, "input/in.csv")  # the same digests
+    assert counted(root / "artifacts" / "out.json") == file_sha256(root / "artifacts" / "out.json")
+    assert len(digests._known) == 2  # each file read once, however often asked
