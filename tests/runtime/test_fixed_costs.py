@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from runlens.evidence import file_sha256
+from runlens.models.messages import ModelResponse, ToolCall, Usage
 from runlens.runtime import lock as lock_module
+from runlens.runtime.journal import response_from_json, response_to_json
 from runlens.runtime.lock import WorkspaceLock, read_holder
+from runlens.runtime.loop import _as_from_json
 from runlens.runtime.run_records import _FileDigests
 from runlens.tools.workspace import Workspace
 from runlens.validation import runner
@@ -164,3 +167,24 @@ def test_the_verdict_and_the_manifest_hash_each_file_once_and_alike(tmp_path: Pa
     assert subjects == collect_subjects(root, "input/in.csv")  # the same digests
     assert counted(root / "artifacts" / "out.json") == file_sha256(root / "artifacts" / "out.json")
     assert len(digests._known) == 2  # each file read once, however often asked
+
+
+def test_a_response_skips_the_json_round_trip_only_when_it_would_come_back_equal() -> None:
+    plain = ModelResponse(
+        content="x",
+        tool_calls=(ToolCall("c1", "note", {"text": "a"}, '{"text": "a"}'),),
+        usage=Usage(3, 4),
+        model_name="m",
+        finish_reason="tool_calls",
+        notes=("repaired",),
+    )
+    assert _as_from_json(plain)
+    assert response_from_json(response_to_json(plain)) == plain
+    listed = ModelResponse(tool_calls=[ToolCall("c1", "note", {})])  # type: ignore[arg-type]
+    assert not _as_from_json(listed)  # goes through JSON: its calls come back as a tuple
+    assert response_from_json(response_to_json(listed)).tool_calls == (ToolCall("c1", "note", {}),)
+
+    class Subclass(ModelResponse):
+        __slots__ = ()
+
+    assert not _as_from_json(Subclass(content="x"))
