@@ -173,8 +173,9 @@ class RunRecords:
         if self.report is not None:
             citations = citations_record(self.report).encode()
             self._write_record(self.workspace.citations, encode_record(citations))
+        encoded = record.encode()  # read by the manifest, then written as run.json
         manifest = build_manifest(
-            run=record.encode(),
+            run=encoded,
             workspace=self.workspace.root,
             contracts=self.plugin.contracts,
             statuses=self.report.artifacts if self.report else None,
@@ -185,7 +186,7 @@ class RunRecords:
             sha256=digests,
         )
         self._write_record(self.workspace.manifest, encode_record(manifest.encode()))
-        self._write_run_record(record)
+        self._write_record(self.workspace.run_record, encode_record(encoded))
         self.events.close()
         self.lock.release()
 
