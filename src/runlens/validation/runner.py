@@ -439,9 +439,8 @@ class _ValidatorThread:
 
     Each round runs in a context of its own (as on a new thread), and the thread is back
     among the idle ones before the loop hears that the round is over, so the next round
-    finds it there. A round whose batch was
-    abandoned ends the thread: the exception `abandon` hands to it may still be on its way,
-    and must never reach another round.
+    finds it there. A round whose batch was abandoned ends the thread: the exception
+    `abandon` hands to it may still be on its way, and must never reach another round.
     """
 
     def __init__(self, first: _Round) -> None:
