@@ -165,6 +165,12 @@ class EventLog:
         return self._append(*tool_event(name, data))
 
     def _append(self, event_type: EventType, data: dict[str, Any]) -> Event:
+        if not self._replay:  # a run publishing afresh (every run but a replayed one)
+            self._seq += 1
+            now, timestamp = self._clock.now()
+            fresh = Event(self._seq, timestamp, self.run_id, event_type, data, now)
+            self._deliver(fresh)
+            return fresh
         # A handover recorded where the replay stands now is part of the run's past: it
         # stays in place (nothing the run publishes itself would match it).
         while event_type != HANDOVER and self._recorded_type(self._seq + 1) == HANDOVER:

@@ -7,7 +7,7 @@ settles a run whose process died), whatever the outcome.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -80,6 +80,8 @@ def artifact_entry(
     contract: ArtifactContract,
     status: ArtifactState | None,
     findings: Sequence[Finding],
+    *,
+    sha256: Callable[[Path], str] = _sha256,
 ) -> ManifestArtifact:
     path = workspace / contract.name
     exists = path.is_file()
@@ -87,7 +89,7 @@ def artifact_entry(
     return ManifestArtifact(
         **contract.to_metadata(),
         size=path.stat().st_size if exists else None,
-        sha256=_sha256(path) if exists else None,
+        sha256=sha256(path) if exists else None,
         status=state,
         findings=[f for f in findings if f.artifact == contract.name],
     )
@@ -102,9 +104,11 @@ def build_manifest(
     findings: Sequence[Finding],
     input_name: str,
     source_hash: str | None,
+    sha256: Callable[[Path], str] = _sha256,
 ) -> Manifest:
     """`run` gives `run_id`, `plugin`, `model`, `status`, `error_message` and
-    `evidence_index_sha256` (a run record, or what a reader could read of one).
+    `evidence_index_sha256` (a run record, or what a reader could read of one); `sha256`
+    hashes each artifact.
 
     Each finding goes to the artifact it names; those that name none of `contracts` (about
     the run as a whole, `artifact` "") go to the manifest's own `findings`, so every finding
@@ -120,7 +124,9 @@ def build_manifest(
         input=ManifestInput(name=input_name, source_hash=source_hash),
         evidence_index_sha256=run.get("evidence_index_sha256"),
         artifacts=[
-            artifact_entry(workspace, contract, statuses.get(contract.name), findings)
+            artifact_entry(
+                workspace, contract, statuses.get(contract.name), findings, sha256=sha256
+            )
             for contract in contracts
         ],
         findings=[f for f in findings if f.artifact not in listed],

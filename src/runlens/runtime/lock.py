@@ -79,7 +79,7 @@ class WorkspaceLock:
             "run_id": run_id,
             "pid": os.getpid(),
             "host": socket.gethostname(),
-            "process_start": process_start_time(os.getpid()),
+            "process_start": _own_start_time(),
             "started_at": utc_now(),
             "heartbeat_seconds": HEARTBEAT_SECONDS,
         }
@@ -218,6 +218,20 @@ def process_start_time(pid: int) -> int | None:
         return int(fields[19])  # field 22 of proc(5), counted from field 3
     except (IndexError, ValueError):
         return None
+
+
+#: This process's pid and start time, read once per process (a forked child reads its own).
+_OWN_START: tuple[int, int | None] | None = None
+
+
+def _own_start_time() -> int | None:
+    """`process_start_time` of this process: it never changes while the pid stays the same,
+    and reading `/proc` costs more than the rest of a claim."""
+    global _OWN_START
+    pid = os.getpid()
+    if _OWN_START is None or _OWN_START[0] != pid:
+        _OWN_START = (pid, process_start_time(pid))
+    return _OWN_START[1]
 
 
 def _pid_exists(pid: int) -> bool:

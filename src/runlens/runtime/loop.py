@@ -22,6 +22,7 @@ from runlens.models.messages import (
     ToolCall,
     ToolResultMessage,
     ToolSpec,
+    Usage,
     UserMessage,
 )
 from runlens.models.retry import RetryAttempt, RetryPolicy, complete_with_retries
@@ -184,11 +185,15 @@ class AgentLoop:
                     raise
                 # Checkpointed like an answer: a replay fails the same way, without a call.
                 return {"error": error_to_json(error), "retries": retries}
-            return {
-                "response": response_to_json(response),
+            answer: JsonObject = {
                 "retries": retries,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3),
             }
+            if durable or not _as_from_json(response):
+                answer["response"] = response_to_json(response)
+            else:  # nothing keeps this step: the response as it is, without a JSON round trip
+                answer["answer"] = response
+            return answer
 
         # The request's digest names a durable step (a replay asking another question is
         # refused); a journal that keeps nothing needs no name worth computing.
@@ -205,7 +210,8 @@ class AgentLoop:
         except Exception as error:
             self.events.publish("model.failed", {"error": str(error), "purpose": purpose})
             raise
-        response = response_from_json(result["response"])
+        answer = result.get("answer")
+        response = answer if answer is not None else response_from_json(result["response"])
         called: ModelCalled = {
             "turn": turn,
             "purpose": purpose,
@@ -320,6 +326,18 @@ class AgentLoop:
                     "result_chars": len(outcome.content),
                 },
             )
+
+
+def _as_from_json(response: ModelResponse) -> bool:
+    """Whether `response` is built of exactly the types `response_from_json` rebuilds it
+    from (then the round trip through JSON would give an equal response, and is skipped)."""
+    return (
+        type(response) is ModelResponse
+        and type(response.tool_calls) is tuple
+        and all(type(call) is ToolCall for call in response.tool_calls)
+        and type(response.usage) is Usage
+        and type(response.notes) is tuple
+    )
 
 
 def _preview(text: str | None) -> str | None:

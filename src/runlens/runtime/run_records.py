@@ -155,8 +155,12 @@ class RunRecords:
 
     def _finalize(self) -> None:
         """Write the signed verdict, the trace, the manifest and the final run record; close
-        the event log."""
-        self._sign_verdict()
+        the event log.
+
+        The verdict and the manifest hash the same files (the deliverables, the input): each
+        is read once (`_FileDigests`), the run's own writes being over by now."""
+        digests = _FileDigests()
+        self._sign_verdict(digests)
         record = self._run_record()
         trace = build_trace(
             self.run_id,
@@ -169,21 +173,24 @@ class RunRecords:
         if self.report is not None:
             citations = citations_record(self.report).encode()
             self._write_record(self.workspace.citations, encode_record(citations))
+        encoded = record.encode()  # read by the manifest, then written as run.json
         manifest = build_manifest(
-            run=record.encode(),
+            run=encoded,
             workspace=self.workspace.root,
             contracts=self.plugin.contracts,
             statuses=self.report.artifacts if self.report else None,
             findings=self.report.findings if self.report else (),
             input_name=self.input_path.name,
-            source_hash=self._source_hash(),
+            # The input's raw bytes: the index's `source_hash`, without parsing it.
+            source_hash=digests(self.input_path),
+            sha256=digests,
         )
         self._write_record(self.workspace.manifest, encode_record(manifest.encode()))
-        self._write_run_record(record)
+        self._write_record(self.workspace.run_record, encode_record(encoded))
         self.events.close()
         self.lock.release()
 
-    def _sign_verdict(self) -> None:
+    def _sign_verdict(self, digests: Callable[[Path], str] = file_sha256) -> None:
         """Write `runtime/verdict.dsse.json` for a run that was judged (SPEC 16): completed,
         failed after validation, or cancelled with a verdict. A key that cannot be loaded
         leaves the run unsigned, never unfinished: a warning says why."""
@@ -206,6 +213,7 @@ class RunRecords:
                 self._input_relative,
                 key,
                 redact=self._redact_secrets,
+                sha256=digests,
             )
         except OSError as error:
             self._warn(f"verdict not signed: {self.workspace.VERDICT} cannot be written: {error}")
@@ -237,6 +245,16 @@ class RunRecords:
             finished_at=self.finished_at,
         )
 
-    def _source_hash(self) -> str:
-        """SHA-256 of the input's raw bytes: the index's `source_hash`, without parsing it."""
-        return file_sha256(self.input_path)
+
+class _FileDigests:
+    """`file_sha256` that reads each file once: the run's end hashes the deliverables and
+    the input for its verdict, then again for its manifest."""
+
+    def __init__(self) -> None:
+        self._known: dict[Path, str] = {}
+
+    def __call__(self, path: Path) -> str:
+        known = self._known.get(path)
+        if known is None:
+            known = self._known[path] = file_sha256(path)
+        return known

@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import ctypes
 import gc
+import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -357,7 +360,7 @@ async def _watch(batch: _ValidatorBatch, limit: Callable[[float | None], float])
     The event loop sleeps until the batch ends or the running validator's deadline passes,
     so a normal round costs one thread trip and no polling.
     """
-    future = _in_daemon_thread(batch.run)
+    future = _in_daemon_thread(batch)
     try:
         while not future.done():
             index = len(batch.results)  # validators [0, index) are done; `index` is running
@@ -377,11 +380,15 @@ async def _watch(batch: _ValidatorBatch, limit: Callable[[float | None], float])
     return None
 
 
-def _in_daemon_thread(function: Callable[[], None]) -> asyncio.Future[None]:
-    """Run `function` in a new daemon thread; the future resolves when it returns.
+def _in_daemon_thread(batch: _ValidatorBatch) -> asyncio.Future[None]:
+    """Run `batch` on a daemon thread; the future resolves when it returns.
 
     A daemon thread, not the loop's executor: a validator that hangs past its timeout is
-    abandoned, and must not keep the process from exiting once the run has failed it.
+    abandoned, and must not keep the process from exiting once the run has failed it. The
+    thread is an idle one a finished round gave back to the process (`_IDLE`) when there is
+    one: starting a thread costs more than a short run's whole round, and `Thread.start`
+    holds the event loop until the new thread runs. A thread whose batch was abandoned is
+    never given another.
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[None] = loop.create_future()
@@ -394,17 +401,110 @@ def _in_daemon_thread(function: Callable[[], None]) -> asyncio.Future[None]:
         else:
             future.set_exception(error)
 
-    def target() -> None:
+    def target() -> tuple[bool, Callable[[], None]]:
         error: BaseException | None = None
         try:
-            function()
+            batch.run()
         except BaseException as raised:  # handed to the awaiting coroutine
             error = raised
-        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
-            loop.call_soon_threadsafe(settle, error)
 
-    threading.Thread(target=target, name="runlens-validators", daemon=True).start()
+        def announce() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+                loop.call_soon_threadsafe(settle, error)
+
+        return batch.release(), announce
+
+    worker = _IDLE.take()
+    if worker is None:
+        _ValidatorThread(target)
+    else:
+        worker.jobs.put(target)
     return future
+
+
+#: A validation round for a validator thread: it runs the batch and says whether the thread
+#: may run another, and how to tell the waiting loop that the round is over.
+_Round = Callable[[], tuple[bool, Callable[[], None]]]
+#: A validator thread's name while it runs a batch (`runlens.cli` looks for one left running
+#: at exit); an idle one waiting for the next round is named `_IDLE_NAME`.
+_BUSY_NAME: Final = "runlens-validators"
+_IDLE_NAME: Final = "runlens-idle-validation-thread"
+#: How long an idle validator thread waits for the next round before it ends.
+_LINGER_SECONDS: Final = 1.0
+
+
+class _ValidatorThread:
+    """A daemon thread running validation rounds one after another: the first one it is
+    started with, then those handed to it while it waits in `_IDLE`.
+
+    Each round runs in a context of its own (as on a new thread), and the thread is back
+    among the idle ones before the loop hears that the round is over, so the next round
+    finds it there. A round whose batch was abandoned ends the thread: the exception
+    `abandon` hands to it may still be on its way, and must never reach another round.
+    """
+
+    def __init__(self, first: _Round) -> None:
+        self.jobs: queue.SimpleQueue[_Round] = queue.SimpleQueue()
+        self.jobs.put(first)
+        self.thread = threading.Thread(target=self._serve, name=_BUSY_NAME, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        thread = self.thread
+        with contextlib.suppress(BaseException):  # an abandoned round's exception, arriving late
+            while True:
+                try:
+                    job = self.jobs.get(timeout=_LINGER_SECONDS)
+                except queue.Empty:
+                    if _IDLE.leave(self):
+                        return
+                    continue  # taken meanwhile: its round is on the way
+                thread.name = _BUSY_NAME
+                reusable, announce = contextvars.Context().run(job)
+                if reusable:  # back among the idle before the loop hears the round is over
+                    thread.name = _IDLE_NAME
+                    _IDLE.give(self)
+                announce()
+                if not reusable:  # abandoned: never given another round
+                    return
+
+
+class _IdleValidatorThreads:
+    """The process's validator threads waiting for the next round."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_ValidatorThread] = []
+
+    def forget(self) -> None:
+        """In a child process just forked: the threads were not copied (nor the lock)."""
+        self._lock = threading.Lock()
+        self._idle = []
+
+    def take(self) -> _ValidatorThread | None:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.thread.is_alive():
+                    return worker
+            return None
+
+    def give(self, worker: _ValidatorThread) -> None:
+        with self._lock:
+            self._idle.append(worker)
+
+    def leave(self, worker: _ValidatorThread) -> bool:
+        """From `worker` itself, idle for a while: out (and to end) unless a round took it."""
+        with self._lock:
+            if worker in self._idle:
+                self._idle.remove(worker)
+                return True
+            return False
+
+
+_IDLE = _IdleValidatorThreads()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_IDLE.forget)
 
 
 class _Abandoned(BaseException):
@@ -426,6 +526,9 @@ class _ValidatorBatch:
         self.results: list[tuple[ValidatorResult, float, float]] = []
         self.abandoned = False
         self.worker: threading.Thread | None = None
+        #: Orders `abandon` and `release`: the exception `abandon` hands to the worker
+        #: thread is only ever sent while the thread still runs this batch.
+        self._guard = threading.Lock()
         # A validator's clock starts when the previous one finished, the first one's when the
         # batch is handed to the thread: waiting for the thread to start counts.
         self._submitted = time.perf_counter()
@@ -445,12 +548,20 @@ class _ValidatorBatch:
         interpreter lock (and a core) for a verdict nobody will read. A validator stuck in
         one endless C call is beyond reach; the thread is a daemon, so it never blocks exit.
         """
-        self.abandoned = True
-        worker = self.worker
-        if worker is not None and worker.is_alive() and worker.ident is not None:
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(worker.ident), ctypes.py_object(_Abandoned)
-            )
+        with self._guard:
+            self.abandoned = True
+            worker = self.worker
+            if worker is not None and worker.is_alive() and worker.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(worker.ident), ctypes.py_object(_Abandoned)
+                )
+
+    def release(self) -> bool:
+        """In the worker thread, once the batch is over: whether the thread may run another
+        batch (not when this one was abandoned: its exception may still be on its way)."""
+        with self._guard:
+            self.worker = None
+            return not self.abandoned
 
     def run(self) -> None:
         """In the worker thread."""

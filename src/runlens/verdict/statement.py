@@ -24,6 +24,7 @@ import binascii
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -60,22 +61,39 @@ def contracts_digest(contracts: Iterable[ArtifactContract]) -> str:
 
 def deliverable_files(root: Path) -> list[str]:
     """Every regular file under `artifacts/`, workspace-relative, sorted (symbolic links
-    are no deliverables: the file tools never write one)."""
-    folder = root / ARTIFACTS
-    if not folder.is_dir():
-        return []
-    return sorted(
-        path.relative_to(root).as_posix()
-        for path in folder.rglob("*")
-        if path.is_file() and not path.is_symlink()
-    )
+    are no deliverables: the file tools never write one, and a linked folder is not
+    entered). One `scandir` per folder: what `Path.rglob` lists, without a `stat` per file."""
+    found: list[str] = []
+    _regular_files(os.path.join(root, ARTIFACTS), ARTIFACTS, found)
+    return sorted(found)
 
 
-def collect_subjects(root: Path, input_relative: str) -> list[dict[str, Any]]:
-    """The statement's subjects: the deliverables, the input and the index, as on disk."""
+def _regular_files(folder: str, relative: str, found: list[str]) -> None:
+    try:
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except OSError:  # missing, not a folder, or unreadable: nothing listed, as by `rglob`
+        return
+    for entry in entries:
+        name = f"{relative}/{entry.name}"
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                _regular_files(entry.path, name, found)
+            elif entry.is_file(follow_symlinks=False):
+                found.append(name)
+        except OSError:
+            continue
+
+
+def collect_subjects(
+    root: Path, input_relative: str, *, sha256: Callable[[Path], str] = file_sha256
+) -> list[dict[str, Any]]:
+    """The statement's subjects: the deliverables, the input and the index, as on disk.
+    `sha256` hashes a file (the run passes one that remembers, as its manifest hashes the
+    same files)."""
     names = [*deliverable_files(root), input_relative, Workspace.EVIDENCE_INDEX]
     return [
-        {"name": name, "digest": {"sha256": file_sha256(root / name)}}
+        {"name": name, "digest": {"sha256": sha256(root / name)}}
         for name in sorted(dict.fromkeys(names))
         if (root / name).is_file()
     ]
@@ -153,11 +171,13 @@ def write_verdict(
     key: SigningKey,
     *,
     redact: Callable[[str], str] | None = None,
+    sha256: Callable[[Path], str] = file_sha256,
 ) -> Path:
     """Sign the statement of `verdict` over the workspace at `root` as it is now; write its
     envelope to `runtime/verdict.dsse.json` and return that path. `redact` blanks known
-    secrets out of the statement before it is signed, as out of every record."""
-    subjects = collect_subjects(root, input_relative)
+    secrets out of the statement before it is signed, as out of every record; `sha256`
+    hashes each subject (`collect_subjects`)."""
+    subjects = collect_subjects(root, input_relative, sha256=sha256)
     payload = canonical_json(build_statement(subjects, verdict.predicate(key.signer())))
     if redact is not None:
         payload = redact(payload.decode("utf-8")).encode("utf-8")
