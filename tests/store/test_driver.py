@@ -205,3 +205,48 @@ def test_the_driver_updates_and_reads_a_run_as_sqlalchemy_does(store_url: str) -
         assert state == tuple(held) and "\udfff" in str(held.worker)
     finally:
         store.close()
+
+
+def test_a_run_upserted_through_the_driver_is_the_row_sqlalchemy_writes(store_url: str) -> None:
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    store = open_store(store_url)
+    try:
+        hostile = _hostile_rows(d.RUNS, 7)
+        values = {
+            name: value
+            for name, value in hostile[6].items()
+            if name not in ("run_id", "cancel_requested", "last_seq", "review_state")
+        }
+        insert = postgresql.insert if store.engine.dialect.name == "postgresql" else sqlite.insert
+        with store.engine.begin() as connection:
+            connection.execute(insert(t.runs).values(run_id="run_sa", **values))
+            connection.execute(
+                insert(t.runs)
+                .values(run_id="run_sa", **values)
+                .on_conflict_do_update(index_elements=[t.runs.c.run_id], set_=values)
+            )
+        with store.engine.begin() as connection:
+            driver = connection.connection.driver_connection
+            engine: Any = connection.dialect.name
+            d.insert_run(driver, engine, {"run_id": "run_driver", **values})
+            d.insert_run(driver, engine, {"run_id": "run_driver", **values}, update=list(values))
+            status = d.run_status(driver, engine, "run_driver")
+            assert d.run_status(driver, engine, "no such run") is None
+        # Unnamed columns take their defaults alike (`origin`, `last_seq`, `review_state`).
+        assert _raw_rows(store.engine, t.runs, "run_sa") == _raw_rows(
+            store.engine, t.runs, "run_driver"
+        )
+        with store.engine.connect() as connection:
+            held = connection.execute(
+                sa.select(t.runs.c.status).where(t.runs.c.run_id == "run_sa")
+            ).scalar()
+        assert status is not None and status == held and status.startswith("00…#")
+        # Through the store: a live status never replaces a stored end.
+        store.upsert_run("run_x", plugin="p\x00", model="m", status="running", workspace="/w")
+        store.finish("run_x", "completed")
+        store.upsert_run("run_x", status="running", warnings=[float("nan")])
+        detail = store.get_run("run_x")
+        assert detail is not None and detail.status == "completed" and detail.plugin == "p\x00"
+    finally:
+        store.close()

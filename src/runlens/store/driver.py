@@ -20,6 +20,8 @@ column's type as SQLAlchemy casts them). Nothing here begins or ends a transacti
     insert_rows        one `executemany` of a table's INSERT (events skip those held)
     insert_encoded     the same, of rows already encoded
     update_run         the run's row: the columns given
+    insert_run         a new run's row (or, on conflict, the columns named set)
+    run_status         the run's status (the row locked on PostgreSQL)
     raise_last_seq     each run's `last_seq` raised to the top of its new events
     run_end_state      the run's status, worker and `last_seq` (the row locked on PostgreSQL)
     delete_results     the run's artifacts, findings and citations
@@ -327,6 +329,38 @@ def update_run(driver: Any, engine: Engine, run_id: str, values: Mapping[str, An
 
 
 @functools.cache
+def _insert_run_sql(engine: Engine, names: tuple[str, ...], update: tuple[str, ...]) -> str:
+    columns = [RUNS.by_name[name] for name in names]
+    marks = ", ".join(_marks(engine, columns))
+    sets = ", ".join(f"{name}=excluded.{name}" for name in update)
+    conflict = f" ON CONFLICT (run_id) DO UPDATE SET {sets}" if update else ""
+    return f"INSERT INTO runs ({', '.join(names)}) VALUES ({marks}){conflict}"
+
+
+def insert_run(
+    driver: Any, engine: Engine, row: Mapping[str, Any], update: Sequence[str] = ()
+) -> None:
+    """Insert the run's row with the columns `row` names (the others take their defaults);
+    a run the store holds already has the columns `update` names set as `row` gives them
+    instead (with none, the insert fails as the key is taken)."""
+    names = tuple(row)
+    columns = RUNS.by_name
+    params = [_encode(columns[name], row[name]) for name in names]
+    cursor = driver.cursor()
+    try:
+        cursor.execute(_insert_run_sql(engine, names, tuple(update)), params)
+    finally:
+        cursor.close()
+
+
+def run_status(driver: Any, engine: Engine, run_id: str) -> str | None:
+    """The run's stored status (None: no such run), its row locked until the transaction
+    ends on PostgreSQL."""
+    held = _select_run(driver, engine, "status", run_id)
+    return None if held is None else unescape_text(str(held[0]))
+
+
+@functools.cache
 def _raise_last_seq_sql(engine: Engine) -> str:
     seq, stamp, key = _marks(
         engine, [RUNS.by_name[n] for n in ("last_seq", "updated_at", "run_id")]
@@ -354,17 +388,7 @@ def run_end_state(driver: Any, engine: Engine, run_id: str) -> tuple[str, str | 
     """The run's stored status, worker and `last_seq`, its row locked until the transaction
     ends on PostgreSQL (SQLite's write transaction holds the whole file); None when the
     store holds no such run."""
-    (key,) = _marks(engine, [RUNS.by_name["run_id"]])
-    lock = " FOR UPDATE" if engine == "postgresql" else ""
-    cursor = driver.cursor()
-    try:
-        cursor.execute(
-            f"SELECT status, worker, last_seq FROM runs WHERE runs.run_id = {key}{lock}",
-            [_encode(RUNS.by_name["run_id"], run_id)],
-        )
-        row = cursor.fetchone()
-    finally:
-        cursor.close()
+    row = _select_run(driver, engine, "status, worker, last_seq", run_id)
     if row is None:
         return None
     status, worker, last_seq = row
@@ -373,6 +397,21 @@ def run_end_state(driver: Any, engine: Engine, run_id: str) -> tuple[str, str | 
         None if worker is None else unescape_text(str(worker)),
         int(last_seq),
     )
+
+
+def _select_run(driver: Any, engine: Engine, columns: str, run_id: str) -> Any:
+    """The run's `columns` (None: no such run), its row locked on PostgreSQL."""
+    (key,) = _marks(engine, [_RUN_ID])
+    lock = " FOR UPDATE" if engine == "postgresql" else ""
+    cursor = driver.cursor()
+    try:
+        cursor.execute(
+            f"SELECT {columns} FROM runs WHERE runs.run_id = {key}{lock}",
+            [_encode(_RUN_ID, run_id)],
+        )
+        return cursor.fetchone()
+    finally:
+        cursor.close()
 
 
 def delete_results(driver: Any, engine: Engine, run_id: str) -> None:

@@ -113,23 +113,18 @@ class RunLife(RunReads):
             self._upsert_run(connection, run_id, values)
 
     def _upsert_run(self, connection: Connection, run_id: str, values: dict[str, Any]) -> None:
-        if values.get("status") in LIVE and is_terminal(self._status(connection, run_id)):
-            return  # a stale reader: the run's own end stays
-        updated = connection.execute(_UPDATE_RUN, {**values, "the_run": run_id})
-        if updated.rowcount:
-            return
-        row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
-        # A run first heard of through its events alone (its `run.created` not among them).
-        row.setdefault("plugin", "unknown")
-        row.setdefault("model", "unknown")
-        row.setdefault("status", RunStatus.CREATED.value)
-        row.setdefault("workspace", "")
-        statement = self._insert(t.runs).values(**row)
-        connection.execute(
-            statement.on_conflict_do_update(
-                index_elements=[t.runs.c.run_id], set_={key: values[key] for key in values}
-            )
-        )
+        with _driver(connection) as (driver, engine):
+            if values.get("status") in LIVE and is_terminal(d.run_status(driver, engine, run_id)):
+                return  # a stale reader: the run's own end stays
+            if d.update_run(driver, engine, run_id, values):
+                return
+            row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
+            # A run first heard of through its events alone (its `run.created` not among them).
+            row.setdefault("plugin", "unknown")
+            row.setdefault("model", "unknown")
+            row.setdefault("status", RunStatus.CREATED.value)
+            row.setdefault("workspace", "")
+            d.insert_run(driver, engine, row, update=list(values))
 
     def _status(self, connection: Connection, run_id: str) -> str | None:
         """The run's stored status, its row locked until the transaction ends."""
@@ -372,7 +367,7 @@ class RunLife(RunReads):
                 row.setdefault("plugin", "unknown")
                 row.setdefault("model", "unknown")
                 row.setdefault("workspace", "")
-                connection.execute(self._insert(t.runs), row)
+                d.insert_run(driver, engine, row)
             else:
                 d.update_run(driver, engine, run_id, values)
             d.insert_encoded(driver, engine, d.EVENTS, rows)
