@@ -25,6 +25,7 @@ column's type as SQLAlchemy casts them). Nothing here begins or ends a transacti
     raise_last_seq     each run's `last_seq` raised to the top of its new events
     run_end_state      the run's status, worker and `last_seq` (the row locked on PostgreSQL)
     delete_results     the run's artifacts, findings and citations
+    pipelined          on PostgreSQL, the statements of a block in one round trip
 
 `TABLES` describes the columns of the tables written here; a test checks it against
 `runlens.store.tables`.
@@ -32,10 +33,11 @@ column's type as SQLAlchemy casts them). Nothing here begins or ends a transacti
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeGuard
 
@@ -424,6 +426,20 @@ def delete_results(driver: Any, engine: Engine, run_id: str) -> None:
             cursor.execute(f"DELETE FROM {table.name} WHERE {table.name}.run_id = {key}", param)
     finally:
         cursor.close()
+
+
+@contextlib.contextmanager
+def pipelined(driver: Any, engine: Engine) -> Iterator[None]:
+    """The statements of the block sent one after the other without waiting for each
+    one's answer, on PostgreSQL (psycopg's pipeline mode): a run's end is one round trip,
+    not one a statement. An error is raised at the block's end at the latest; a result
+    (a `rowcount`) is not to be read inside it. On SQLite, the block as it is."""
+    pipeline = getattr(driver, "pipeline", None) if engine == "postgresql" else None
+    if pipeline is None:
+        yield
+        return
+    with pipeline():
+        yield
 
 
 def _executemany(driver: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:

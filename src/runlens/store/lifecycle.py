@@ -248,7 +248,11 @@ class RunLife(RunReads):
                     rows.extend(added)
                     tops.append((batch.run_id, top))
             if rows:
-                with self._write() as connection, _driver(connection) as (driver, engine):
+                with (
+                    self._write() as connection,
+                    _driver(connection) as (driver, engine),
+                    d.pipelined(driver, engine),
+                ):
                     d.insert_encoded(driver, engine, d.EVENTS, rows)
                     d.raise_last_seq(driver, engine, tops, utc_now())
             for batch in batches:
@@ -362,18 +366,19 @@ class RunLife(RunReads):
                     check_stored(current, values["status"])
             if top is not None and (held is None or held[2] < top):
                 values["last_seq"] = top
-            if held is None:
-                row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
-                row.setdefault("plugin", "unknown")
-                row.setdefault("model", "unknown")
-                row.setdefault("workspace", "")
-                d.insert_run(driver, engine, row)
-            else:
-                d.update_run(driver, engine, run_id, values)
-            d.insert_encoded(driver, engine, d.EVENTS, rows)
-            if results is not None:
-                # A run first written now has no results to replace.
-                _write_results(driver, engine, run_id, *results, replace=held is not None)
+            with d.pipelined(driver, engine):  # the rest: one round trip on PostgreSQL
+                if held is None:
+                    row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
+                    row.setdefault("plugin", "unknown")
+                    row.setdefault("model", "unknown")
+                    row.setdefault("workspace", "")
+                    d.insert_run(driver, engine, row)
+                else:
+                    d.update_run(driver, engine, run_id, values)
+                d.insert_encoded(driver, engine, d.EVENTS, rows)
+                if results is not None:
+                    # A run first written now has no results to replace.
+                    _write_results(driver, engine, run_id, *results, replace=held is not None)
 
     def end_unstarted(
         self, run_id: str, status: Literal["failed", "cancelled"], message: str
@@ -465,6 +470,9 @@ class _Heard:
 
     def cursor(self) -> _HeardCursor:
         return _HeardCursor(self._connection, self._driver.cursor())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
 
 
 class _HeardCursor:
