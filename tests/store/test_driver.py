@@ -250,3 +250,35 @@ def test_a_run_upserted_through_the_driver_is_the_row_sqlalchemy_writes(store_ur
         assert detail is not None and detail.status == "completed" and detail.plugin == "p\x00"
     finally:
         store.close()
+
+
+def test_the_driver_module_imports_no_sqlalchemy() -> None:
+    """`runlens.store.driver` and what it imports of RunLens name no SQLAlchemy module (a
+    command may write a run's end through it without importing the ORM)."""
+    import ast
+    from pathlib import Path
+
+    import runlens
+
+    source = Path(runlens.__file__).parent
+    seen: set[str] = set()
+    pending = ["runlens.store.driver"]
+    while pending:
+        module = pending.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        path = source.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                assert not name.startswith("sqlalchemy"), f"{module} imports {name}"
+                if name.startswith("runlens.") and name != "runlens.store":
+                    pending.append(name)
+    assert "runlens.store.values" in seen
