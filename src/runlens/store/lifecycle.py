@@ -451,7 +451,7 @@ def _driver(connection: Connection) -> Iterator[tuple[Any, d.Engine]]:
     engine = cast(d.Engine, connection.dialect.name)
     assert engine in ("sqlite", "postgresql"), f"a store on {engine}"
     driver: Any = connection.connection.driver_connection
-    if connection._has_events or connection.engine._has_events:
+    if connection.dispatch.before_cursor_execute:  # someone listens (none, mostly)
         driver = _Heard(connection, driver)
     try:
         yield driver, engine
