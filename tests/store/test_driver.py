@@ -282,3 +282,32 @@ def test_the_driver_module_imports_no_sqlalchemy() -> None:
                 if name.startswith("runlens.") and name != "runlens.store":
                     pending.append(name)
     assert "runlens.store.values" in seen
+
+
+def test_a_first_write_inserts_the_row_an_upsert_writes_and_never_revives_an_ended_run(
+    store_url: str,
+) -> None:
+    store = open_store(store_url)
+    try:
+        fields = {
+            "plugin": "p\x00",
+            "model": "m" * 600,
+            "status": "created",
+            "workspace": "/w\ud800",
+            "warnings": ["\x00", "\ue000"],
+            "updated_at": "2026-12-01T10:00:00Z",
+        }
+        store.upsert_run("run_upsert", **fields)
+        store._upsert("run_first", fields, new=True)
+        assert _raw_rows(store.engine, t.runs, "run_upsert") == _raw_rows(
+            store.engine, t.runs, "run_first"
+        )
+        store.finish("run_first", "completed")
+        store._upsert("run_first", {**fields, "status": "running"}, new=True)
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.status == "completed"
+        store._upsert("run_first", {"warnings": ["w"]}, new=True)  # not live: it is set
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.warnings == ["w"] and detail.status == "completed"
+    finally:
+        store.close()

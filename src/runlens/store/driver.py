@@ -20,7 +20,7 @@ column's type as SQLAlchemy casts them). Nothing here begins or ends a transacti
     insert_rows        one `executemany` of a table's INSERT (events skip those held)
     insert_encoded     the same, of rows already encoded
     update_run         the run's row: the columns given
-    insert_run         a new run's row (or, on conflict, the columns named set)
+    insert_run         a new run's row (on conflict: the columns named set, or nothing)
     run_status         the run's status (the row locked on PostgreSQL)
     raise_last_seq     each run's `last_seq` raised to the top of its new events
     run_end_state      the run's status, worker and `last_seq` (the row locked on PostgreSQL)
@@ -331,26 +331,41 @@ def update_run(driver: Any, engine: Engine, run_id: str, values: Mapping[str, An
 
 
 @functools.cache
-def _insert_run_sql(engine: Engine, names: tuple[str, ...], update: tuple[str, ...]) -> str:
+def _insert_run_sql(
+    engine: Engine, names: tuple[str, ...], update: tuple[str, ...], skip_held: bool
+) -> str:
     columns = [RUNS.by_name[name] for name in names]
     marks = ", ".join(_marks(engine, columns))
     sets = ", ".join(f"{name}=excluded.{name}" for name in update)
-    conflict = f" ON CONFLICT (run_id) DO UPDATE SET {sets}" if update else ""
+    conflict = (
+        " ON CONFLICT (run_id) DO NOTHING"
+        if skip_held
+        else f" ON CONFLICT (run_id) DO UPDATE SET {sets}"
+        if update
+        else ""
+    )
     return f"INSERT INTO runs ({', '.join(names)}) VALUES ({marks}){conflict}"
 
 
 def insert_run(
-    driver: Any, engine: Engine, row: Mapping[str, Any], update: Sequence[str] = ()
-) -> None:
+    driver: Any,
+    engine: Engine,
+    row: Mapping[str, Any],
+    update: Sequence[str] = (),
+    *,
+    skip_held: bool = False,
+) -> bool:
     """Insert the run's row with the columns `row` names (the others take their defaults);
     a run the store holds already has the columns `update` names set as `row` gives them
-    instead (with none, the insert fails as the key is taken)."""
+    instead, or with `skip_held` is left as it is (with neither, the insert fails as the
+    key is taken). Whether a row was written (not to be read in `pipelined`)."""
     names = tuple(row)
     columns = RUNS.by_name
     params = [_encode(columns[name], row[name]) for name in names]
     cursor = driver.cursor()
     try:
-        cursor.execute(_insert_run_sql(engine, names, tuple(update)), params)
+        cursor.execute(_insert_run_sql(engine, names, tuple(update), skip_held), params)
+        return bool(cursor.rowcount)
     finally:
         cursor.close()
 

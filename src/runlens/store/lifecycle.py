@@ -105,25 +105,35 @@ class RunLife(RunReads):
         machine. A run that has ended never goes back to a live status (`LIVE`, `queued`
         included); `queued` to `created` or `running` is a run moving on. The transitions
         below are the product's way in; this is theirs (and the tests')."""
+        self._upsert(run_id, fields)
+
+    def _upsert(self, run_id: str, fields: Mapping[str, Any], *, new: bool = False) -> None:
+        """`upsert_run`; `new`: the run is most likely not in the store yet (a mirror's
+        first write), so its row is inserted first, one statement instead of three, and
+        only a run the store holds already takes the way of `upsert_run`."""
         unknown = set(fields) - RUN_FIELDS
         if unknown:
             raise ValueError(f"not fields of a run: {', '.join(sorted(unknown))}")
         values = {**fields, "updated_at": fields.get("updated_at") or utc_now()}
         with self._write() as connection:
-            self._upsert_run(connection, run_id, values)
+            self._upsert_run(connection, run_id, values, new=new)
 
-    def _upsert_run(self, connection: Connection, run_id: str, values: dict[str, Any]) -> None:
+    def _upsert_run(
+        self, connection: Connection, run_id: str, values: dict[str, Any], *, new: bool = False
+    ) -> None:
+        row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
+        # A run first heard of through its events alone (its `run.created` not among them).
+        row.setdefault("plugin", "unknown")
+        row.setdefault("model", "unknown")
+        row.setdefault("status", RunStatus.CREATED.value)
+        row.setdefault("workspace", "")
         with _driver(connection) as (driver, engine):
+            if new and d.insert_run(driver, engine, row, skip_held=True):
+                return  # the row `insert_run` below would have written
             if values.get("status") in LIVE and is_terminal(d.run_status(driver, engine, run_id)):
                 return  # a stale reader: the run's own end stays
             if d.update_run(driver, engine, run_id, values):
                 return
-            row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
-            # A run first heard of through its events alone (its `run.created` not among them).
-            row.setdefault("plugin", "unknown")
-            row.setdefault("model", "unknown")
-            row.setdefault("status", RunStatus.CREATED.value)
-            row.setdefault("workspace", "")
             d.insert_run(driver, engine, row, update=list(values))
 
     def _status(self, connection: Connection, run_id: str) -> str | None:
@@ -239,7 +249,7 @@ class RunLife(RunReads):
         with self.transaction(lock_seconds=lock_seconds):
             for batch in batches:
                 if batch.first is not None:
-                    self.upsert_run(batch.run_id, **batch.first)
+                    self._upsert(batch.run_id, batch.first, new=True)
             rows: list[tuple[Any, ...]] = []
             tops: list[tuple[str, int]] = []
             for batch in batches:
