@@ -39,15 +39,14 @@ ended must not undo the run's own final write).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Dialect
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.engine import Connection
 
 from runlens.records.io import utc_now
 from runlens.records.status import (
@@ -60,13 +59,14 @@ from runlens.records.status import (
     check_stored,
     is_terminal,
 )
+from runlens.store import driver as d
 from runlens.store import tables as t
 from runlens.store.reviews import REVIEW_STATES
 from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
 from runlens.store.runs import RunReads, summary_of
 
 #: The highest event `seq` the store keeps (its `INTEGER` column's top).
-MAX_SEQ: Final = 2**31 - 1
+MAX_SEQ: Final = d.MAX_SEQ
 #: Fields `upsert_run` may set (the `runs` columns besides `run_id`).
 RUN_FIELDS: Final = frozenset(column.name for column in t.runs.columns) - {"run_id"}
 _ENDED: Final = sorted(status.value for status in TERMINAL)
@@ -75,34 +75,14 @@ _UNSTARTED: Final = sorted(str(status) for status in UNSTARTED)
 # `the_run` the run's id; an UPDATE without values sets the columns its parameters name).
 #: The run's row: the columns given.
 _UPDATE_RUN: Final = sa.update(t.runs).where(t.runs.c.run_id == sa.bindparam("the_run"))
-#: The run's `last_seq` raised to `top` (never lowered), with `updated_at` `now`.
-_RAISE_LAST_SEQ: Final = (
-    sa.update(t.runs)
-    .where(t.runs.c.run_id == sa.bindparam("the_run"), t.runs.c.last_seq < sa.bindparam("top"))
-    .values(last_seq=sa.bindparam("new_top"), updated_at=sa.bindparam("now"))
-)
 #: The run's stored status and worker, its row locked until the transaction ends.
 _LOCK_RUN: Final = (
     sa.select(t.runs.c.status, t.runs.c.worker)
     .where(t.runs.c.run_id == sa.bindparam("the_run"))
     .with_for_update()
 )
-#: The same, with the highest event `seq` it holds (`end_run`).
-_LOCK_RUN_END: Final = (
-    sa.select(t.runs.c.status, t.runs.c.worker, t.runs.c.last_seq)
-    .where(t.runs.c.run_id == sa.bindparam("the_run"))
-    .with_for_update()
-)
 #: A run's results: its artifacts, findings and citations.
 Results = tuple[Sequence[ArtifactRow], Sequence[FindingRow], Sequence[CitationRow]]
-#: The run's rows of each results table.
-_DROP_RESULTS: Final = tuple(
-    sa.delete(table).where(table.c.run_id == sa.bindparam("the_run"))
-    for table in (t.artifacts, t.findings, t.citations)
-)
-_INSERT_ARTIFACTS: Final = sa.insert(t.artifacts)
-_INSERT_FINDINGS: Final = sa.insert(t.findings)
-_INSERT_CITATIONS: Final = sa.insert(t.citations)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,31 +105,36 @@ class RunLife(RunReads):
         machine. A run that has ended never goes back to a live status (`LIVE`, `queued`
         included); `queued` to `created` or `running` is a run moving on. The transitions
         below are the product's way in; this is theirs (and the tests')."""
+        self._upsert(run_id, fields)
+
+    def _upsert(self, run_id: str, fields: Mapping[str, Any], *, new: bool = False) -> None:
+        """`upsert_run`; `new`: the run is most likely not in the store yet (a mirror's
+        first write), so its row is inserted first, one statement instead of three, and
+        only a run the store holds already takes the way of `upsert_run`."""
         unknown = set(fields) - RUN_FIELDS
         if unknown:
             raise ValueError(f"not fields of a run: {', '.join(sorted(unknown))}")
         values = {**fields, "updated_at": fields.get("updated_at") or utc_now()}
         with self._write() as connection:
-            self._upsert_run(connection, run_id, values)
+            self._upsert_run(connection, run_id, values, new=new)
 
-    def _upsert_run(self, connection: Connection, run_id: str, values: dict[str, Any]) -> None:
-        if values.get("status") in LIVE and is_terminal(self._status(connection, run_id)):
-            return  # a stale reader: the run's own end stays
-        updated = connection.execute(_UPDATE_RUN, {**values, "the_run": run_id})
-        if updated.rowcount:
-            return
+    def _upsert_run(
+        self, connection: Connection, run_id: str, values: dict[str, Any], *, new: bool = False
+    ) -> None:
         row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
         # A run first heard of through its events alone (its `run.created` not among them).
         row.setdefault("plugin", "unknown")
         row.setdefault("model", "unknown")
         row.setdefault("status", RunStatus.CREATED.value)
         row.setdefault("workspace", "")
-        statement = self._insert(t.runs).values(**row)
-        connection.execute(
-            statement.on_conflict_do_update(
-                index_elements=[t.runs.c.run_id], set_={key: values[key] for key in values}
-            )
-        )
+        with _driver(connection) as (driver, engine):
+            if new and d.insert_run(driver, engine, row, skip_held=True):
+                return  # the row `insert_run` below would have written
+            if values.get("status") in LIVE and is_terminal(d.run_status(driver, engine, run_id)):
+                return  # a stale reader: the run's own end stays
+            if d.update_run(driver, engine, run_id, values):
+                return
+            d.insert_run(driver, engine, row, update=list(values))
 
     def _status(self, connection: Connection, run_id: str) -> str | None:
         """The run's stored status, its row locked until the transaction ends."""
@@ -264,20 +249,22 @@ class RunLife(RunReads):
         with self.transaction(lock_seconds=lock_seconds):
             for batch in batches:
                 if batch.first is not None:
-                    self.upsert_run(batch.run_id, **batch.first)
-            rows: list[dict[str, Any]] = []
-            tops: list[dict[str, Any]] = []
-            now = utc_now()
+                    self._upsert(batch.run_id, batch.first, new=True)
+            rows: list[tuple[Any, ...]] = []
+            tops: list[tuple[str, int]] = []
             for batch in batches:
-                added = _event_rows(batch.run_id, batch.events)
-                if added:
+                added, top = d.event_rows(batch.run_id, batch.events)
+                if top is not None:
                     rows.extend(added)
-                    top = max(row["seq"] for row in added)
-                    tops.append({"the_run": batch.run_id, "top": top, "new_top": top, "now": now})
+                    tops.append((batch.run_id, top))
             if rows:
-                with self._write() as connection:
-                    connection.execute(self._add_events, rows)
-                    connection.execute(_RAISE_LAST_SEQ, tops)
+                with (
+                    self._write() as connection,
+                    _driver(connection) as (driver, engine),
+                    d.pipelined(driver, engine),
+                ):
+                    d.insert_encoded(driver, engine, d.EVENTS, rows)
+                    d.raise_last_seq(driver, engine, tops, utc_now())
             for batch in batches:
                 if batch.live:
                     self.upsert_run(batch.run_id, **batch.live)
@@ -286,24 +273,15 @@ class RunLife(RunReads):
         """Add events (`{seq, ts, type, data}`); ones the store holds already are skipped.
         The run's `last_seq` becomes the highest `seq` it holds. Returns how many were given
         with a usable `seq` (an integer from 0 to `MAX_SEQ`: no run has more events)."""
-        rows = _event_rows(run_id, events)
-        if not rows:
+        rows, top = d.event_rows(run_id, events)
+        if top is None:
             return 0
-        top = max(row["seq"] for row in rows)
-        with self._write() as connection:
-            connection.execute(self._add_events, rows)
-            connection.execute(
-                _RAISE_LAST_SEQ, {"the_run": run_id, "top": top, "new_top": top, "now": utc_now()}
-            )
+        with self._write() as connection, _driver(connection) as (driver, engine):
+            # One `executemany` (the driver's batching: on PostgreSQL a round trip per page
+            # of rows, not per event) of one INSERT that skips the events the store holds.
+            d.insert_encoded(driver, engine, d.EVENTS, rows)
+            d.raise_last_seq(driver, engine, [(run_id, top)], utc_now())
         return len(rows)
-
-    @functools.cached_property
-    def _add_events(self) -> sa.Insert:
-        """The INSERT of events that skips the ones the store holds, built once: a batch is
-        one `executemany` of it (the driver's batching: on PostgreSQL a round trip per page
-        of rows, not per event)."""
-        statement: sa.Insert = self._insert(t.events).on_conflict_do_nothing()
-        return statement
 
     def drop_events_from(self, run_id: str, seq: int) -> None:
         """A replay published something else at `seq`: the events recorded from there on
@@ -330,15 +308,13 @@ class RunLife(RunReads):
     ) -> None:
         """Set the run's artifacts, findings and citations (what its manifest and citations
         file say), replacing what the store held; the run's counts follow."""
-        with self._write() as connection:
-            _write_results(connection, run_id, artifacts, findings, citations, replace=True)
-            connection.execute(
-                _UPDATE_RUN,
-                {
-                    "the_run": run_id,
-                    **_result_counts(findings, citations),
-                    "updated_at": utc_now(),
-                },
+        with self._write() as connection, _driver(connection) as (driver, engine):
+            _write_results(driver, engine, run_id, artifacts, findings, citations, replace=True)
+            d.update_run(
+                driver,
+                engine,
+                run_id,
+                {**_result_counts(findings, citations), "updated_at": utc_now()},
             )
 
     def finish(self, run_id: str, status: str, **fields: Any) -> None:
@@ -387,29 +363,32 @@ class RunLife(RunReads):
             raise ValueError(f"not fields of a run: {', '.join(sorted(unknown))}")
         values["status"] = RunStatus(status).value
         values["updated_at"] = utc_now()
-        rows = _event_rows(run_id, events)
-        with self.transaction(lock_seconds=lock_seconds), self._write() as connection:
-            held = connection.execute(_LOCK_RUN_END, {"the_run": run_id}).first()
+        rows, top = d.event_rows(run_id, events)
+        with (
+            self.transaction(lock_seconds=lock_seconds),
+            self._write() as connection,
+            _driver(connection) as (driver, engine),
+        ):
+            held = d.run_end_state(driver, engine, run_id)
             if held is not None:
-                current = str(held.status)
-                if held.worker is not None or not is_terminal(current):
+                current, worker, _ = held
+                if worker is not None or not is_terminal(current):
                     check_stored(current, values["status"])
-            top = max((row["seq"] for row in rows), default=None)
-            if top is not None and (held is None or held.last_seq < top):
+            if top is not None and (held is None or held[2] < top):
                 values["last_seq"] = top
-            if held is None:
-                row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
-                row.setdefault("plugin", "unknown")
-                row.setdefault("model", "unknown")
-                row.setdefault("workspace", "")
-                connection.execute(self._insert(t.runs), row)
-            else:
-                connection.execute(_UPDATE_RUN, {**values, "the_run": run_id})
-            if rows:
-                connection.execute(self._add_events, rows)
-            if results is not None:
-                # A run first written now has no results to replace.
-                _write_results(connection, run_id, *results, replace=held is not None)
+            with d.pipelined(driver, engine):  # the rest: one round trip on PostgreSQL
+                if held is None:
+                    row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
+                    row.setdefault("plugin", "unknown")
+                    row.setdefault("model", "unknown")
+                    row.setdefault("workspace", "")
+                    d.insert_run(driver, engine, row)
+                else:
+                    d.update_run(driver, engine, run_id, values)
+                d.insert_encoded(driver, engine, d.EVENTS, rows)
+                if results is not None:
+                    # A run first written now has no results to replace.
+                    _write_results(driver, engine, run_id, *results, replace=held is not None)
 
     def end_unstarted(
         self, run_id: str, status: Literal["failed", "cancelled"], message: str
@@ -473,23 +452,59 @@ class RunLife(RunReads):
             connection.execute(sa.delete(t.runs).where(t.runs.c.run_id == run_id))
 
 
-def _usable_seq(seq: Any) -> bool:
-    return isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= MAX_SEQ
+@contextlib.contextmanager
+def _driver(connection: Connection) -> Iterator[tuple[Any, d.Engine]]:
+    """The DBAPI connection of `connection`'s transaction and its engine's name, for the
+    statements `runlens.store.driver` runs in it. The driver's errors reach the caller as
+    SQLAlchemy's would have (`sa.exc.DBAPIError`), and SQLAlchemy hears of them (a lost
+    connection is not put back in the pool)."""
+    engine = cast(d.Engine, connection.dialect.name)
+    assert engine in ("sqlite", "postgresql"), f"a store on {engine}"
+    driver: Any = connection.connection.driver_connection
+    if connection.dispatch.before_cursor_execute:  # someone listens (none, mostly)
+        driver = _Heard(connection, driver)
+    try:
+        yield driver, engine
+    except connection.dialect.loaded_dbapi.Error as error:
+        connection._handle_dbapi_exception(error, "", (), None, None)
+        raise  # not reached: the call above raises SQLAlchemy's error
 
 
-def _event_rows(run_id: str, events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The `events` rows of the events with a usable `seq` (`append_events`)."""
-    return [
-        {
-            "run_id": run_id,
-            "seq": event["seq"],
-            "ts": str(event.get("ts") or ""),
-            "type": str(event.get("type") or ""),
-            "data": event.get("data") if isinstance(event.get("data"), dict) else {},
-        }
-        for event in events
-        if _usable_seq(event.get("seq"))
-    ]
+class _Heard:
+    """A DBAPI connection whose statements the `before_cursor_execute` listeners of its
+    SQLAlchemy connection hear, as they hear SQLAlchemy's own (a tracer, a test)."""
+
+    def __init__(self, connection: Connection, driver: Any) -> None:
+        self._connection = connection
+        self._driver = driver
+
+    def cursor(self) -> _HeardCursor:
+        return _HeardCursor(self._connection, self._driver.cursor())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+
+class _HeardCursor:
+    def __init__(self, connection: Connection, cursor: Any) -> None:
+        self._connection = connection
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Any) -> Any:
+        self._heard(sql, params, many=False)
+        return self._cursor.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        self._heard(sql, rows, many=True)
+        return self._cursor.executemany(sql, rows)
+
+    def _heard(self, sql: str, params: Any, *, many: bool) -> None:
+        self._connection.dispatch.before_cursor_execute(
+            self._connection, self._cursor, sql, params, None, many
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
 
 
 def _result_counts(
@@ -506,7 +521,8 @@ def _result_counts(
 
 
 def _write_results(
-    connection: Connection,
+    driver: Any,
+    engine: d.Engine,
     run_id: str,
     artifacts: Sequence[ArtifactRow],
     findings: Sequence[FindingRow],
@@ -514,61 +530,23 @@ def _write_results(
     *,
     replace: bool,
 ) -> None:
-    """Insert the run's results (`replace`: after deleting those the store holds)."""
+    """Insert the run's results (`replace`: after deleting those the store holds), each
+    table's rows in one `executemany` of the driver (`runlens.store.driver`): a run has
+    thousands of citations, and SQLAlchemy's processing of each parameter cost more than
+    the insert itself."""
     if replace:
-        for statement in _DROP_RESULTS:
-            connection.execute(statement, {"the_run": run_id})
-    if artifacts:
-        connection.execute(
-            _INSERT_ARTIFACTS,
-            [
-                {"run_id": run_id, "ordinal": number, **artifact.model_dump()}
-                for number, artifact in enumerate(artifacts)
-            ],
-        )
-    if findings:
-        connection.execute(_INSERT_FINDINGS, [_finding_row(run_id, f) for f in findings])
-    if citations:
-        _insert_citations(connection, run_id, citations)
-
-
-def _insert_citations(
-    connection: Connection, run_id: str, citations: Sequence[CitationRow]
-) -> None:
-    """Insert the run's citations. On SQLite, in one `executemany` of the driver, each value
-    bound by its column's type as SQLAlchemy binds it (`runlens.store.codec`): a run has
-    thousands of citations, and SQLAlchemy's processing of each parameter cost more than the
-    insert itself."""
-    rows = [_citation_row(run_id, citation) for citation in citations]
-    dialect = connection.dialect
-    if dialect.name != "sqlite":
-        connection.execute(_INSERT_CITATIONS, rows)
-        return
-    sql, binders = _sqlite_citations_insert()
-    connection.exec_driver_sql(
-        sql, [tuple(bind(row[name], dialect) for name, bind in binders) for row in rows]
+        d.delete_results(driver, engine, run_id)
+    d.insert_rows(
+        driver,
+        engine,
+        d.ARTIFACTS,
+        [
+            {"run_id": run_id, "ordinal": number, **artifact.model_dump()}
+            for number, artifact in enumerate(artifacts)
+        ],
     )
-
-
-#: A column type's bind function: (value, dialect) -> what the driver is given.
-_Binder = Callable[[Any, Dialect], Any]
-
-
-@functools.cache
-def _sqlite_citations_insert() -> tuple[str, tuple[tuple[str, _Binder], ...]]:
-    """The INSERT of every citations column as SQLAlchemy compiles it for SQLite, and each
-    column's name and bind function, in the statement's order."""
-    from sqlalchemy.dialects import sqlite
-
-    columns = {column.name: column for column in t.citations.columns}
-    compiled = _INSERT_CITATIONS.compile(dialect=sqlite.dialect(), column_keys=list(columns))
-    assert compiled.positiontup is not None, "SQLite binds by position"
-    binders = []
-    for name in compiled.positiontup:
-        kind = columns[name].type
-        assert isinstance(kind, TypeDecorator), f"citations.{name}: a codec type"
-        binders.append((name, kind.process_bind_param))
-    return compiled.string, tuple(binders)
+    d.insert_rows(driver, engine, d.FINDINGS, [_finding_row(run_id, f) for f in findings])
+    d.insert_rows(driver, engine, d.CITATIONS, [_citation_row(run_id, c) for c in citations])
 
 
 def _finding_row(run_id: str, finding: FindingRow) -> dict[str, Any]:

@@ -1,0 +1,313 @@
+"""The driver-level writes (`runlens.store.driver`) store what SQLAlchemy's column types
+store, byte for byte, for hostile values too: U+0000, lone surrogates, U+E000, NaN and
+Infinity, keys `json` writes otherwise than `str` does, texts longer than their column,
+integers outside theirs. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import OrderedDict
+from enum import Enum
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from runlens.store import driver as d
+from runlens.store import open_store
+from runlens.store import tables as t
+from runlens.store.codec import Int, Json, Text
+from runlens.store.values import encode_json
+
+
+class _Key(str, Enum):  # noqa: UP042 (a StrEnum's str() is its value)
+    A = "a"  # `str()` of it is "_Key.A", `json` writes "a"
+
+
+HOSTILE_STRINGS = [
+    "plain",
+    "nul\x00inside",
+    "lone \ud800 high",
+    "lone \udfff low",
+    "escape \ue000 itself",
+    "\ue000e already escaped-looking",
+    "emoji 😀 and é",
+    "back\\slash \\u0000 not a nul",
+    "NaN Infinity words",
+    "",
+]
+HOSTILE_JSON: list[Any] = [
+    {"a": 1},
+    {"nul": "\x00", "\x00key": 1},
+    {"\ud800": "\udfff"},
+    {"x": "\ue000"},
+    {"nan": float("nan"), "inf": [float("inf"), -float("inf")]},
+    {True: 1, False: 2, None: 3, 7: 4, 2.5: 5, float("nan"): 6},
+    {_Key.A: _Key.A},
+    {"ordered": OrderedDict([(True, 1)])},
+    {"tuple": (1, "\x00"), "nested": [{"deep": {"er": ["\ud83d"]}}]},
+    {"long": "x" * 5000, "emoji": "😀"},
+    {},
+]
+
+
+@pytest.mark.parametrize("value", [*HOSTILE_JSON, *HOSTILE_STRINGS, None, 1.5, [1, "a"]])
+def test_encode_json_text_is_the_walked_value_dumped(value: Any) -> None:
+    assert d.encode_json_text(value) == json.dumps(encode_json(value))
+
+
+def test_encode_json_text_agrees_on_random_hostile_documents() -> None:
+    rng = random.Random(2026)
+    alphabet = ["a", "\x00", "\ud800", "\udfff", "\ue000", "é", "😀", "\\", '"', "NaN", "u0000"]
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 5)))
+
+    def key() -> Any:
+        return (
+            rng.choice([text(), 1, True, None, 2.5, float("nan")]) if rng.random() < 0.2 else text()
+        )
+
+    def value(depth: int = 0) -> Any:
+        roll = rng.random()
+        if depth > 3 or roll < 0.3:
+            return rng.choice([text(), 1, 2.5, float("nan"), float("inf"), True, None, -3])
+        if roll < 0.65:
+            return {key(): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+
+    for _ in range(5000):
+        document = value()
+        assert d.encode_json_text(document) == json.dumps(encode_json(document))
+
+
+def test_the_driver_tables_are_the_store_tables() -> None:
+    for table in d.TABLES:
+        stored = t.metadata.tables[table.name]
+        assert [c.name for c in table.columns] == [c.name for c in stored.columns]
+        for column in table.columns:
+            kind = stored.columns[column.name].type
+            if isinstance(kind, Text):
+                assert (column.kind, column.length) == ("text", kind.length), column
+            elif isinstance(kind, Json):
+                assert column.kind == "json", column
+            elif isinstance(kind, Int):
+                assert column.kind == ("bigint" if kind.big else "int"), column
+            else:
+                assert isinstance(kind, sa.Boolean) and column.kind == "bool", column
+
+
+def _raw_rows(engine: sa.Engine, table: sa.Table, run_id: str) -> list[tuple[Any, ...]]:
+    """The table's rows of `run_id` as the database holds them (JSON as its text), without
+    the run id, in key order."""
+    postgres = engine.dialect.name == "postgresql"
+    columns = [
+        f"CAST({c.name} AS TEXT)" if postgres and isinstance(c.type, Json) else c.name
+        for c in table.columns
+        if c.name != "run_id"
+    ]
+    keys = ", ".join(c.name for c in table.primary_key.columns)
+    with engine.connect() as connection:
+        return [
+            tuple(row)
+            for row in connection.execute(
+                sa.text(
+                    f"SELECT {', '.join(columns)} FROM {table.name} "
+                    f"WHERE run_id = :run ORDER BY {keys}"
+                ),
+                {"run": run_id},
+            )
+        ]
+
+
+def _hostile_rows(table: d.Table, count: int) -> list[dict[str, Any]]:
+    """Rows of `table` with hostile values in every column (keys kept distinct)."""
+    rows = []
+    for number in range(count):
+        row: dict[str, Any] = {}
+        for column in table.columns:
+            if column.kind == "text":
+                text = HOSTILE_STRINGS[number % len(HOSTILE_STRINGS)]
+                if column.length is not None and number % 3 == 0:
+                    text = text + "\ue000" * (column.length // 2) + "y" * column.length
+                row[column.name] = f"{number:03d}{text}"
+            elif column.kind == "json":
+                row[column.name] = HOSTILE_JSON[number % len(HOSTILE_JSON)]
+            elif column.kind in ("int", "bigint"):
+                row[column.name] = [number, 2**40, -(2**70), 2**70][number % 4]
+            else:
+                row[column.name] = number % 2 == 0
+        if table is d.EVENTS or table is d.FINDINGS or table is d.CITATIONS:
+            row["seq" if table is d.EVENTS else "ordinal"] = number
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("table", [d.EVENTS, d.ARTIFACTS, d.FINDINGS, d.CITATIONS])
+def test_the_driver_inserts_what_sqlalchemy_inserts(store_url: str, table: d.Table) -> None:
+    store = open_store(store_url)
+    try:
+        for run in ("run_sa", "run_driver"):
+            store.upsert_run(run, plugin="p", model="m", status="running", workspace="/w")
+        rows = _hostile_rows(table, 24)
+        with store.engine.begin() as connection:
+            connection.execute(
+                sa.insert(t.metadata.tables[table.name]),
+                [{**row, "run_id": "run_sa"} for row in rows],
+            )
+        with store.engine.begin() as connection:
+            engine = connection.dialect.name
+            assert engine in ("sqlite", "postgresql")
+            d.insert_rows(
+                connection.connection.driver_connection,
+                engine,  # type: ignore[arg-type]
+                table,
+                [{**row, "run_id": "run_driver"} for row in rows],
+            )
+        stored = t.metadata.tables[table.name]
+        expected = _raw_rows(store.engine, stored, "run_sa")
+        assert len(expected) == len(rows)
+        assert _raw_rows(store.engine, stored, "run_driver") == expected
+    finally:
+        store.close()
+
+
+def test_the_driver_updates_and_reads_a_run_as_sqlalchemy_does(store_url: str) -> None:
+    store = open_store(store_url)
+    try:
+        values = {
+            name: row_value
+            for name, row_value in _hostile_rows(d.RUNS, 4)[3].items()
+            if name not in ("run_id", "cancel_requested")
+        }
+        runs = ("run_sa", "run_driver")
+        for run in runs:
+            store.upsert_run(run, plugin="p", model="m", status="running", workspace="/w")
+        with store.engine.begin() as connection:
+            connection.execute(sa.update(t.runs).where(t.runs.c.run_id == "run_sa").values(values))
+        with store.engine.begin() as connection:
+            driver = connection.connection.driver_connection
+            engine: Any = connection.dialect.name
+            assert d.update_run(driver, engine, "run_driver", values) == 1
+            assert d.update_run(driver, engine, "no such run", values) == 0
+            state = d.run_end_state(driver, engine, "run_driver")
+            assert d.run_end_state(driver, engine, "no such run") is None
+        assert _raw_rows(store.engine, t.runs, "run_sa") == _raw_rows(
+            store.engine, t.runs, "run_driver"
+        )
+        with store.engine.connect() as connection:
+            held = connection.execute(
+                sa.select(t.runs.c.status, t.runs.c.worker, t.runs.c.last_seq).where(
+                    t.runs.c.run_id == "run_sa"
+                )
+            ).one()
+        assert state == tuple(held) and "\udfff" in str(held.worker)
+    finally:
+        store.close()
+
+
+def test_a_run_upserted_through_the_driver_is_the_row_sqlalchemy_writes(store_url: str) -> None:
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    store = open_store(store_url)
+    try:
+        hostile = _hostile_rows(d.RUNS, 7)
+        values = {
+            name: value
+            for name, value in hostile[6].items()
+            if name not in ("run_id", "cancel_requested", "last_seq", "review_state")
+        }
+        insert = postgresql.insert if store.engine.dialect.name == "postgresql" else sqlite.insert
+        with store.engine.begin() as connection:
+            connection.execute(insert(t.runs).values(run_id="run_sa", **values))
+            connection.execute(
+                insert(t.runs)
+                .values(run_id="run_sa", **values)
+                .on_conflict_do_update(index_elements=[t.runs.c.run_id], set_=values)
+            )
+        with store.engine.begin() as connection:
+            driver = connection.connection.driver_connection
+            engine: Any = connection.dialect.name
+            d.insert_run(driver, engine, {"run_id": "run_driver", **values})
+            d.insert_run(driver, engine, {"run_id": "run_driver", **values}, update=list(values))
+            status = d.run_status(driver, engine, "run_driver")
+            assert d.run_status(driver, engine, "no such run") is None
+        # Unnamed columns take their defaults alike (`origin`, `last_seq`, `review_state`).
+        assert _raw_rows(store.engine, t.runs, "run_sa") == _raw_rows(
+            store.engine, t.runs, "run_driver"
+        )
+        with store.engine.connect() as connection:
+            held = connection.execute(
+                sa.select(t.runs.c.status).where(t.runs.c.run_id == "run_sa")
+            ).scalar()
+        assert status is not None and status == held and status.startswith("00…#")
+        # Through the store: a live status never replaces a stored end.
+        store.upsert_run("run_x", plugin="p\x00", model="m", status="running", workspace="/w")
+        store.finish("run_x", "completed")
+        store.upsert_run("run_x", status="running", warnings=[float("nan")])
+        detail = store.get_run("run_x")
+        assert detail is not None and detail.status == "completed" and detail.plugin == "p\x00"
+    finally:
+        store.close()
+
+
+def test_the_driver_module_imports_no_sqlalchemy() -> None:
+    """`runlens.store.driver` and what it imports of RunLens name no SQLAlchemy module (a
+    command may write a run's end through it without importing the ORM)."""
+    import ast
+    from pathlib import Path
+
+    import runlens
+
+    source = Path(runlens.__file__).parent
+    seen: set[str] = set()
+    pending = ["runlens.store.driver"]
+    while pending:
+        module = pending.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        path = source.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                assert not name.startswith("sqlalchemy"), f"{module} imports {name}"
+                if name.startswith("runlens.") and name != "runlens.store":
+                    pending.append(name)
+    assert "runlens.store.values" in seen
+
+
+def test_a_first_write_inserts_the_row_an_upsert_writes_and_never_revives_an_ended_run(
+    store_url: str,
+) -> None:
+    store = open_store(store_url)
+    try:
+        fields = {
+            "plugin": "p\x00",
+            "model": "m" * 600,
+            "status": "created",
+            "workspace": "/w\ud800",
+            "warnings": ["\x00", "\ue000"],
+            "updated_at": "2026-12-01T10:00:00Z",
+        }
+        store.upsert_run("run_upsert", **fields)
+        store._upsert("run_first", fields, new=True)
+        assert _raw_rows(store.engine, t.runs, "run_upsert") == _raw_rows(
+            store.engine, t.runs, "run_first"
+        )
+        store.finish("run_first", "completed")
+        store._upsert("run_first", {**fields, "status": "running"}, new=True)
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.status == "completed"
+        store._upsert("run_first", {"warnings": ["w"]}, new=True)  # not live: it is set
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.warnings == ["w"] and detail.status == "completed"
+    finally:
+        store.close()
