@@ -14,7 +14,8 @@ answer; the tool returns a small dict. Each framework runs it with its own test 
   of the N calls writes the deliverable, which the Stop validators check; hooks, events, trace,
   metrics and manifest are on as in every run). Measured twice: without a run store (a plain
   `run_plugin`), and with the SQLite store mirrored as `runlens run` does (`StoreMirror`
-  subscribed to the run, `finish()` at its end); `--database-url` adds a PostgreSQL store.
+  subscribed to the run, `finish()` at its end: with runs at once, off the loop they share,
+  as each of a worker's runs ends on its own thread); `--database-url` adds a PostgreSQL store.
 - pydantic-ai: `pydantic_ai.models.function.FunctionModel` and `Agent.run`.
 - openai-agents: a `Model` subclass returning canned `ModelResponse`s, tracing disabled,
   `Runner.run`.
@@ -215,7 +216,13 @@ def _runlens(store_url: str | None) -> tuple[RunOnce, Callable[[], None], str]:
             run_id=run_id,
         )
         if mirror is not None:
-            mirror.finish()
+            if Latency.seconds:
+                # Runs at once: a run's end waits for its store write off the loop the runs
+                # share, as each run of a worker does on its own thread (`runlens run` calls
+                # it after its loop has ended).
+                await asyncio.to_thread(mirror.finish)
+            else:
+                mirror.finish()
         if result.status.value != "completed":
             raise RuntimeError(f"runlens run ended {result.status.value}: {result.error_message}")
 
