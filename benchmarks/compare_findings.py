@@ -154,6 +154,13 @@ def _malformed_item(ws: Path) -> None:
     _edit_json(ws / _ANALYSIS, edit)
 
 
+def _backlog_of_another_theme(ws: Path) -> None:
+    def edit(d: dict) -> None:
+        d["items"][0]["theme"] = "a theme of no cited row"
+
+    _edit_json(ws / _BACKLOG, edit)
+
+
 _BREAKAGES: dict[str, Callable[[Path], None]] = {
     "quote changed in the analysis": _quote_changed,
     "quote changed in the report": _quote_changed_in_report,
@@ -165,6 +172,7 @@ _BREAKAGES: dict[str, Callable[[Path], None]] = {
     "wrong counts in the analysis": _wrong_count_in_analysis,
     "analysis items dropped": _dropped_items,
     "malformed analysis items": _malformed_item,
+    "backlog evidence of another theme": _backlog_of_another_theme,
 }
 
 
