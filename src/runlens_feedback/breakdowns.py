@@ -34,7 +34,7 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from runlens_feedback.contracts import SENTIMENTS
 from runlens_feedback.trend import month_name, week_name
@@ -69,9 +69,9 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
     result: dict[str, Any] = {"columns": [], "skipped": []}
     if not row_metadata:
         return result
-    analysed = _analysed(items, row_metadata)
+    metas, sentiments = _analysed(items, row_metadata)
     for column in _columns(row_metadata):
-        values = _pairs(analysed, column)
+        values = _pairs(metas, sentiments, column)
         entry = _trend(column, values)
         if isinstance(entry, str):
             entry = _category(column, values, reason=entry)
@@ -84,17 +84,20 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
     return result
 
 
-def _pairs(analysed: list[tuple[Mapping[str, Any], str]], column: str) -> Pairs:
+def _pairs(metas: list[Mapping[str, Any]], sentiments: list[str], column: str) -> Pairs:
     """The column's (value, sentiment) pairs counted, each value trimmed text: counted as
     read first, so each distinct value is made text and trimmed once."""
     try:
-        raw = Counter([(meta.get(column), sentiment) for meta, sentiment in analysed])
+        raw = Counter(zip([meta.get(column) for meta in metas], sentiments, strict=True))
     except TypeError:  # an unhashable value
         raw = None
     if raw is None or not all(value is None or type(value) is str for value, _ in raw):
         # Equal values of other types (1, 1.0 and True) count as one but read apart.
         return Counter(
-            [(str(meta.get(column) or "").strip(), sentiment) for meta, sentiment in analysed]
+            [
+                (str(meta.get(column) or "").strip(), sentiment)
+                for meta, sentiment in zip(metas, sentiments, strict=True)
+            ]
         )
     pairs: Pairs = Counter()
     for (value, sentiment), count in raw.items():
@@ -104,19 +107,33 @@ def _pairs(analysed: list[tuple[Mapping[str, Any], str]], column: str) -> Pairs:
 
 def _analysed(
     items: Sequence[Item], row_metadata: RowMetadata
-) -> list[tuple[Mapping[str, Any], str]]:
-    """(metadata, sentiment) of each analysed row, each row once, in item order."""
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """The metadata and the sentiment of each analysed row, each row once, in item order.
+
+    When no id repeats and every id has its metadata (the usual analysis), both lists are
+    read in one pass each, without a set of the ids seen."""
+    ids = [str(item.get("feedback_id")) for item in items]
+    if len(set(ids)) == len(ids):
+        found = [row_metadata.get(row_id) for row_id in ids]
+        if None not in found:
+            metas = cast("list[Mapping[str, Any]]", found)
+            return metas, [
+                s if (s := item.get("sentiment")) in SENTIMENTS else "neutral" for item in items
+            ]
     seen: set[str] = set()
-    rows = []
-    for item in items:
-        row_id = str(item.get("feedback_id"))
+    metas, sentiments = [], []
+    for row_id, item in zip(ids, items, strict=True):
         meta = row_metadata.get(row_id)
         if meta is None or row_id in seen:
             continue
         seen.add(row_id)
-        sentiment = item.get("sentiment")
-        rows.append((meta, sentiment if sentiment in SENTIMENTS else "neutral"))
-    return rows
+        metas.append(meta)
+        sentiments.append(_sentiment(item.get("sentiment")))
+    return metas, sentiments
+
+
+def _sentiment(value: Any) -> str:
+    return value if value in SENTIMENTS else "neutral"
 
 
 def _columns(row_metadata: RowMetadata) -> list[str]:

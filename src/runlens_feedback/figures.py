@@ -47,8 +47,8 @@ from typing import Any
 from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Place
 from runlens_feedback.aggregate import (
     Item,
+    actionable_items,
     group_items,
-    is_actionable,
     summarize_analysis,
     value_counts,
 )
@@ -265,7 +265,7 @@ def _theme_figures(
     """A group's figures: its rows and share, its problem rows and share, its rows by
     sentiment, its problem rows by severity (as the pain-point table counts them)."""
     names = theme_names(key, grouped_by, language)
-    problems = [m for m in members if is_actionable(m)]
+    problems = actionable_items(members)
     sentiment = value_counts(members, "sentiment")
     severity = value_counts(problems, "severity")
     prefix = f"theme.{key}"

@@ -113,10 +113,15 @@ def _share(rows: int, total: int, written: Any) -> Fraction:
 def date_column(row_metadata: Mapping[str, Mapping[str, Any]]) -> str | None:
     """The metadata column that holds the rows' dates (module docstring), or None."""
     columns: dict[str, None] = {}
+    last: Any = None
     for values in row_metadata.values():
+        keys = values.keys()
+        if keys == last:
+            continue  # the columns of the row before (the usual table): nothing new
         columns.update(dict.fromkeys(values))
         if len(columns) > 200:
             break
+        last = keys
     by_fold = {str(name).casefold().strip(): str(name) for name in columns}
     for name in _PREFERRED:
         if name in by_fold:
@@ -210,13 +215,14 @@ def periods(
             days[feedback_id] = day
     if not days:
         return None
+    distinct_days = set(days.values())
     for bucket in (month_name, week_name):
-        named = {day: bucket(day) for day in set(days.values())}  # once per distinct day
-        names = {feedback_id: named[day] for feedback_id, day in days.items()}
-        distinct = set(names.values())
+        named = {day: bucket(day) for day in distinct_days}  # once per distinct day
+        distinct = set(named.values())
         if len(distinct) >= 2:
             recent = max(distinct)
-            flags = {feedback_id: name == recent for feedback_id, name in names.items()}
+            in_recent = {day: name == recent for day, name in named.items()}
+            flags = dict(zip(days, map(in_recent.__getitem__, days.values()), strict=True))
             recent_total = sum(flags.values())
             return Periods(recent, flags, recent_total, len(flags) - recent_total)
     return None
@@ -226,7 +232,7 @@ def theme_trend(problem_ids: Sequence[str], split: Periods | None) -> Trend | No
     """The trend of a theme from its problem rows' ids, None without dated periods."""
     if split is None or not split.recent_total or not split.before_total:
         return None
-    counted = Counter(split.flags[i] for i in problem_ids if i in split.flags)
+    counted = Counter(map(split.flags.get, problem_ids))  # None: a row without a date
     recent, before = counted[True], counted[False]
     recent_share = Fraction(recent, split.recent_total)
     before_share = Fraction(before, split.before_total)

@@ -67,9 +67,18 @@ def _theme(item: dict[str, Any]) -> str | None:
 
 
 def _themes_by_row(analysis: Any) -> dict[str, str]:
+    """Each row's theme as `_theme` groups it (the first item of a row wins), each distinct
+    theme text worked out once."""
     themes: dict[str, str] = {}
+    grouped: dict[str, str | None] = {}
     for item in _items(analysis):
-        row_id, theme = item.get("feedback_id"), _theme(item)
+        row_id, named = item.get("feedback_id"), item.get("theme")
+        if type(named) is str:
+            if named not in grouped:
+                grouped[named] = _theme(item)
+            theme = grouped[named]
+        else:
+            theme = _theme(item)
         if isinstance(row_id, str) and theme is not None:
             themes.setdefault(row_id, theme)
     return themes

@@ -125,6 +125,17 @@ def test_only_analysed_rows_count_and_each_once() -> None:
     assert breakdowns(items, None) == {"columns": [], "skipped": []}
 
 
+def test_rows_without_metadata_or_repeated_count_as_in_the_usual_analysis() -> None:
+    """An item whose id has no metadata, or repeats one, changes nothing: the same breakdowns
+    as the analysis of each row once (read one row at a time, not in one pass)."""
+    items, metadata = rows(12, channel=lambda n: ("app", "web", "mail")[n % 3])
+    usual = breakdowns(items, metadata)
+    assert breakdowns([*items, {"feedback_id": "nowhere", "sentiment": "negative"}], metadata) == (
+        usual
+    )
+    assert breakdowns([*items, dict(items[3], sentiment="positive")], metadata) == usual
+
+
 # -- the figures ---------------------------------------------------------------------------
 
 

@@ -228,3 +228,22 @@ def test_us_in_capitals_is_the_country_and_a_mention_is_an_address() -> None:
 def test_critics_and_synopses_count_as_story_rows() -> None:
     assert signals(analyze_rows(rows(CRITICS_EN[:2] + SYNOPSES_ZH[:1])))["story_rows"] == 3
     assert signals(analyze_rows(rows(FEEDBACK_EN[:2])))["story_rows"] == 0
+
+
+@pytest.mark.parametrize("cue_rows", [0, 2, 5, 6, 7, 9, 20])
+def test_the_warning_follows_the_full_count_around_the_threshold(cue_rows: int) -> None:
+    """The warning stops reading rows once enough are cue rows: its verdict is still the one
+    the full count gives, on either side of `CUE_SHARE` (20 rows: 6 is the threshold)."""
+    texts = [
+        f"I can't log in since the update, day {n}." if n < cue_rows else SYNOPSES_EN[n % 9]
+        for n in range(20)
+    ]
+    items = [
+        {"evidence_text": text, "language": "en", "sentiment": "negative"} for text in texts[::-1]
+    ]
+    counts = signals(items)
+    assert counts["rows"] == 20
+    warned = counts["cue_rows"] < CUE_SHARE * counts["rows"]
+    assert bool(feedback_warnings(items)) is warned
+    if warned:
+        assert feedback_warnings(items)[0]["details"] == counts

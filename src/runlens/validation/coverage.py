@@ -51,10 +51,13 @@ class CoverageValidator(ContractValidator):
 
 def _ids(document: Any, path: str | None) -> set[str]:
     """Every string id at `path` (a field holding one id or a list of ids)."""
+    values = list(found_values(document, path)) if path else []
+    if all(type(value) is str for value in values):
+        return set(values)  # one id per field, every one text: the usual document
     found: set[str] = set()
-    for value in found_values(document, path) if path else ():
-        values = value if isinstance(value, list) else [value]
-        found.update(item for item in values if isinstance(item, str))
+    for value in values:
+        elements = value if isinstance(value, list) else [value]
+        found.update(item for item in elements if isinstance(item, str))
     return found
 
 

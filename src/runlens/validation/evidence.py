@@ -128,12 +128,24 @@ class _Checker:
                         if row_id is not None:
                             verified.append((location, row_id))
         quoted: set[str] = set()
+        quotes, artifact = self.collector.quotes, self.artifact
         for quote in self.contract.evidence_quotes:
-            self.spans = {}
+            spans = self.spans = {}
             for location, text, id_location, row_id in found_pairs(document, quote.text, quote.id):
+                # A quote of a row already verified with the same words: `check_quote`'s
+                # outcome, told with one lookup (the rows' texts read, the quote not blank).
+                texts = self.texts
+                if texts is not None and type(row_id) is str and type(text) is str:
+                    row_text = texts.get(row_id)
+                    span = spans.get((text, row_text)) if row_text is not None else None
+                    if span is not None:
+                        quotes.append(
+                            QuoteLocation(artifact, location, row_id, span.start, span.end, text)
+                        )
+                        quoted.add(id_location)
+                        continue
                 if self.check_quote(quote, text, location, row_id, id_location):
                     quoted.add(id_location)
-        artifact = self.artifact
         self.collector.id_citations.extend(
             IdCitation(artifact, location, row_id)
             for location, row_id in verified

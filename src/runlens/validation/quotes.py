@@ -242,6 +242,8 @@ def _weakness(needle: str, rules: QuoteRules, row_id: str) -> str | None:
             f"is {len(needle)} {characters}, shorter than the minimum of {rules.min_length}, "
             f"and not the whole text of {row_id}: quote at least {rules.min_length} characters"
         )
+    if needle[0].isalpha():  # exactly the categories L*: a letter (the usual first one)
+        return None
     if not any(unicodedata.category(char)[0] in "LN" for char in needle):
         return (
             f"has no letter or digit and is not the whole text of {row_id}: quote at least one word"

@@ -283,8 +283,16 @@ def validate_workspace(
     )
     base = stop_validators(plugin) if plugin is not None else builtin_validators(contracts)
     validators: list[TimedValidator] = [(v, None) for v in (*base, *extra)]
+    timed: list[tuple[ValidatorResult, float]] = []
+
+    async def judge() -> None:
+        # The results are handed over beside the task, not as its result: at its end
+        # `asyncio.run` formats a repr of its main task (Python 3.11, restoring the SIGINT
+        # handler), and a result's repr lists every quote location of the round.
+        timed.extend(await run_validators(validators, context, default_timeout=timeout))
+
     with _collector_paused():
-        timed = asyncio.run(run_validators(validators, context, default_timeout=timeout))
+        asyncio.run(judge())
         return aggregate([result for result, _ in timed], contracts, context)
 
 
