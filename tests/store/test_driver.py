@@ -311,3 +311,36 @@ def test_a_first_write_inserts_the_row_an_upsert_writes_and_never_revives_an_end
         assert detail is not None and detail.warnings == ["w"] and detail.status == "completed"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("table", [d.EVENTS, d.ARTIFACTS, d.FINDINGS, d.CITATIONS])
+def test_the_driver_inserts_nulls_as_sqlalchemy_does(store_url: str, table: d.Table) -> None:
+    """Every nullable column NULL in some rows (on PostgreSQL the rows go as one array a
+    column, NULL elements among them)."""
+    store = open_store(store_url)
+    try:
+        for run in ("run_sa", "run_driver"):
+            store.upsert_run(run, plugin="p", model="m", status="running", workspace="/w")
+        stored = t.metadata.tables[table.name]
+        nullable = {c.name for c in stored.columns if c.nullable and not c.primary_key}
+        rows = _hostile_rows(table, 12)
+        for number, row in enumerate(rows):
+            if number % 2:
+                row.update(dict.fromkeys(nullable))
+        with store.engine.begin() as connection:
+            connection.execute(sa.insert(stored), [{**row, "run_id": "run_sa"} for row in rows])
+        with store.engine.begin() as connection:
+            engine = connection.dialect.name
+            assert engine in ("sqlite", "postgresql")
+            d.insert_rows(
+                connection.connection.driver_connection,
+                engine,  # type: ignore[arg-type]
+                table,
+                [{**row, "run_id": "run_driver"} for row in rows],
+            )
+        expected = _raw_rows(store.engine, stored, "run_sa")
+        assert len(expected) == len(rows)
+        assert any(value is None for row in expected for value in row) == bool(nullable)
+        assert _raw_rows(store.engine, stored, "run_driver") == expected
+    finally:
+        store.close()

@@ -277,8 +277,8 @@ class RunLife(RunReads):
         if top is None:
             return 0
         with self._write() as connection, _driver(connection) as (driver, engine):
-            # One `executemany` (the driver's batching: on PostgreSQL a round trip per page
-            # of rows, not per event) of one INSERT that skips the events the store holds.
+            # One INSERT of every event (`executemany` on SQLite, one array a column on
+            # PostgreSQL) that skips the events the store holds.
             d.insert_encoded(driver, engine, d.EVENTS, rows)
             d.raise_last_seq(driver, engine, [(run_id, top)], utc_now())
         return len(rows)
@@ -531,7 +531,7 @@ def _write_results(
     replace: bool,
 ) -> None:
     """Insert the run's results (`replace`: after deleting those the store holds), each
-    table's rows in one `executemany` of the driver (`runlens.store.driver`): a run has
+    table's rows in one INSERT of the driver (`runlens.store.driver`): a run has
     thousands of citations, and SQLAlchemy's processing of each parameter cost more than
     the insert itself."""
     if replace:
