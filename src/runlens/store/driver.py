@@ -13,7 +13,8 @@ the ones SQLAlchemy would store.
 The caller gives the DBAPI connection of the transaction it holds (SQLAlchemy's
 `connection.connection.driver_connection`) and the engine's name: `"sqlite"` (the standard
 `sqlite3`, `?` parameters) or `"postgresql"` (psycopg, `%s` parameters, each cast to its
-column's type as SQLAlchemy casts them; an INSERT's arrays go in binary, `%b`). Nothing here begins or ends a transaction.
+column's type as SQLAlchemy casts them; an INSERT's arrays go in binary, `%b`). Nothing
+here begins or ends a transaction.
 
     encode_json_text   a JSON value as the `Json` column binds it (the text on SQLite)
     encode_row         a row's values in a table's column order, each encoded as bound
@@ -279,7 +280,7 @@ def insert_encoded(
     if engine == "postgresql":
         cursor = driver.cursor()
         try:
-            columns = [list(column) for column in zip(*rows)]
+            columns = [list(column) for column in zip(*rows, strict=True)]
             cursor.execute(insert_sql(engine, table), columns)
         finally:
             cursor.close()
