@@ -299,9 +299,12 @@ def _pain_point(
     catalogue: ThemeCatalogue | None = None,
     split: Periods | None = None,
     row_texts: RowTexts | None = None,
+    problems: list[Item] | None = None,
 ) -> dict[str, Any] | None:
-    """The summary of one group, or None when none of its rows reports a problem."""
-    problems = actionable_items(members)
+    """The summary of one group, or None when none of its rows reports a problem.
+    `problems`: `actionable_items(members)`, when the caller has worked it out already."""
+    if problems is None:
+        problems = actionable_items(members)
     if not problems:
         return None
     ranked = representative_order(problems)
@@ -461,6 +464,7 @@ def summarize_analysis(
     catalogue: ThemeCatalogue | None = None,
     row_texts: RowTexts | None = None,
     groups: Mapping[tuple[str, str], list[Item]] | None = None,
+    problems: Mapping[tuple[str, str], list[Item]] | None = None,
 ) -> dict[str, Any]:
     """The bounded aggregate of analysis `items` (module docstring for the shape and rules).
 
@@ -469,7 +473,8 @@ def summarize_analysis(
     `row_metadata` (feedback id -> {column: value}) gives the trend and the breakdowns;
     `catalogue` (the discovered themes) gives the pain points' names and terms;
     `row_texts` (the Evidence Index) tells each quote whether it was cut from its row.
-    `groups`: `group_items(items)`, when the caller has worked it out already.
+    `groups`: `group_items(items)`, when the caller has worked it out already, and
+    `problems` each of its groups' `actionable_items` (both given or neither).
     """
     analysed = len(items)
     total = analysed if total_rows is None else total_rows
@@ -477,7 +482,16 @@ def summarize_analysis(
         groups = group_items(items)
     split = periods((str(item.get("feedback_id")) for item in items), row_metadata)
     pains = [
-        _pain_point(k, by, members, analysed, catalogue, split, row_texts)
+        _pain_point(
+            k,
+            by,
+            members,
+            analysed,
+            catalogue,
+            split,
+            row_texts,
+            None if problems is None else problems[k, by],
+        )
         for (k, by), members in groups.items()
     ]
     candidates = sorted(

@@ -137,12 +137,15 @@ def analysis_figures(
         return []
     items, failed = parts
     groups = group_items(items)
+    # Each group's problem rows, for its pain point and its figures alike.
+    problems = {group: actionable_items(members) for group, members in groups.items()}
     summary = summarize_analysis(
         items,
         total_rows=rows_in_file,
         failed_batches=failed,
         row_metadata=row_metadata,
         groups=groups,
+        problems=problems,
     )
     analysed = summary["analysed_rows"]
     figures = [
@@ -166,7 +169,8 @@ def analysis_figures(
     language = report_language(summary)
     for (key, grouped_by), members in groups.items():
         if all_themes or (key, grouped_by) in listed:
-            figures += _theme_figures(key, grouped_by, members, analysed, language)
+            group = problems[key, grouped_by]
+            figures += _theme_figures(key, grouped_by, members, group, analysed, language)
     figures += _other_groups(summary["other_groups"])
     figures += _failures(summary["failed_batches"])
     figures += _risk_figures(summary)
@@ -260,12 +264,17 @@ def _entry_figures(
 
 
 def _theme_figures(
-    key: str, grouped_by: str, members: Sequence[Item], analysed: int, language: Lang = "en"
+    key: str,
+    grouped_by: str,
+    members: Sequence[Item],
+    problems: Sequence[Item],
+    analysed: int,
+    language: Lang = "en",
 ) -> list[Figure]:
-    """A group's figures: its rows and share, its problem rows and share, its rows by
-    sentiment, its problem rows by severity (as the pain-point table counts them)."""
+    """A group's figures: its rows and share, its problem rows (`problems`, its
+    `actionable_items`) and share, its rows by sentiment, its problem rows by severity (as
+    the pain-point table counts them)."""
     names = theme_names(key, grouped_by, language)
-    problems = actionable_items(members)
     sentiment = value_counts(members, "sentiment")
     severity = value_counts(problems, "severity")
     prefix = f"theme.{key}"
