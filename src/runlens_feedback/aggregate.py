@@ -56,7 +56,7 @@ import functools
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.breakdowns import breakdowns
@@ -94,6 +94,7 @@ __all__ = [
     "OTHER_THEME",
     "PRAISE_THEME",
     "QUOTE_CHARS",
+    "GroupRows",
     "Item",
     "Priority",
     "RowTexts",
@@ -102,6 +103,7 @@ __all__ = [
     "example_quote",
     "group_items",
     "group_key",
+    "group_rows",
     "is_actionable",
     "priority_for",
     "priority_parts",
@@ -254,8 +256,29 @@ def _rank(item: Item) -> int:
 
 
 def _counts(items: Iterable[Item], key: str, names: Sequence[str]) -> dict[str, int]:
-    counted = value_counts(items, key)
+    return _named(value_counts(items, key), names)
+
+
+def _named(counted: Mapping[str, int], names: Sequence[str]) -> dict[str, int]:
     return {name: counted.get(name, 0) for name in names}
+
+
+class GroupRows(NamedTuple):
+    """What a group's pain point and its figures both count: its problem rows
+    (`actionable_items`), its rows by sentiment and its problem rows by severity
+    (`value_counts`)."""
+
+    problems: list[Item]
+    sentiment: Counter[str]
+    severity: Counter[str]
+
+
+def group_rows(members: Sequence[Item]) -> GroupRows:
+    """`GroupRows` of a group's `members`, worked out once for its pain point and figures."""
+    problems = actionable_items(members)
+    return GroupRows(
+        problems, value_counts(members, "sentiment"), value_counts(problems, "severity")
+    )
 
 
 def value_counts(items: Iterable[Item], key: str) -> Counter[str]:
@@ -299,13 +322,16 @@ def _pain_point(
     catalogue: ThemeCatalogue | None = None,
     split: Periods | None = None,
     row_texts: RowTexts | None = None,
+    counted: GroupRows | None = None,
 ) -> dict[str, Any] | None:
-    """The summary of one group, or None when none of its rows reports a problem."""
-    problems = actionable_items(members)
+    """The summary of one group, or None when none of its rows reports a problem.
+    `counted`: `group_rows(members)`, when the caller has worked it out already."""
+    problems = actionable_items(members) if counted is None else counted.problems
     if not problems:
         return None
     ranked = representative_order(problems)
-    problem_severity = _counts(problems, "severity", SEVERITIES)
+    severities = value_counts(problems, "severity") if counted is None else counted.severity
+    problem_severity = _named(severities, SEVERITIES)
     base, _ = priority_for(problem_severity, len(problems), analysed)
     base_points, _ = priority_points(problem_severity, len(problems), analysed)
     trend = theme_trend([str(m.get("feedback_id")) for m in problems], split)
@@ -326,7 +352,10 @@ def _pain_point(
         "base_priority": base,
         "base_points": base_points,
         "trend": trend.as_dict() if trend else None,
-        "sentiment": _counts(members, "sentiment", SENTIMENTS),
+        "sentiment": _named(
+            value_counts(members, "sentiment") if counted is None else counted.sentiment,
+            SENTIMENTS,
+        ),
         "problem_severity": problem_severity,
         "feedback_ids": _first_ids(ranked, EVIDENCE_IDS),
         "examples": _examples(ranked, row_texts=row_texts),
@@ -461,6 +490,7 @@ def summarize_analysis(
     catalogue: ThemeCatalogue | None = None,
     row_texts: RowTexts | None = None,
     groups: Mapping[tuple[str, str], list[Item]] | None = None,
+    counted: Mapping[tuple[str, str], GroupRows] | None = None,
 ) -> dict[str, Any]:
     """The bounded aggregate of analysis `items` (module docstring for the shape and rules).
 
@@ -469,7 +499,8 @@ def summarize_analysis(
     `row_metadata` (feedback id -> {column: value}) gives the trend and the breakdowns;
     `catalogue` (the discovered themes) gives the pain points' names and terms;
     `row_texts` (the Evidence Index) tells each quote whether it was cut from its row.
-    `groups`: `group_items(items)`, when the caller has worked it out already.
+    `groups`: `group_items(items)`, when the caller has worked it out already, and
+    `counted` each of its groups' `group_rows` (both given or neither).
     """
     analysed = len(items)
     total = analysed if total_rows is None else total_rows
@@ -477,7 +508,16 @@ def summarize_analysis(
         groups = group_items(items)
     split = periods((str(item.get("feedback_id")) for item in items), row_metadata)
     pains = [
-        _pain_point(k, by, members, analysed, catalogue, split, row_texts)
+        _pain_point(
+            k,
+            by,
+            members,
+            analysed,
+            catalogue,
+            split,
+            row_texts,
+            None if counted is None else counted[k, by],
+        )
         for (k, by), members in groups.items()
     ]
     candidates = sorted(

@@ -46,11 +46,11 @@ from typing import Any
 
 from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Place
 from runlens_feedback.aggregate import (
+    GroupRows,
     Item,
-    actionable_items,
     group_items,
+    group_rows,
     summarize_analysis,
-    value_counts,
 )
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
 from runlens_feedback.analyst.labels import Lang
@@ -137,12 +137,15 @@ def analysis_figures(
         return []
     items, failed = parts
     groups = group_items(items)
+    # Each group's problem rows and counts, for its pain point and its figures alike.
+    counted = {group: group_rows(members) for group, members in groups.items()}
     summary = summarize_analysis(
         items,
         total_rows=rows_in_file,
         failed_batches=failed,
         row_metadata=row_metadata,
         groups=groups,
+        counted=counted,
     )
     analysed = summary["analysed_rows"]
     figures = [
@@ -166,7 +169,8 @@ def analysis_figures(
     language = report_language(summary)
     for (key, grouped_by), members in groups.items():
         if all_themes or (key, grouped_by) in listed:
-            figures += _theme_figures(key, grouped_by, members, analysed, language)
+            group = counted[key, grouped_by]
+            figures += _theme_figures(key, grouped_by, members, group, analysed, language)
     figures += _other_groups(summary["other_groups"])
     figures += _failures(summary["failed_batches"])
     figures += _risk_figures(summary)
@@ -260,14 +264,18 @@ def _entry_figures(
 
 
 def _theme_figures(
-    key: str, grouped_by: str, members: Sequence[Item], analysed: int, language: Lang = "en"
+    key: str,
+    grouped_by: str,
+    members: Sequence[Item],
+    counted: GroupRows,
+    analysed: int,
+    language: Lang = "en",
 ) -> list[Figure]:
     """A group's figures: its rows and share, its problem rows and share, its rows by
-    sentiment, its problem rows by severity (as the pain-point table counts them)."""
+    sentiment, its problem rows by severity (as the pain-point table counts them), the
+    counts from `counted` (its `group_rows`)."""
     names = theme_names(key, grouped_by, language)
-    problems = actionable_items(members)
-    sentiment = value_counts(members, "sentiment")
-    severity = value_counts(problems, "severity")
+    problems, sentiment, severity = counted
     prefix = f"theme.{key}"
     figures = [
         _count(f"{prefix}.rows", len(members), _named(names, ROWS_LABELS)),

@@ -15,9 +15,12 @@ from runlens_feedback.aggregate import (
     FAILURE_LINES,
     QUOTE_CHARS,
     TOP_GROUPS,
+    actionable_items,
     group_items,
+    group_rows,
     short_quote,
     summarize_analysis,
+    value_counts,
 )
 
 SENTIMENTS = ("positive", "neutral", "negative", "mixed")
@@ -379,3 +382,16 @@ def test_representative_order_is_severity_then_strength_then_input_order() -> No
         assert [i["feedback_id"] for i in representative_order(items)] == [
             i["feedback_id"] for i in expected
         ]
+
+
+def test_a_summary_from_groups_counted_beforehand_is_the_same_summary() -> None:
+    items = model_items(3_000) + model_items(500, seed=2, themes=False)
+    items[7] = {**items[7], "severity": None, "sentiment": 3}  # values that are no text
+    groups = group_items(items)
+    counted = {group: group_rows(members) for group, members in groups.items()}
+    assert summarize_analysis(items, groups=groups, counted=counted) == summarize_analysis(items)
+    for group, members in groups.items():
+        problems, sentiment, severity = counted[group]
+        assert problems == actionable_items(members)
+        assert sentiment == value_counts(members, "sentiment")
+        assert severity == value_counts(problems, "severity")

@@ -125,6 +125,12 @@ class ValidationContext:
         index: EvidenceIndex | UntrustedIndex = self._shared[key]
         return index
 
+    def row_texts(self, index: EvidenceIndex) -> dict[str, str]:
+        """Every row's text by id, in the index's order, read from `index` (this round's
+        `evidence_index()`) once per round: the quote, coverage and figure validators each
+        need them all, and reading them is a pass over every row of the index."""
+        return self.shared("index", "texts", lambda: {row: text for row, _, text in index.rows()})
+
     def judged_bytes(self) -> int:
         """The size of what this round reads: the contracts' artifacts, the Evidence Index and
         its source (the one file under `input/` when `source` is None). A validator's time

@@ -45,7 +45,7 @@ class CoverageValidator(ContractValidator):
             index = context.evidence_index()
             if not isinstance(index, EvidenceIndex):
                 continue  # an untrusted index is the evidence validator's finding
-            _check(collector, contract, document, index)
+            _check(collector, contract, document, index, context.row_texts(index))
         return collector.result()
 
 
@@ -62,12 +62,16 @@ def _ids(document: Any, path: str | None) -> set[str]:
 
 
 def _check(
-    collector: Collector, contract: ArtifactContract, document: Any, index: EvidenceIndex
+    collector: Collector,
+    contract: ArtifactContract,
+    document: Any,
+    index: EvidenceIndex,
+    texts: dict[str, str],
 ) -> None:
     coverage = contract.coverage
     assert coverage is not None
     covered = _ids(document, coverage.ids) | _ids(document, coverage.excused_ids)
-    missing = [row_id for row_id, _, text in index.rows() if text.strip() and row_id not in covered]
+    missing = [row_id for row_id, text in texts.items() if text.strip() and row_id not in covered]
     if not missing:
         return
     shown = ", ".join(missing[:SUMMARY_ITEMS])

@@ -12,7 +12,8 @@ so a hundred thousand citations cost linear time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk
@@ -62,18 +63,26 @@ class EvidenceCitationValidator(ContractValidator):
         for contract in present:
             readable, document = context.load_document(contract.name)
             if readable:  # an unparsable artifact is JsonOutputValidationHook's finding
-                check_citations(collector, index, contract, document)
+                texts = partial(context.row_texts, index)
+                check_citations(collector, index, contract, document, texts=texts)
         return collector.result()
 
 
 def check_citations(
-    collector: Collector, index: EvidenceIndex, contract: ArtifactContract, document: Any
+    collector: Collector,
+    index: EvidenceIndex,
+    contract: ArtifactContract,
+    document: Any,
+    *,
+    texts: Callable[[], dict[str, str]] | None = None,
 ) -> None:
     """The contract's evidence ids and quotes in one parsed document, checked against `index`.
 
     The validator's checks, also run on the items a batch submits (`runlens.validation.items`).
+    `texts` gives every row's text by id when the round shares them (`ValidationContext.
+    row_texts`); without it they are read from `index` when enough quotes are checked.
     """
-    _Checker(collector, index, contract).check(document)
+    _Checker(collector, index, contract, texts).check(document)
 
 
 def _elements(match: Match) -> Iterator[tuple[str, Any]]:
@@ -93,7 +102,11 @@ class _Checker:
     """Checks one artifact's citations against the index, adding to the shared collector."""
 
     def __init__(
-        self, collector: Collector, index: EvidenceIndex, contract: ArtifactContract
+        self,
+        collector: Collector,
+        index: EvidenceIndex,
+        contract: ArtifactContract,
+        read_texts: Callable[[], dict[str, str]] | None = None,
     ) -> None:
         self.collector = collector
         self.index = index
@@ -107,6 +120,7 @@ class _Checker:
         #: Every row's text by id, read from the index in one pass once enough quotes are
         #: checked (`_row_text`), rather than one lookup and decoding a quote.
         self.texts: dict[str, str] | None = None
+        self.read_texts = read_texts
         self.lookups = 0
 
     def check(self, document: Any) -> None:
@@ -162,7 +176,10 @@ class _Checker:
             return None
         self.lookups += 1
         if self.lookups == _ONE_PASS_AFTER:
-            self.texts = {row: text for row, _, text in self.index.rows()}
+            if self.read_texts is not None:
+                self.texts = self.read_texts()
+            else:
+                self.texts = {row: text for row, _, text in self.index.rows()}
         return self.index.text(row_id)
 
     def check_id(self, location: str, value: Any) -> str | None:

@@ -76,7 +76,8 @@ that computes no figures checks nothing.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from runlens.contracts.model import DEFAULT_QUOTE_MARKS
@@ -117,14 +118,22 @@ class RowWords:
     """Whether some words occur in a source row (NFC, as Markdown reads it): the rows'
     texts are joined once, on first use, and searched at C speed."""
 
-    def __init__(self, index: EvidenceIndex) -> None:
+    def __init__(
+        self, index: EvidenceIndex, texts: Callable[[], dict[str, str]] | None = None
+    ) -> None:
         self.index = index
+        #: Every row's text by id when the round shares them (`ValidationContext.row_texts`).
+        self.texts = texts
         self._joined: str | None = None
 
     def __call__(self, words: str) -> bool:
         words = unicodedata.normalize("NFC", read_markdown(words))
         if self._joined is None:
-            texts = (text for _, _, text in self.index.rows())  # in order, a chunk at a time
+            texts: Iterable[str]
+            if self.texts is not None:
+                texts = self.texts().values()  # in the index's order
+            else:
+                texts = (text for _, _, text in self.index.rows())  # in order, a chunk at a time
             # Joined by U+FFFD: what a NUL between them reads as (`read_markdown`), without
             # replacing one NUL per row.
             self._joined = unicodedata.normalize("NFC", read_markdown("\ufffd".join(texts)))
@@ -152,7 +161,11 @@ class FigureValidator:
             markdown = path.read_bytes().decode("utf-8-sig", errors="replace")
             marks = _quote_marks(context, rule.artifact)
             index = context.evidence_index()
-            copied = RowWords(index) if isinstance(index, EvidenceIndex) else (lambda _: False)
+            copied = (
+                RowWords(index, partial(context.row_texts, index))
+                if isinstance(index, EvidenceIndex)
+                else (lambda _: False)
+            )
             for statement in check_figures(
                 markdown, rule.sections, figures, marks, elsewhere=rule.everywhere, copied=copied
             ):
