@@ -25,6 +25,10 @@ class _Key(str, Enum):  # noqa: UP042 (a StrEnum's str() is its value)
     A = "a"  # `str()` of it is "_Key.A", `json` writes "a"
 
 
+class _Mapping(dict[str, Any]):
+    """A dict subclass (orjson takes it; the walk makes a plain dict of it)."""
+
+
 HOSTILE_STRINGS = [
     "plain",
     "nul\x00inside",
@@ -48,6 +52,8 @@ HOSTILE_JSON: list[Any] = [
     {"ordered": OrderedDict([(True, 1)])},
     {"tuple": (1, "\x00"), "nested": [{"deep": {"er": ["\ud83d"]}}]},
     {"long": "x" * 5000, "emoji": "😀"},
+    {"big": 2**70, "small": -(2**70)},
+    _Mapping({"sub": _Mapping({"a": [1, "\x00"]})}),
     {},
 ]
 
