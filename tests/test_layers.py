@@ -62,6 +62,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "runlens.errors",
             "runlens.atomic",
             "runlens.digests",
+            "runlens.idle_threads",
             "runlens.schema",
             "runlens.cancellation",
             "runlens.secrets",

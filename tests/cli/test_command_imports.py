@@ -40,8 +40,8 @@ NOT_HELPING = ("sqlalchemy", "pydantic", "rich")
 #: the analysis), and urllib's request machinery (an XML escape does not need it).
 NOT_RUNNING = ("runlens_feedback.discovery", "urllib.request", "http.client", "xml.sax")
 
-PROGRAM = f"""
-import sys
+#: `runlens ARGS` in the program's process, its exit status in `status`.
+RUN_MAIN = """
 from runlens.cli import main
 try:
     main(sys.argv[1:])
@@ -49,7 +49,11 @@ except SystemExit as done:
     status = done.code or 0
 else:
     status = 0
-watched = {(*NOT_CALLED, *NOT_READING, *NOT_HELPING, *NOT_RUNNING)!r}
+"""
+
+PROGRAM = f"""
+import sys
+{RUN_MAIN}watched = {(*NOT_CALLED, *NOT_READING, *NOT_HELPING, *NOT_RUNNING)!r}
 loaded = sorted(name for name in watched if name in sys.modules)
 print("\\nLOADED " + " ".join(loaded))
 sys.exit(status)
@@ -57,7 +61,7 @@ sys.exit(status)
 
 
 #: `runlens ARGS`, counting how often the installed distributions' entry points are read.
-COUNTING = """
+COUNTING = f"""
 import sys
 import runlens._entry_points as installed
 readings = []
@@ -65,14 +69,7 @@ def counted(read=installed.entry_points):
     readings.append(None)
     return read()
 installed.entry_points = counted
-from runlens.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit as done:
-    status = done.code or 0
-else:
-    status = 0
-print(f"\\nREADINGS {len(readings)}")
+{RUN_MAIN}print(f"\\nREADINGS {{len(readings)}}")
 sys.exit(status)
 """
 

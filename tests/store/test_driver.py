@@ -150,18 +150,18 @@ def _hostile_rows(table: d.Table, count: int) -> list[dict[str, Any]]:
     return rows
 
 
-@pytest.mark.parametrize("table", [d.EVENTS, d.ARTIFACTS, d.FINDINGS, d.CITATIONS])
-def test_the_driver_inserts_what_sqlalchemy_inserts(store_url: str, table: d.Table) -> None:
+def _inserted_both_ways(
+    store_url: str, table: d.Table, rows: list[dict[str, Any]]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """`rows` inserted into `table` by SQLAlchemy (for one run) and by the driver (for
+    another): the stored rows of each, as the database holds them."""
     store = open_store(store_url)
     try:
         for run in ("run_sa", "run_driver"):
             store.upsert_run(run, plugin="p", model="m", status="running", workspace="/w")
-        rows = _hostile_rows(table, 24)
+        stored = t.metadata.tables[table.name]
         with store.engine.begin() as connection:
-            connection.execute(
-                sa.insert(t.metadata.tables[table.name]),
-                [{**row, "run_id": "run_sa"} for row in rows],
-            )
+            connection.execute(sa.insert(stored), [{**row, "run_id": "run_sa"} for row in rows])
         with store.engine.begin() as connection:
             engine = connection.dialect.name
             assert engine in ("sqlite", "postgresql")
@@ -171,12 +171,20 @@ def test_the_driver_inserts_what_sqlalchemy_inserts(store_url: str, table: d.Tab
                 table,
                 [{**row, "run_id": "run_driver"} for row in rows],
             )
-        stored = t.metadata.tables[table.name]
-        expected = _raw_rows(store.engine, stored, "run_sa")
-        assert len(expected) == len(rows)
-        assert _raw_rows(store.engine, stored, "run_driver") == expected
+        return (
+            _raw_rows(store.engine, stored, "run_sa"),
+            _raw_rows(store.engine, stored, "run_driver"),
+        )
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("table", [d.EVENTS, d.ARTIFACTS, d.FINDINGS, d.CITATIONS])
+def test_the_driver_inserts_what_sqlalchemy_inserts(store_url: str, table: d.Table) -> None:
+    rows = _hostile_rows(table, 24)
+    expected, driven = _inserted_both_ways(store_url, table, rows)
+    assert len(expected) == len(rows)
+    assert driven == expected
 
 
 def test_the_driver_updates_and_reads_a_run_as_sqlalchemy_does(store_url: str) -> None:
@@ -323,30 +331,13 @@ def test_a_first_write_inserts_the_row_an_upsert_writes_and_never_revives_an_end
 def test_the_driver_inserts_nulls_as_sqlalchemy_does(store_url: str, table: d.Table) -> None:
     """Every nullable column NULL in some rows (on PostgreSQL the rows go as one array a
     column, NULL elements among them)."""
-    store = open_store(store_url)
-    try:
-        for run in ("run_sa", "run_driver"):
-            store.upsert_run(run, plugin="p", model="m", status="running", workspace="/w")
-        stored = t.metadata.tables[table.name]
-        nullable = {c.name for c in stored.columns if c.nullable and not c.primary_key}
-        rows = _hostile_rows(table, 12)
-        for number, row in enumerate(rows):
-            if number % 2:
-                row.update(dict.fromkeys(nullable))
-        with store.engine.begin() as connection:
-            connection.execute(sa.insert(stored), [{**row, "run_id": "run_sa"} for row in rows])
-        with store.engine.begin() as connection:
-            engine = connection.dialect.name
-            assert engine in ("sqlite", "postgresql")
-            d.insert_rows(
-                connection.connection.driver_connection,
-                engine,  # type: ignore[arg-type]
-                table,
-                [{**row, "run_id": "run_driver"} for row in rows],
-            )
-        expected = _raw_rows(store.engine, stored, "run_sa")
-        assert len(expected) == len(rows)
-        assert any(value is None for row in expected for value in row) == bool(nullable)
-        assert _raw_rows(store.engine, stored, "run_driver") == expected
-    finally:
-        store.close()
+    stored = t.metadata.tables[table.name]
+    nullable = {c.name for c in stored.columns if c.nullable and not c.primary_key}
+    rows = _hostile_rows(table, 12)
+    for number, row in enumerate(rows):
+        if number % 2:
+            row.update(dict.fromkeys(nullable))
+    expected, driven = _inserted_both_ways(store_url, table, rows)
+    assert len(expected) == len(rows)
+    assert any(value is None for row in expected for value in row) == bool(nullable)
+    assert driven == expected

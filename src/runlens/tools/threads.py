@@ -28,11 +28,11 @@ all run on one thread. An `async` tool runs on an event loop that lives on that 
 loop is not made per call. A thread whose call was abandoned is never given another: it ends
 once its tool returns, and the next call gets another thread. Nor is the thread made per
 run: `ToolThreads.close` (the run calls it when it ends) gives its idle threads to the
-process's pool (`_Pool`), where the next run's first call takes one instead of starting a
-thread (which blocks the event loop until the new thread runs); a thread idle there for
-`_LINGER_SECONDS` ends, so a long-lived worker process keeps no thread of a finished run
-for long, and none running a finished run's call. `benchmarks/bench_cancel.py
---tool-overhead` measures the cost per call.
+process's pool (`_POOL`, `IdleThreads`), where the next run's first call takes one
+instead of starting a thread (which blocks the event loop until the new thread runs); a
+thread idle there for `_LINGER_SECONDS` ends, so a long-lived worker process keeps no
+thread of a finished run for long, and none running a finished run's call.
+`benchmarks/bench_cancel.py --tool-overhead` measures the cost per call.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ import contextlib
 import contextvars
 import dataclasses
 import inspect
-import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -52,6 +51,7 @@ from typing import Any, TypeVar
 from runlens import cancellation
 from runlens.atomic import WriteGate, writes_through
 from runlens.cancellation import CancelScope
+from runlens.idle_threads import IdleThreads
 from runlens.models.messages import Message, ModelResponse, ToolSpec
 from runlens.tools.base import OnEvidenceIndex, ToolContext, ToolFunction
 
@@ -282,43 +282,8 @@ class _ToolThread:
         self.jobs.put(None)
 
 
-class _Pool:
-    """The process's idle tool threads no run holds: a run takes one for its first call
-    (instead of starting a thread) and its registry gives them back when it closes. A
-    thread idle here for `_LINGER_SECONDS` ends. Only threads whose call returned are here:
-    an abandoned call's thread is never given another call."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._idle: list[_ToolThread] = []
-
-    def forget(self) -> None:
-        """In a child process just forked: the threads were not copied (nor, held by one
-        of them, the lock)."""
-        self._lock = threading.Lock()
-        self._idle = []
-
-    def take(self) -> _ToolThread | None:
-        with self._lock:
-            return self._idle.pop() if self._idle else None
-
-    def give(self, thread: _ToolThread) -> None:
-        with self._lock:
-            self._idle.append(thread)
-
-    def leave(self, thread: _ToolThread) -> bool:
-        """From `thread` itself, idle for a while: out of the pool (and to end) unless it was
-        not there (a run holds it, or has just taken it and handed it a call)."""
-        with self._lock:
-            if thread in self._idle:
-                self._idle.remove(thread)
-                return True
-            return False
-
-
-_POOL = _Pool()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_POOL.forget)
+#: The process's idle tool threads no run holds (a registry gives them back when it closes).
+_POOL: IdleThreads[_ToolThread] = IdleThreads()
 
 
 def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:

@@ -31,7 +31,6 @@ import contextlib
 import contextvars
 import ctypes
 import gc
-import os
 import queue
 import threading
 import time
@@ -44,6 +43,7 @@ from pydantic import BaseModel, Field
 from runlens._entry_points import group_entry_points
 from runlens.contracts import ArtifactContract
 from runlens.errors import ContractError, UserError
+from runlens.idle_threads import IdleThreads
 from runlens.secrets import redactor
 from runlens.validation.base import (
     CitedSpan,
@@ -477,42 +477,8 @@ class _ValidatorThread:
                     return
 
 
-class _IdleValidatorThreads:
-    """The process's validator threads waiting for the next round."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._idle: list[_ValidatorThread] = []
-
-    def forget(self) -> None:
-        """In a child process just forked: the threads were not copied (nor the lock)."""
-        self._lock = threading.Lock()
-        self._idle = []
-
-    def take(self) -> _ValidatorThread | None:
-        with self._lock:
-            while self._idle:
-                worker = self._idle.pop()
-                if worker.thread.is_alive():
-                    return worker
-            return None
-
-    def give(self, worker: _ValidatorThread) -> None:
-        with self._lock:
-            self._idle.append(worker)
-
-    def leave(self, worker: _ValidatorThread) -> bool:
-        """From `worker` itself, idle for a while: out (and to end) unless a round took it."""
-        with self._lock:
-            if worker in self._idle:
-                self._idle.remove(worker)
-                return True
-            return False
-
-
-_IDLE = _IdleValidatorThreads()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_IDLE.forget)
+#: The process's validator threads waiting for the next round (one that ended is dropped).
+_IDLE: IdleThreads[_ValidatorThread] = IdleThreads(lambda worker: worker.thread.is_alive())
 
 
 class _Abandoned(BaseException):
