@@ -118,15 +118,20 @@ class RunLife(RunReads):
         with self._write() as connection:
             self._upsert_run(connection, run_id, values, new=new)
 
-    def _upsert_run(
-        self, connection: Connection, run_id: str, values: dict[str, Any], *, new: bool = False
-    ) -> None:
+    def _new_row(self, run_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The row of a run the store does not hold yet: `values`, and what a run first
+        heard of through its events alone (its `run.created` not among them) lacks."""
         row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
-        # A run first heard of through its events alone (its `run.created` not among them).
         row.setdefault("plugin", "unknown")
         row.setdefault("model", "unknown")
         row.setdefault("status", RunStatus.CREATED.value)
         row.setdefault("workspace", "")
+        return row
+
+    def _upsert_run(
+        self, connection: Connection, run_id: str, values: dict[str, Any], *, new: bool = False
+    ) -> None:
+        row = self._new_row(run_id, values)
         with _driver(connection) as (driver, engine):
             if new and d.insert_run(driver, engine, row, skip_held=True):
                 return  # the row `insert_run` below would have written
@@ -378,11 +383,7 @@ class RunLife(RunReads):
                 values["last_seq"] = top
             with d.pipelined(driver, engine):  # the rest: one round trip on PostgreSQL
                 if held is None:
-                    row = {"host": self.host, "origin": "cli", **values, "run_id": run_id}
-                    row.setdefault("plugin", "unknown")
-                    row.setdefault("model", "unknown")
-                    row.setdefault("workspace", "")
-                    d.insert_run(driver, engine, row)
+                    d.insert_run(driver, engine, self._new_row(run_id, values))
                 else:
                     d.update_run(driver, engine, run_id, values)
                 d.insert_encoded(driver, engine, d.EVENTS, rows)
