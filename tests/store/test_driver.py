@@ -18,7 +18,7 @@ from runlens.store import driver as d
 from runlens.store import open_store
 from runlens.store import tables as t
 from runlens.store.codec import Int, Json, Text
-from runlens.store.values import encode_json
+from runlens.store.values import encode_json, escape_text, fit
 
 
 class _Key(str, Enum):  # noqa: UP042 (a StrEnum's str() is its value)
@@ -86,6 +86,65 @@ def test_encode_json_text_agrees_on_random_hostile_documents() -> None:
     for _ in range(5000):
         document = value()
         assert d.encode_json_text(document) == json.dumps(encode_json(document))
+
+
+@pytest.mark.parametrize("length", [None, 0, 1, 5, 18, 40, 100])
+def test_encode_text_is_the_escaped_text_cut_to_fit(length: int | None) -> None:
+    texts = [
+        *HOSTILE_STRINGS,
+        "2026-12-06T03:18:45.123456+00:00",
+        "tool.completed",
+        "a" * 39,
+        "a" * 40,
+        "a" * 41,
+        "a" * 200,
+        "\x00" * 50,
+        "é" * 120,
+        "\ue000" * 30,
+    ]
+    for text in texts:
+        assert d.encode_text(text, length) == fit(escape_text(text), length), (text, length)
+
+
+def test_event_rows_are_the_rows_an_insert_of_the_events_encodes() -> None:
+    events: list[dict[str, Any]] = [
+        {
+            "seq": number,
+            "ts": HOSTILE_STRINGS[number % len(HOSTILE_STRINGS)] * (1 + number % 30),
+            "type": HOSTILE_STRINGS[(number + 3) % len(HOSTILE_STRINGS)] * (1 + number % 25),
+            "data": HOSTILE_JSON[number % len(HOSTILE_JSON)],
+        }
+        for number in range(60)
+    ]
+    events += [
+        {"seq": 60, "ts": None, "type": 7, "data": ["not", "an", "object"]},
+        {"seq": 61},
+        {"seq": True, "ts": "skipped: a bool is no seq", "type": "x", "data": {}},
+        {"seq": -1, "ts": "skipped", "type": "x", "data": {}},
+    ]
+    rows, top = d.event_rows("run_\x00\ud800", events)
+    # Each column as `Text(length)` and `Json` bind it (`fit`, `escape_text`, the walk).
+    expected = [
+        (
+            fit(escape_text("run_\x00\ud800"), 200),
+            event["seq"],
+            fit(escape_text(str(event.get("ts") or "")), 40),
+            fit(escape_text(str(event.get("type") or "")), 100),
+            json.dumps(encode_json(event["data"] if isinstance(event.get("data"), dict) else {})),
+        )
+        for event in events[:62]
+    ]
+    assert rows == expected
+    assert top == 61
+
+
+def test_encode_json_text_of_a_value_that_holds_itself_fails_as_the_walk_does() -> None:
+    looped: dict[str, Any] = {}
+    looped["self"] = looped
+    with pytest.raises(RecursionError):
+        d.encode_json_text(looped)
+    with pytest.raises(RecursionError):
+        encode_json(looped)
 
 
 def test_the_driver_tables_are_the_store_tables() -> None:

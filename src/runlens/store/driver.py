@@ -17,6 +17,7 @@ column's type as SQLAlchemy casts them; an INSERT's arrays go in binary, `%b`). 
 here begins or ends a transaction.
 
     encode_json_text   a JSON value as the `Json` column binds it (the text on SQLite)
+    encode_text        a text as the `Text` column of a length binds it
     encode_row         a row's values in a table's column order, each encoded as bound
     event_rows         the encoded rows of a run's events (those with a usable `seq`)
     insert_rows        a table's rows in one INSERT (events skip those held)
@@ -39,6 +40,7 @@ import contextlib
 import functools
 import json
 import re
+from _json import encode_basestring_ascii, make_encoder
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeGuard
@@ -67,6 +69,13 @@ _PG_CAST: Final = {
 #: change nothing.
 _MAY_NEED_WALK: Final = re.compile(r"\\u(?:0000|d[89a-f]|e000)|NaN|Infinity")
 _CONTAINERS: Final = (dict, list, tuple)
+#: The C encoder of `json.dumps` with its default settings, made once (`json.dumps` makes it
+#: again for each value, through three layers of Python): the same text. It does not look
+#: for a value that holds itself (the recursion limit stops it): on any error the value
+#: takes the walk's way, as on an error of `json.dumps`.
+_DUMPS: Final = make_encoder(
+    None, json.JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ", False, False, True
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,13 +215,22 @@ def encode_json_text(value: Any) -> str:
         checked = True
     if checked or _str_keys(value):
         try:
-            text = json.dumps(value)
-        except (TypeError, ValueError):
+            text = "".join(_DUMPS(value, 0))  # `json.dumps(value)`
+        except (TypeError, ValueError, RecursionError):
             pass  # the walk's value, or its error
         else:
             if _MAY_NEED_WALK.search(text) is None:
                 return text
     return json.dumps(encode_json(value))
+
+
+def encode_text(value: str, length: int | None) -> str:
+    """A text column's value as `Text` binds it: `fit(escape_text(value), length)`. ASCII
+    text without U+0000 that fits (an event's time and type, nearly every value) is that
+    already: `escape_text` changes only U+0000, U+E000 and surrogates."""
+    if value.isascii() and "\x00" not in value and (length is None or len(value) <= length):
+        return value
+    return fit(escape_text(value), length)
 
 
 def _str_keys(value: Any) -> bool:
@@ -238,7 +256,7 @@ def _encode(column: Column, value: Any) -> Any:
     if value is None:
         return None
     if kind == "text":
-        return fit(escape_text(str(value)), column.length)
+        return encode_text(str(value), column.length)
     if kind == "int":
         return min(max(int(value), _INT_RANGE[0]), _INT_RANGE[1])
     if kind == "bigint":
@@ -324,8 +342,8 @@ def event_rows(
             (
                 key,
                 seq,
-                fit(escape_text(str(event.get("ts") or "")), 40),
-                fit(escape_text(str(event.get("type") or "")), 100),
+                encode_text(str(event.get("ts") or ""), 40),
+                encode_text(str(event.get("type") or ""), 100),
                 encode_json_text(data if isinstance(data, dict) else {}),
             )
         )
