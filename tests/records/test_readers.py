@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from runlens.records.citations import read_citations
+from runlens.records.io import parse_json_object, read_json_object
 from runlens.records.manifest import Manifest, ManifestInput
 from runlens.records.readers import (
     EventView,
@@ -197,3 +199,43 @@ def test_event_views_of_subscriber_dicts() -> None:
     views, damaged = event_views([{"seq": "x", "type": "run.started"}])
     assert views == [EventView(type="run.started")]
     assert damaged == ["events: seq #1: seq: string 'x' is not an integer"]
+
+
+HOSTILE_FILES = [
+    b'{"a": 1}',
+    b"",
+    b"   ",
+    b"\xff\xfe not utf-8",
+    b'{"cut": "short',
+    b"[1, 2]",
+    b'"a string"',
+    b"null",
+    b'{"nan": NaN, "inf": -Infinity, "big": 123456789012345678901234567890}',
+    b'{"dup": 1, "dup": 2}',
+    '{"text": "\\u0000 \\ud800 \ue000 😀 é"}'.encode(),
+    b'{"deep": ' + b"[" * 50 + b"]" * 50 + b"}",
+    b'{"x": 1} trailing',
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE_FILES)
+def test_a_files_bytes_parse_as_the_file_reads(tmp_path: Path, raw: bytes) -> None:
+    path = tmp_path / "record.json"
+    path.write_bytes(raw)
+    assert parse_json_object(raw, "record.json") == read_json_object(path, "record.json")
+    citations = tmp_path / "citations.json"
+    citations.write_bytes(raw)
+    assert read_citations(citations, raw) == read_citations(citations)
+
+
+def test_citations_handed_over_are_read_as_their_file(tmp_path: Path) -> None:
+    document = {
+        "schema_version": 2,
+        "citations": [{"artifact": "a.md", "row_id": "r1", "quote": "\x00 😀", "start": 1}, 7],
+        "failed": "not a list",
+    }
+    raw = json.dumps(document, ensure_ascii=False).encode()
+    path = tmp_path / "citations.json"
+    path.write_bytes(raw)
+    assert read_citations(path, raw) == read_citations(path)
+    assert read_citations(path, raw).problems

@@ -16,7 +16,11 @@ import pytest
 import sqlalchemy as sa
 
 from runlens.plugins import load_plugin
+from runlens.records import citations as citations_module
+from runlens.records import io as records_io
+from runlens.records import readers
 from runlens.records.events import Event, read_events
+from runlens.records.io import WrittenRecords, encode_record, read_json_object
 from runlens.runtime.run import Run, RunSettings
 from runlens.secrets import redactor
 from runlens.store import RunStore, StoreMirror, sync_workspace, tables
@@ -146,6 +150,89 @@ def test_a_mirrored_runs_rows_equal_what_a_reindex_of_its_workspace_writes(
     assert _rows(store, "run_mirrored")["events"] == []
     assert sync_workspace(store, workspace) == "run_mirrored"
     assert _rows(store, "run_mirrored") == mirrored
+
+
+def test_the_end_of_a_mirrored_run_reads_no_record_file_the_run_handed_over(
+    store: RunStore,
+    tmp_path: Path,
+    feedback_csv: Path,
+    good_documents: Documents,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The runtime hands the mirror its final `run.json`, manifest and citations as it wrote
+    them (`records_written`): the end neither reads them back nor writes other rows than a
+    reindex of the workspace alone (the test above, for every way the events go)."""
+    read: list[str] = []
+
+    def reading(path: Path, label: str) -> Any:
+        read.append(path.name)
+        return read_json_object(path, label)
+
+    for module in (records_io, readers, citations_module):
+        monkeypatch.setattr(module, "read_json_object", reading)
+    taken: list[WrittenRecords] = []
+    original = StoreMirror.records_written
+
+    def records_written(mirror: StoreMirror, records: WrittenRecords) -> None:
+        taken.append(records)
+        read.clear()  # what the run read before its end is not the mirror's
+        original(mirror, records)
+
+    monkeypatch.setattr(StoreMirror, "records_written", records_written)
+    workspace = tmp_path / "ws"
+    mirror = _mirrored_run(
+        store, workspace, feedback_csv, good_documents, run_id="run_handed", flush_seconds=3600
+    )
+    assert mirror.healthy and len(taken) == 1
+    assert read == []
+    runtime = workspace / "runtime"
+    assert taken[0].run_record == (runtime / "run.json").read_bytes()
+    assert taken[0].manifest == (workspace / "manifest.json").read_bytes()
+    assert taken[0].citations == (runtime / "citations.json").read_bytes()
+    mirrored = _rows(store, "run_handed")
+    assert mirrored["runs"][0]["status"] == "completed" and mirrored["citations"]
+    store.delete_run("run_handed")
+    assert sync_workspace(store, workspace) == "run_handed"
+    assert _rows(store, "run_handed") == mirrored
+
+
+def test_a_run_record_rewritten_after_the_hand_over_is_read_as_it_is_now(
+    store: RunStore, tmp_path: Path
+) -> None:
+    """Records handed over that the workspace no longer holds (its `run.json` rewritten
+    since, to another size) are not taken: the end writes what the files say now, as a
+    reindex would."""
+    workspace = tmp_path / "ws"
+    runtime = workspace / "runtime"
+    runtime.mkdir(parents=True)
+    record = {
+        "run_id": "run_rewritten",
+        "plugin": "p",
+        "model": "m",
+        "status": "completed",
+        "plan": [],
+        "warnings": ["odd \u0000 \ue000 😀 text"],
+    }
+    manifest = {"run_id": "run_rewritten", "artifacts": [], "findings": []}
+    handed = WrittenRecords(
+        run_record=encode_record({**record, "status": "failed", "error_message": "x"}),
+        manifest=encode_record({**manifest, "artifacts": [{"name": "gone.json"}]}),
+        citations=None,
+    )
+    (runtime / "run.json").write_bytes(encode_record(record))
+    (workspace / "manifest.json").write_bytes(encode_record(manifest))
+    (runtime / "events.jsonl").write_bytes(b"")
+    mirror = StoreMirror(store, "run_rewritten", workspace, on_cancel=lambda _reason: None)
+    mirror.records_written(handed)
+    mirror.start()
+    mirror.finish()
+    assert mirror.healthy
+    ended = _rows(store, "run_rewritten")
+    assert ended["runs"][0]["status"] == "completed" and ended["artifacts"] == []
+    assert ended["runs"][0]["warnings"] == record["warnings"]
+    store.delete_run("run_rewritten")
+    assert sync_workspace(store, workspace) == "run_rewritten"
+    assert _rows(store, "run_rewritten") == ended
 
 
 @contextmanager

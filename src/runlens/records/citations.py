@@ -25,7 +25,7 @@ from typing import Any, Final, Literal, TypeVar
 from pydantic import Field, ValidationError
 
 from runlens.records.base import Record
-from runlens.records.io import read_json_object
+from runlens.records.io import parse_json_object, read_json_object
 from runlens.tools.workspace import Workspace
 
 CITATIONS_SCHEMA_VERSION: Final = 1
@@ -98,10 +98,13 @@ class CitationsRead:
     version: int | None = None
 
 
-def read_citations(path: Path) -> CitationsRead:
+def read_citations(path: Path, written: bytes | None = None) -> CitationsRead:
     """The citations file at `path`, any readable version; never raises on its content. A
-    missing file reads as no citations and no problem (validation did not run)."""
-    document, problem = read_json_object(path, _LABEL)
+    missing file reads as no citations and no problem (validation did not run). `written`:
+    the file's bytes as the run has just written them (`WrittenRecords`), not read again."""
+    document, problem = (
+        read_json_object(path, _LABEL) if written is None else parse_json_object(written, _LABEL)
+    )
     if document is None:
         return CitationsRead(problems=[problem] if problem else [])
     problems: list[str] = []

@@ -9,6 +9,7 @@ import json
 import os
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,18 @@ def encode_record(record: Mapping[str, Any]) -> bytes:
     return dumps_indented(record)
 
 
+@dataclass(frozen=True, slots=True)
+class WrittenRecords:
+    """The record files a run wrote at its end, as written (the bytes on disk, secrets
+    blanked out): what the run hands the subscribers of its events that keep them
+    (`StoreMirror.records_written`) so they need not read back what was just written.
+    `citations` is None when the run's end did not write that file."""
+
+    run_record: bytes
+    manifest: bytes
+    citations: bytes | None
+
+
 def read_json_object(path: Path, label: str) -> tuple[dict[str, Any] | None, str | None]:
     """A JSON object from `path`: `(value, None)`, or `(None, problem)`; `(None, None)` if
     the file does not exist."""
@@ -55,6 +68,11 @@ def read_json_object(path: Path, label: str) -> tuple[dict[str, Any] | None, str
         return None, None
     except OSError as error:
         return None, f"{label}: cannot be read ({error.strerror or type(error).__name__})"
+    return parse_json_object(raw, label)
+
+
+def parse_json_object(raw: bytes, label: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON object of a file's bytes `raw`, as `read_json_object` reads it."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -115,6 +115,10 @@ class Run(RunRecords):
         self.verdict_current = False
         self.metrics = MetricsCollector()
         self._redact_secrets = redactor(self.settings.secrets)
+        # A subscriber that keeps the run's final records (a store mirror) is handed them.
+        self.records_taken = [
+            take for s in subscribers if (take := getattr(s, "records_written", None)) is not None
+        ]
         self.events = EventLog(
             self.workspace.events,
             self.run_id,

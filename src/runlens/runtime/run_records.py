@@ -18,7 +18,7 @@ from runlens.models.base import Model
 from runlens.plugins.base import Plugin
 from runlens.records.encoding import dumps_compact
 from runlens.records.events import EventLog
-from runlens.records.io import encode_record
+from runlens.records.io import WrittenRecords, encode_record
 from runlens.records.manifest import build_manifest
 from runlens.records.metrics import MetricsCollector
 from runlens.records.run_record import LoopLimitsRecord, RunRecord
@@ -64,6 +64,8 @@ class RunRecords:
     validators_ran: list[str]
     #: Whether `report` judged the deliverables as they are: not once a repair round began.
     verdict_current: bool
+    #: What takes the record files the run's end wrote (`records_written` of a subscriber).
+    records_taken: list[Callable[[WrittenRecords], None]]
     _input_relative: str
     _redact_secrets: Callable[[str], str] | None
     _warn: Callable[[str], None]
@@ -147,15 +149,17 @@ class RunRecords:
             record = self._run_record()
         self._write_record(self.workspace.run_record, encode_record(record.encode()))
 
-    def _write_record(self, path: Path, encoded: bytes) -> None:
-        """Secrets blanked out (in the encoded text), then written atomically."""
+    def _write_record(self, path: Path, encoded: bytes) -> bytes:
+        """Secrets blanked out (in the encoded text), then written atomically; the bytes
+        written."""
         if self._redact_secrets is not None:
             encoded = self._redact_secrets(encoded.decode("utf-8")).encode("utf-8")
         write_atomic(path, encoded)
+        return encoded
 
     def _finalize(self) -> None:
-        """Write the signed verdict, the trace, the manifest and the final run record; close
-        the event log.
+        """Write the signed verdict, the trace, the manifest and the final run record, and
+        hand them as written to `records_taken`; close the event log.
 
         The verdict and the manifest hash the same files (the deliverables, the input): each
         is read once (`_FileDigests`), the run's own writes being over by now."""
@@ -170,9 +174,10 @@ class RunRecords:
             status=self.status.value,
         )
         self._write_record(self.workspace.trace, dumps_compact(trace.encode()))
+        citations: bytes | None = None
         if self.report is not None:
-            citations = citations_record(self.report).encode()
-            self._write_record(self.workspace.citations, encode_record(citations))
+            encoded_citations = encode_record(citations_record(self.report).encode())
+            citations = self._write_record(self.workspace.citations, encoded_citations)
         encoded = record.encode()  # read by the manifest, then written as run.json
         manifest = build_manifest(
             run=encoded,
@@ -185,8 +190,13 @@ class RunRecords:
             source_hash=digests(self.input_path),
             sha256=digests,
         )
-        self._write_record(self.workspace.manifest, encode_record(manifest.encode()))
-        self._write_record(self.workspace.run_record, encode_record(encoded))
+        manifest_written = self._write_record(
+            self.workspace.manifest, encode_record(manifest.encode())
+        )
+        run_written = self._write_record(self.workspace.run_record, encode_record(encoded))
+        written = WrittenRecords(run_written, manifest_written, citations)
+        for take in self.records_taken:
+            take(written)
         self.events.close()
         self.lock.release()
 

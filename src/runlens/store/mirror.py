@@ -25,7 +25,8 @@ Terminal states are not mirrored from events: `finish()` writes them with the ru
 records, so the store never shows a run ended without its artifacts. It writes what the
 store does not hold yet, once, in one transaction (`finish_streamed`): the events not yet
 written, the run's fields from its final `run.json`, its artifacts, findings and citations,
-then its end state; the events it has streamed are not read back. A run whose workspace does
+then its end state; the events it has streamed are not read back, nor the record files the
+run's end handed it as it wrote them (`records_written`). A run whose workspace does
 not record its end, a mirror that fell behind, and a worker's mirror (`worker`,
 `upload_files`, which names the worker in the run's first write and puts every workspace file
 in the store first) sync the workspace instead (`sync_workspace`).
@@ -45,6 +46,7 @@ from typing import Any, ClassVar
 
 from runlens.errors import one_line
 from runlens.records.events import Event
+from runlens.records.io import WrittenRecords
 from runlens.records.readers import EventView, RunRecordView, event_views, read_run_record
 from runlens.records.run_record import live_record
 from runlens.records.status import RunStatus
@@ -133,6 +135,9 @@ class StoreMirror:
         self._record: RunRecordView | None = None
         self._cancelled = False
         self._warned = False
+        #: The record files the run's end wrote, as the runtime handed them (`finish`
+        #: takes them instead of reading the workspace again).
+        self._written: WrittenRecords | None = None
         #: Whether every write so far reached the store.
         self.healthy = True
 
@@ -144,6 +149,11 @@ class StoreMirror:
             self._behind = True
             return
         self._queue.append(event)
+
+    def records_written(self, records: WrittenRecords) -> None:
+        """Take the record files the run's end wrote, as written (the runtime hands them to
+        a subscriber of its events that has this method, `Run._finalize`)."""
+        self._written = records
 
     def start(self) -> StoreMirror:
         """Start writing and polling, on the thread the store's mirrors share in this
@@ -202,6 +212,7 @@ class StoreMirror:
             report_events=report_events,
             origin=self.origin,
             lock_seconds=self._lock_seconds,
+            written=self._written,
         )
         if done:
             self._unwritten = []

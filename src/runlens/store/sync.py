@@ -33,11 +33,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from runlens.errors import one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
+from runlens.records.io import WrittenRecords, parse_json_object
 from runlens.records.readers import (
     EventView,
     FindingView,
     ManifestView,
+    RecordRead,
     RunRecordView,
+    V,
     read_events,
     read_manifest,
     read_run_record,
@@ -213,6 +216,7 @@ def finish_streamed(
     report_events: Sequence[EventView],
     origin: Origin | None,
     lock_seconds: float | None = None,
+    written: WrittenRecords | None = None,
 ) -> bool:
     """The end of a run whose events a live mirror has streamed (`StoreMirror.finish`):
     what the store does not hold yet is written once, in one transaction
@@ -220,21 +224,31 @@ def finish_streamed(
     written (`unwritten`), the run's fields from its final `run.json`, its artifacts,
     findings and citations, and its end state. The event log is not read again:
     `report_events` are the run's `validator.completed` events, which order its findings
-    (`_report_order`).
+    (`_report_order`). Nor are the record files the run's end handed over as it wrote them
+    (`written`), while `run.json` is still the size written (one rewritten since is read).
 
     False, and nothing written, when the workspace does not record the run `run_id` ended
     with a record read whole: `sync_workspace` then reads the workspace as a reader would.
     The run is the mirror's own, written at this workspace: no copy of it is looked for
     (`clashing_workspace`)."""
     root = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    read = read_run_record(root.run_record)
+    stamp = record_stamp(root.root)
+    if stamp is None:
+        return False
+    if written is not None and stamp.rpartition(":")[2] != str(len(written.run_record)):
+        written = None  # not the record the run's end wrote: the files as they are now
+    read = (
+        read_run_record(root.run_record)
+        if written is None
+        else _parsed_view(RunRecordView, written.run_record, Workspace.RUN_RECORD)
+    )
     record = read.view
     if record is None or read.problems or read.damaged or record.run_id != run_id:
         return False
     view = RunView(root.root, record, [])
     if view.status not in TERMINAL:
         return False
-    state = _state(root, view, report_events, [], origin)
+    state = _state(root, view, report_events, [], origin, written=written, stamp=stamp)
     store.end_run(
         run_id,
         state.final.pop("status"),
@@ -245,6 +259,15 @@ def finish_streamed(
         lock_seconds=lock_seconds,
     )
     return True
+
+
+def _parsed_view(cls: type[V], raw: bytes, label: str) -> RecordRead[V]:
+    """A record file's bytes as a `cls` view, as `read_view` reads the file."""
+    value, problem = parse_json_object(raw, label)
+    if value is None:
+        return RecordRead(None, [problem] if problem else [])
+    view, damaged = cls.lenient(value, f"{label}: ")
+    return RecordRead(view, [], damaged)
 
 
 @dataclass
@@ -264,18 +287,27 @@ def _state(
     events: Sequence[EventView],
     event_problems: list[str],
     origin: Origin | None,
+    *,
+    written: WrittenRecords | None = None,
+    stamp: str | None = None,
 ) -> _State:
-    """The run's state read from its workspace (`events` order its findings)."""
+    """The run's state read from its workspace (`events` order its findings); `written`,
+    the record files as the run's end wrote them, are not read again, and `stamp` is the
+    `record_stamp` of its `run.json` when taken already."""
     record = view.record
     manifest: ManifestView | None = None
     problems = [*view.problems, *_status_problem(record, view.problems)]
     terminal = view.status in TERMINAL
     if terminal:
-        read = read_manifest(root.manifest)
+        read = (
+            read_manifest(root.manifest)
+            if written is None
+            else _parsed_view(ManifestView, written.manifest, Workspace.MANIFEST)
+        )
         manifest = read.view
         problems.extend([*read.problems, *read.damaged])
     problems.extend(event_problems or (missing_events(root.root) if terminal else []))
-    fields = _run_fields(record, view.problems, root, manifest)
+    fields = _run_fields(record, view.problems, root, manifest, stamp or record_stamp(root.root))
     fields["problems"] = problems
     if origin is not None:
         fields["origin"] = origin
@@ -283,7 +315,8 @@ def _state(
     results = None
     if terminal and manifest is not None:
         artifacts, findings = _results(manifest, events)
-        results = (artifacts, findings, _citations(root, findings))
+        cited = written.citations if written is not None else None
+        results = (artifacts, findings, _citations(root, findings, cited))
         # The run's count comes from its metrics (the events), as while it was live.
         counts = _findings_by_code(record)
         if counts is not None:
@@ -511,6 +544,7 @@ def _run_fields(
     problems: Sequence[str],
     workspace: Workspace,
     manifest: ManifestView | None,
+    stamp: str | None,
 ) -> dict[str, Any]:
     status = record.status
     if status is None:
@@ -535,7 +569,7 @@ def _run_fields(
         "evidence_index_sha256": record.evidence_index_sha256,
         "findings_by_code": counts,
         "finding_count": sum(counts.values()),
-        "record_stamp": record_stamp(workspace.root),
+        "record_stamp": stamp,
     }
     if source is not None and source.source_hash is not None:
         fields["source_hash"] = source.source_hash
@@ -597,11 +631,14 @@ def _report_order(
     return sorted(findings, key=lambda finding: rank.get(str(finding.validator), len(rank)))
 
 
-def _citations(workspace: Workspace, findings: Sequence[FindingRow]) -> list[CitationRow]:
+def _citations(
+    workspace: Workspace, findings: Sequence[FindingRow], written: bytes | None = None
+) -> list[CitationRow]:
     """Verified citations from `runtime/citations.json` (read through its model: a damaged
-    entry is left out), then a failed one per finding that names the row it cites (its code
-    and message say why it failed), each with the spans the file records for it."""
-    recorded = read_citations(workspace.root / Workspace.CITATIONS)
+    entry is left out; `written`: its bytes as the run's end wrote them), then a failed one
+    per finding that names the row it cites (its code and message say why it failed), each
+    with the spans the file records for it."""
+    recorded = read_citations(workspace.root / Workspace.CITATIONS, written)
     citations = [
         CitationRow(
             ordinal=ordinal,
