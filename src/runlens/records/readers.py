@@ -30,7 +30,7 @@ from typing import Any, Final, Generic, Self, TypeVar, Union, get_args, get_orig
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from runlens.records.events import read_event_log
+from runlens.records.eventlog import read_event_log
 from runlens.records.io import read_json_object
 from runlens.tools.workspace import Workspace
 
