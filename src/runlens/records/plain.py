@@ -97,8 +97,8 @@ def _check(annotation: Any) -> _Check:
         return lambda value: True
     origin = get_origin(annotation)
     if origin in (Union, types.UnionType):
-        options = [_check(arg) for arg in get_args(annotation) if arg is not type(None)]
-        return lambda value: value is None or any(check(value) for check in options)
+        options = [_check(arg) for arg in get_args(annotation)]
+        return lambda value: any(check(value) for check in options)
     if origin is list:
         (item,) = (_check(arg) for arg in get_args(annotation))
         return lambda value: type(value) is list and all(item(v) for v in value)
