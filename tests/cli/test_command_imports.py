@@ -34,6 +34,17 @@ NOT_READING = (
     "runlens.runtime.run",
     "runlens.store.mirror",
 )
+#: What `show` does not need for an ended run whose records are whole (`runlens.records.plain`):
+#: neither the records' pydantic views and the event catalogue, nor the sync of a workspace
+#: the store holds as it is, nor settling a dead run (its lock, asyncio for atomic writes).
+NOT_SHOWING = (
+    "asyncio",
+    "runlens.atomic",
+    "runlens.records.readers",
+    "runlens.records.catalogue",
+    "runlens.runtime.lock",
+    "runlens.store.sync",
+)
 #: What `--help` does not need: no store, no records.
 NOT_HELPING = ("sqlalchemy", "pydantic", "rich")
 #: What a scripted run does not call: the offline analyst's theme discovery (its model writes
@@ -53,7 +64,7 @@ else:
 
 PROGRAM = f"""
 import sys
-{RUN_MAIN}watched = {(*NOT_CALLED, *NOT_READING, *NOT_HELPING, *NOT_RUNNING)!r}
+{RUN_MAIN}watched = {(*NOT_CALLED, *NOT_READING, *NOT_SHOWING, *NOT_HELPING, *NOT_RUNNING)!r}
 loaded = sorted(name for name in watched if name in sys.modules)
 print("\\nLOADED " + " ".join(loaded))
 sys.exit(status)
@@ -120,9 +131,13 @@ def test_runs_loads_nothing_it_does_not_call(home_with_a_run: tuple[Path, str]) 
 
 def test_show_loads_nothing_it_does_not_call(home_with_a_run: tuple[Path, str]) -> None:
     home, run_id = home_with_a_run
-    # The store read through sqlite3 (no SQLAlchemy); the records' views are pydantic models.
+    # The store read through sqlite3 (no SQLAlchemy) into its rows (pydantic models); the
+    # run's records, whole, read as plain objects.
     assert _loaded(home, "show", run_id) == ["pydantic", "rich"]
-    assert _loaded(home, "show", run_id[-6:], "--json") == ["pydantic", "rich"]
+    assert _loaded(home, "show", run_id[-6:], "--no-events") == ["pydantic", "rich"]
+    # `--json` writes each record as its view encodes it.
+    loaded = _loaded(home, "show", run_id[-6:], "--json")
+    assert [name for name in loaded if name not in NOT_SHOWING] == ["pydantic", "rich"]
 
 
 def test_runs_in_a_new_home_makes_its_store_and_lists_nothing(tmp_path: Path) -> None:

@@ -8,26 +8,27 @@ files changed since the run are reported too.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from runlens.cli.common import json_text
 from runlens.cli.run import database_url_option
 from runlens.cli.runs import STATUS_STYLE, catch_up, markup_safe, review_markup, run_store
-from runlens.records.readers import (
-    EventView,
-    FindingView,
-    ManifestArtifactView,
-    ManifestView,
-    MetricsView,
-    PlanStepView,
-    RunRecordView,
-)
+from runlens.tools.workspace import Workspace
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from runlens.records.plain import PlainEvent, PlainManifest, PlainRunRecord
+    from runlens.records.readers import EventView, ManifestView, RunRecordView
     from runlens.store.db import RunStore
     from runlens.store.rows import RunDetail
+
+    #: A record as `show` prints it: read whole (`runlens.records.plain`), or as a view.
+    Record = RunRecordView | PlainRunRecord
+    Manifest = ManifestView | PlainManifest
+    Event = EventView | PlainEvent
 
 
 @click.command("show")
@@ -55,41 +56,38 @@ def show_command(
 
     from runlens.cli.common import usage_errors
     from runlens.cli.render import render_defect
-    from runlens.records.readers import event_views, read_events, read_manifest
-    from runlens.runtime.recovery import load_run, workspace_changes
-    from runlens.sourcelock.render import lock_from_events
-    from runlens.store.sync import missing_events
-    from runlens.tools.workspace import Workspace
+    from runlens.runtime.recovery import workspace_changes
 
     with run_store(database_url, home, read_first=True) as store:
         with usage_errors():
             workspace, detail, notes = locate_run(store, run, home)
         stored_events = store.events(detail.run_id) if workspace is None else []
+    record: Record
+    manifest: Manifest | None
+    timeline: Sequence[Event]
+    whole = None if workspace is None or as_json else read_ended_run(workspace)
     if workspace is not None:
-        # A live run's record is brought up to date from its events; one whose process died
-        # is settled, unless a worker holds it (another worker resumes it, perhaps here).
-        view = load_run(workspace, settle=detail.worker is None)
-        record = view.record
-        read = read_manifest(workspace / Workspace.MANIFEST)
-        manifest = read.view
-        problems = [*notes, *view.problems, *read.problems, *read.damaged]
-        logged = read_events(workspace / Workspace.EVENTS)
-        timeline = logged.events
-        problems.extend(logged.problems or missing_events(workspace))
-        problems.extend(logged.damaged)
+        shown = whole or _read_run(workspace, settle=detail.worker is None)
+        record, manifest, problems, timeline = shown
+        problems[:0] = notes
         changes = workspace_changes(workspace, record, manifest)
     else:
-        record, manifest = _stored_record(detail), _stored_manifest(detail)
-        timeline, _ = event_views(stored_events)
-        record.source_lock = lock_from_events(timeline)
+        record, manifest, timeline = _stored_run(detail, stored_events)
         problems = [
             *detail.problems,
             f"workspace {detail.workspace} is not on this machine: shown from the run store",
         ]
         changes = []
-    manifest = manifest or ManifestView()
-    defect = None if changes else _defect(record, manifest)
-    if as_json:
+    if manifest is None:
+        from runlens.records.readers import ManifestView
+
+        manifest = ManifestView()
+    fields = whole[0].raw if whole is not None else cast("RunRecordView", record).encode()
+    defect = None if changes else _defect(fields, manifest)
+    if as_json:  # read through the views: `encode` gives each record as JSON
+        record = cast("RunRecordView", record)
+        manifest = cast("ManifestView", manifest)
+        timeline = cast("list[EventView]", timeline)
         click.echo(
             json_text(
                 {
@@ -131,12 +129,78 @@ def show_command(
         _print_timeline(console, timeline)
 
 
-def _defect(record: RunRecordView, manifest: ManifestView) -> str | None:
-    """The notice that the run's findings are RunLens's own defect, or None."""
+def read_ended_run(
+    workspace: Path,
+) -> tuple[PlainRunRecord, PlainManifest | None, list[str], list[PlainEvent]] | None:
+    """An ended run's records read whole (`runlens.records.plain`): its record, its manifest
+    (None when there is none), the problems of the files that cannot be read, and its
+    events; what `_read_run` gives of it. None when the run has not ended, or a record is
+    not whole, or the event log is missing: `_read_run` then reads it (and names what is
+    damaged)."""
+    from runlens.records.eventlog import read_event_log
+    from runlens.records.io import read_json_object
+    from runlens.records.plain import PlainEvent, PlainManifest, PlainRunRecord
+    from runlens.records.status import is_live
+
+    raw, _ = read_json_object(workspace / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
+    record = PlainRunRecord.whole(raw)
+    if record is None or record.run_id is None or is_live(record.status):
+        return None
+    raw, problem = read_json_object(workspace / Workspace.MANIFEST, Workspace.MANIFEST)
+    manifest = PlainManifest.whole(raw)
+    if raw is not None and manifest is None:
+        return None
+    if not (workspace / Workspace.EVENTS).is_file():
+        return None
+    logged, problems = read_event_log(workspace / Workspace.EVENTS)
+    events = [PlainEvent.whole(event) for event in logged]
+    if any(event is None for event in events):
+        return None
+    problems[:0] = [problem] if problem else []
+    return record, manifest, problems, cast("list[PlainEvent]", events)
+
+
+def _read_run(
+    workspace: Path, *, settle: bool
+) -> tuple[RunRecordView, ManifestView | None, list[str], list[EventView]]:
+    """A run's records read through the views (`runlens.records.readers`), whatever their
+    state: its record, its manifest, the problems and damaged keys of its files, its events."""
+    from runlens.records.readers import read_events, read_manifest
+    from runlens.runtime.recovery import load_run
+    from runlens.store.sync import missing_events
+
+    # A live run's record is brought up to date from its events; one whose process died
+    # is settled, unless a worker holds it (another worker resumes it, perhaps here).
+    view = load_run(workspace, settle=settle)
+    read = read_manifest(workspace / Workspace.MANIFEST)
+    problems = [*view.problems, *read.problems, *read.damaged]
+    logged = read_events(workspace / Workspace.EVENTS)
+    problems.extend(logged.problems or missing_events(workspace))
+    problems.extend(logged.damaged)
+    return view.record, read.view, problems, logged.events
+
+
+def _stored_run(
+    detail: RunDetail, stored_events: Sequence[Mapping[str, Any]]
+) -> tuple[RunRecordView, ManifestView, list[EventView]]:
+    """What the store holds of a run whose workspace is not on this machine: its record,
+    its manifest and its events."""
+    from runlens.records.readers import event_views
+    from runlens.sourcelock.render import lock_from_events
+
+    record, manifest = _stored_record(detail), _stored_manifest(detail)
+    timeline, _ = event_views(stored_events)
+    record.source_lock = lock_from_events(timeline)
+    return record, manifest, timeline
+
+
+def _defect(record: Mapping[str, Any], manifest: Manifest) -> str | None:
+    """The notice that the run's findings (`record`: its JSON object) are RunLens's own
+    defect, or None."""
     from runlens.validation.defects import recorded_defect
 
-    findings = [f for a in manifest.artifacts for f in a.findings] + manifest.findings
-    return recorded_defect(record.encode(), (str(f.code) for f in findings))
+    findings = [f for a in manifest.artifacts for f in a.findings] + list(manifest.findings)
+    return recorded_defect(record, (str(f.code) for f in findings))
 
 
 def _artifact_hashes(manifest: ManifestView) -> dict[str, str | None]:
@@ -152,13 +216,12 @@ def locate_run(
     what to say of the folder besides. A folder named that is a copy of a run the store
     knows elsewhere (`WorkspaceClash`) is shown as it is, and the store left alone."""
     from runlens.errors import UserError
-    from runlens.store.clashes import WorkspaceClash
-    from runlens.store.sync import local_workspace, sync_workspace
+    from runlens.store.listing import WorkspaceClash
 
     named = _workspace_named(run, home)
     if named is not None:
         try:
-            run_id = sync_workspace(store, named, if_changed=True)
+            run_id = _sync(store, named)
         except WorkspaceClash as clash:
             known = store.get_run(clash.run_id)
             if known is None:
@@ -170,12 +233,49 @@ def locate_run(
     detail = store.get_run(run_id) if run_id is not None else None
     if detail is None:
         raise UserError(f"no run {run!r} (looked in the run store {store.url})")
-    workspace = local_workspace(store, detail)
+    workspace = _local_workspace(store, detail)
     if workspace is None:
         return None, detail, []
     if named is None or workspace.resolve() != named.resolve():
-        sync_workspace(store, workspace, if_changed=True)
+        _sync(store, workspace)
     return workspace, detail, []
+
+
+def _sync(store: RunStore, workspace: Path) -> str | None:
+    """`sync_workspace(store, workspace, if_changed=True)`. Its usual case, an ended run the
+    store holds at this workspace as its `run.json` is now (nothing is read further nor
+    written), is answered here without loading the sync and the records' views it reads."""
+    from runlens.records.io import read_json_object
+    from runlens.store.listing import record_stamp, stamped
+
+    root = workspace.resolve()
+    raw, _ = read_json_object(root / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
+    run_id = raw.get("run_id") if raw is not None else None
+    if (
+        isinstance(run_id, str)
+        and (root / Workspace.EVENTS).is_file()
+        and (root / Workspace.MANIFEST).is_file()
+        and stamped(store.sync_states([run_id]).get(run_id), str(root), record_stamp(root))
+    ):
+        return run_id
+    from runlens.store.sync import sync_workspace
+
+    return sync_workspace(store, workspace, if_changed=True)
+
+
+def _local_workspace(store: RunStore, detail: RunDetail) -> Path | None:
+    """`local_workspace(store, detail)`. Its usual case, a folder whose `run.json` names the
+    run (of no worker on another machine), is answered here without loading the sync."""
+    from runlens.records.io import read_json_object
+
+    if detail.workspace and (detail.worker is None or detail.host in (None, store.host)):
+        workspace = Path(detail.workspace)
+        raw, _ = read_json_object(workspace / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
+        if raw is not None and raw.get("run_id") == detail.run_id:
+            return workspace
+    from runlens.store.sync import local_workspace
+
+    return local_workspace(store, detail)
 
 
 def _workspace_named(run: str, home: Path | None) -> Path | None:
@@ -195,6 +295,8 @@ def _workspace_named(run: str, home: Path | None) -> Path | None:
 
 def _stored_record(detail: RunDetail) -> RunRecordView:
     """What the store holds of a run's `run.json`."""
+    from runlens.records.readers import MetricsView, PlanStepView, RunRecordView
+
     return RunRecordView(
         run_id=detail.run_id,
         plugin=detail.plugin,
@@ -214,6 +316,8 @@ def _stored_record(detail: RunDetail) -> RunRecordView:
 def _stored_manifest(detail: RunDetail) -> ManifestView:
     """What the store holds of a run's `manifest.json` (its artifacts and their findings,
     and the findings that belong to none of them)."""
+    from runlens.records.readers import FindingView, ManifestArtifactView, ManifestView
+
     findings: dict[str, list[FindingView]] = {}
     for finding in detail.findings:
         findings.setdefault(finding.artifact, []).append(
@@ -241,7 +345,7 @@ def _stored_manifest(detail: RunDetail) -> ManifestView:
     )
 
 
-def _print_header(console: Any, record: RunRecordView, workspace: Path, detail: RunDetail) -> None:
+def _print_header(console: Any, record: Record, workspace: Path, detail: RunDetail) -> None:
     status = record.status or "unknown"
     console.print(
         f"[bold]{markup_safe(str(record.run_id))}[/]  [{STATUS_STYLE.get(status, 'cyan')}]"
@@ -262,7 +366,7 @@ def _print_header(console: Any, record: RunRecordView, workspace: Path, detail: 
     console.print(f"workspace: {markup_safe(str(workspace))}", highlight=False)
 
 
-def _print_source_lock(console: Any, record: RunRecordView) -> None:
+def _print_source_lock(console: Any, record: Record) -> None:
     """The source lock (`runlens.sourcelock`): which data the run read, and its reference."""
     from runlens.sourcelock.render import source_lock_lines
 
@@ -274,7 +378,7 @@ def _print_source_lock(console: Any, record: RunRecordView) -> None:
         console.print(f"  {markup_safe(label)}: {markup_safe(value)}", highlight=False)
 
 
-def _print_plan(console: Any, record: RunRecordView) -> None:
+def _print_plan(console: Any, record: Record) -> None:
     icons = {
         "completed": "[green]✓[/]",
         "failed": "[red]✗[/]",
@@ -298,7 +402,7 @@ def _print_plan(console: Any, record: RunRecordView) -> None:
         console.print(line, highlight=False)
 
 
-def _print_artifacts(console: Any, manifest: ManifestView) -> None:
+def _print_artifacts(console: Any, manifest: Manifest) -> None:
     from rich.table import Table
 
     if not manifest.artifacts:
@@ -319,7 +423,7 @@ def _print_artifacts(console: Any, manifest: ManifestView) -> None:
     console.print(table)
 
 
-def _print_run_findings(console: Any, manifest: ManifestView) -> None:
+def _print_run_findings(console: Any, manifest: Manifest) -> None:
     """The findings that belong to no deliverable (about the run as a whole, such as a
     validator that crashed), which the artifacts table cannot show."""
     if not manifest.findings:
@@ -332,7 +436,7 @@ def _print_run_findings(console: Any, manifest: ManifestView) -> None:
         console.print(f"  [red]✗[/] {markup_safe(line)}", highlight=False)
 
 
-def _describe(event: EventView) -> str:
+def _describe(event: Event) -> str:
     data = event.data
     if data is None:
         return ""
@@ -372,7 +476,7 @@ def _scalars(data: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in data.items() if not isinstance(v, (dict, list)))
 
 
-def _print_timeline(console: Any, timeline: list[EventView]) -> None:
+def _print_timeline(console: Any, timeline: Sequence[Event]) -> None:
     console.print("\n[bold]Events[/]")
     for event in timeline:
         kind = str(event.type)

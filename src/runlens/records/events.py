@@ -15,7 +15,6 @@ is the one thing it does not cover: that would need an fsync per event).
 from __future__ import annotations
 
 import io
-import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from typing import Any, Final, Literal, overload
 from runlens.records import catalogue as c
 from runlens.records.catalogue import EventType, check_event_type, tool_event
 from runlens.records.encoding import dumps_compact
-from runlens.tools.workspace import Workspace
+from runlens.records.eventlog import read_event_log
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,36 +267,3 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
     """Read a run's events back; a torn last line (a crash mid-write) or any other line that
     is not an event is skipped (`read_event_log` says which)."""
     yield from read_event_log(path)[0]
-
-
-def read_event_log(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every readable event of `events.jsonl`, and one problem per line that is not one
-    (naming the line: not UTF-8, not JSON, cut short by a crash, not an object)."""
-    events: list[dict[str, Any]] = []
-    problems: list[str] = []
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return events, problems
-    except OSError as error:
-        return events, [f"{Workspace.EVENTS}: cannot be read ({error.strerror})"]
-    lines = raw.split(b"\n")
-    last = len(lines) - 1 if lines and lines[-1] == b"" else len(lines)
-    for number, line in enumerate(lines[:last], start=1):
-        if not line.strip():
-            continue
-        problem = None
-        try:
-            value = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            problem = f"not UTF-8 (byte 0x{line[error.start]:02x} at column {error.start + 1})"
-        except json.JSONDecodeError as error:
-            torn = number == last and not raw.endswith(b"\n")
-            problem = "cut short (the run stopped while writing it)" if torn else error.msg
-        else:
-            if isinstance(value, dict):
-                events.append(value)
-                continue
-            problem = f"a JSON {type(value).__name__}, not an event object"
-        problems.append(f"{Workspace.EVENTS} line {number}: damaged, {problem}; skipped")
-    return events, problems

@@ -14,7 +14,9 @@ keeps the keys it does not know as they are. Reading never raises:
   map that is not right is dropped; each is *damaged*, named by file and key
   (`runtime/run.json: plan[2].title: ...`).
 
-Adding a field to a record takes two places: the model that writes it and its view here.
+Adding a field to a record takes three places: the model that writes it, its view here, and
+its plain twin in `runlens.records.plain` (what `runlens show` reads an ended run's whole
+records as; a test holds the two alike).
 Code that writes a view back (`encode`) writes the keys the file had (and those set since),
 in the model's order.
 """
@@ -30,7 +32,7 @@ from typing import Any, Final, Generic, Self, TypeVar, Union, get_args, get_orig
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from runlens.records.events import read_event_log
+from runlens.records.eventlog import read_event_log
 from runlens.records.io import read_json_object
 from runlens.tools.workspace import Workspace
 

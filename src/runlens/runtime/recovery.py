@@ -26,23 +26,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from runlens.atomic import write_atomic
-from runlens.records.encoding import dumps_compact
-from runlens.records.io import encode_record, utc_now
-from runlens.records.readers import (
-    EventView,
-    ManifestView,
-    MetricsView,
-    RunRecordView,
-    read_events,
-    read_run_record,
-)
-from runlens.records.run_record import live_record
+from runlens.records.io import utc_now
 from runlens.records.status import RunStatus, is_live
-from runlens.runtime.lock import LockHolder, holder_is_alive, lock_path, read_holder
 from runlens.tools.workspace import INPUT, Workspace
+
+if TYPE_CHECKING:
+    from runlens.records.plain import PlainManifest, PlainRunRecord
+    from runlens.records.readers import EventView, ManifestView, MetricsView, RunRecordView
+    from runlens.runtime.lock import LockHolder
 
 #: Temporary files of `runlens.atomic` writes: `.<name>.<12 hex>.tmp`.
 _TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$")
@@ -70,6 +63,9 @@ def load_run(workspace: Path, *, settle: bool = True) -> RunView:
     The record of a run still going is brought up to date from its events (`live_record`):
     `run.json` is written when a run starts and when it ends, the events as things happen.
     """
+    from runlens.records.readers import RunRecordView, read_events, read_run_record
+    from runlens.records.run_record import live_record
+
     root = Workspace(workspace)
     read = read_run_record(root.run_record)
     record = read.view or RunRecordView()
@@ -95,6 +91,9 @@ def settle_if_interrupted(workspace: Workspace, record: RunRecordView) -> RunRec
     None when the run is alive. When another reader is settling it at the same moment, the
     record returned says `interrupted` but is not written by this call.
     """
+    from runlens.records.readers import read_run_record
+    from runlens.runtime.lock import holder_is_alive, lock_path, read_holder
+
     lock = lock_path(workspace)
     holder = read_holder(lock)
     if holder is not None and holder_is_alive(holder):
@@ -139,6 +138,9 @@ def _interrupted_record(
 ) -> RunRecordView:
     """The record of the dead run, brought up to date from its event log: `run.json` was
     written when the run started, the events up to the last one published."""
+    from runlens.records.readers import read_events
+    from runlens.records.run_record import live_record
+
     if holder is None:
         cause = "its process ended without finishing it (the workspace holds no lock)"
     else:
@@ -170,6 +172,7 @@ def _replayed_metrics(events: list[EventView]) -> MetricsView | None:
     """The run's metrics recomputed from its events, as the live run counted them."""
     from runlens.records.events import Event
     from runlens.records.metrics import MetricsCollector
+    from runlens.records.readers import MetricsView
 
     collector = MetricsCollector()
     try:
@@ -196,6 +199,8 @@ def utc_from_timestamp(seconds: float) -> str:
 
 def _append_interrupted_event(workspace: Workspace, record: RunRecordView) -> None:
     """End the log with `run.interrupted`, cutting off a line left half-written."""
+    from runlens.records.encoding import dumps_compact
+
     path = workspace.events
     try:
         raw = path.read_bytes()
@@ -223,6 +228,8 @@ def _append_interrupted_event(workspace: Workspace, record: RunRecordView) -> No
 
 
 def _write_interrupted_records(workspace: Workspace, record: RunRecordView) -> None:
+    from runlens.atomic import write_atomic
+    from runlens.records.io import encode_record
     from runlens.records.manifest import build_manifest
 
     contracts: tuple[Any, ...] = ()
@@ -274,7 +281,9 @@ def _candidates(workspace: Workspace) -> Iterator[Path]:
 
 
 def workspace_changes(
-    workspace: Path, record: RunRecordView, manifest: ManifestView | None
+    workspace: Path,
+    record: RunRecordView | PlainRunRecord,
+    manifest: ManifestView | PlainManifest | None,
 ) -> list[str]:
     """What in the workspace no longer matches the run's records: a deliverable, the input
     or the Evidence Index changed, added or removed after the run wrote its manifest."""
