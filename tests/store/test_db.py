@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from runlens.errors import UserError
@@ -181,3 +186,36 @@ def test_a_run_that_has_ended_is_not_taken_back_to_running(store: RunStore) -> N
     store.upsert_run("run_a", status="damaged", problems=["runtime/run.json: damaged"])
     damaged = store.get_run("run_a")
     assert damaged is not None and damaged.status == "damaged"  # a damaged record is said
+
+
+def test_the_engine_module_loads_without_sqlalchemy() -> None:
+    # `StoreBase` and a SQLite connection's settings are there for a store opened without
+    # SQLAlchemy: the module imports it only when an engine is opened or a statement built.
+    program = "import sys\nimport runlens.store.engine\nprint('sqlalchemy' in sys.modules)\n"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["False"]
+
+
+def test_a_sqlite_connection_configured_alone_has_the_engines_settings(tmp_path: Path) -> None:
+    from runlens.store.engine import _engine, configure_sqlite
+
+    pragmas = ("busy_timeout", "journal_mode", "synchronous", "foreign_keys")
+    engine = _engine(f"sqlite:///{tmp_path / 'a.db'}")
+    try:
+        with engine.connect() as connection:
+            driver = connection.connection.driver_connection
+            assert driver is not None
+            through_engine = [driver.execute(f"PRAGMA {name}").fetchone() for name in pragmas]
+            engine_isolation = driver.isolation_level
+    finally:
+        engine.dispose()
+    alone = sqlite3.connect(tmp_path / "b.db")
+    try:
+        configure_sqlite(alone)
+        assert [alone.execute(f"PRAGMA {name}").fetchone() for name in pragmas] == through_engine
+        assert alone.isolation_level is None and engine_isolation is None
+    finally:
+        alone.close()
+    assert through_engine == [(30_000,), ("wal",), (1,), (1,)]

@@ -11,6 +11,8 @@ IMMEDIATE`), so two writers wait for each other instead of failing on a lock upg
 `open_engine` brings the schema up to date with the Alembic migrations beside this package.
 Alembic is imported only when the store is behind: the revision a store holds is read with one
 query and compared with `HEAD_REVISION`, which keeps the fixed cost of `runlens run` low.
+SQLAlchemy itself is imported only when an engine is opened or a statement built: this module,
+`StoreBase` and the settings of a SQLite connection (`configure_sqlite`) load without it.
 """
 
 from __future__ import annotations
@@ -21,19 +23,21 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Self
-
-import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine, make_url
+from typing import TYPE_CHECKING, Any, Self
 
 from runlens.errors import UserError, one_line
 from runlens.store.location import BUSY_MS, HEAD_REVISION, SQLITE_NAME, store_url
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy.engine import Connection, Engine
 
 __all__ = [
     "BUSY_MS",
     "HEAD_REVISION",
     "SQLITE_NAME",
     "StoreBase",
+    "configure_sqlite",
     "database_clock",
     "display_url",
     "insert_on_conflict",
@@ -45,6 +49,9 @@ __all__ = [
 
 def display_url(url: str) -> str:
     """`url` with its password replaced by `***`, for messages."""
+    import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except sa.exc.ArgumentError:
@@ -55,6 +62,8 @@ def open_engine(url: str) -> tuple[Engine, str]:
     """Connect to the store at `url`, creating it (and its folder, for SQLite) or upgrading
     its schema when needed: the engine and the URL to display. `UserError` naming the URL when
     it cannot be used."""
+    import sqlalchemy as sa
+
     shown = display_url(url)
     try:
         engine = _engine(url)
@@ -75,12 +84,17 @@ def open_engine(url: str) -> tuple[Engine, str]:
 
 
 def _reason(error: BaseException) -> str:
+    import sqlalchemy as sa
+
     if isinstance(error, sa.exc.DBAPIError) and error.orig is not None:
         return one_line(error.orig)
     return one_line(error)
 
 
 def _engine(url: str) -> Engine:
+    import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
@@ -98,22 +112,30 @@ def _engine(url: str) -> Engine:
 def _configure_sqlite(engine: Engine) -> None:
     """Pragmas on every new connection; transactions begun by us, not by the driver, so a
     write transaction can take the write lock at once (`BEGIN IMMEDIATE`)."""
+    import sqlalchemy as sa
 
     @sa.event.listens_for(engine, "connect")
     def connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # the driver leaves transactions to us
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_MS}")
-        if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
-            _while_locked(lambda: cursor.execute("PRAGMA journal_mode=WAL"))
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
+        configure_sqlite(dbapi_connection)
 
     @sa.event.listens_for(engine, "begin")
     def begin(connection: Connection) -> None:
         immediate = connection.get_execution_options().get("runlens_write", False)
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def configure_sqlite(dbapi_connection: Any) -> None:
+    """The settings of every connection to a SQLite store (a `sqlite3.Connection`): the
+    busy timeout, WAL mode, `synchronous=NORMAL`, foreign keys on, and transactions left to
+    the caller (`BEGIN IMMEDIATE` for a write, never the driver's implicit `BEGIN`)."""
+    dbapi_connection.isolation_level = None  # the driver leaves transactions to us
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+    if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+        _while_locked(lambda: cursor.execute("PRAGMA journal_mode=WAL"))
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
 
 
 def _while_locked(statement: Callable[[], object], seconds: float = 30.0) -> None:
@@ -137,6 +159,8 @@ def _stored_revision(engine: Engine) -> str | None:
     """The revision in the store's `alembic_version` table; None for a new store.
 
     One plain query: the schema is inspected only when it fails (a new store has no table)."""
+    import sqlalchemy as sa
+
     query = sa.text("SELECT version_num FROM alembic_version")
     with engine.connect() as connection:
         try:
@@ -153,6 +177,7 @@ def _upgrade(engine: Engine, url: str) -> None:
     """Run the migrations up to the head, one process at a time (the caller holds a file lock
     beside a SQLite store; on PostgreSQL an advisory lock); a process that waited finds
     nothing left to do."""
+    import sqlalchemy as sa
     from alembic import command
 
     config = migration_config(url)
@@ -276,6 +301,8 @@ class StoreBase:
             try:
                 with connection.begin():
                     if not sqlite and lock_seconds is not None:
+                        import sqlalchemy as sa
+
                         connection.execute(
                             sa.text(f"SET LOCAL lock_timeout = {int(lock_seconds * 1000)}")
                         )
@@ -311,6 +338,8 @@ def insert_on_conflict(dialect: str) -> Any:
 def database_clock(dialect: str, seconds_ago: float = 0.0) -> sa.ColumnElement[str]:
     """The database's time `seconds_ago` seconds ago, as the store writes times: ISO 8601
     in UTC with milliseconds (`2026-12-01T10:00:00.123+00:00`), so they compare as text."""
+    import sqlalchemy as sa
+
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import INTERVAL
 
