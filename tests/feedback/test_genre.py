@@ -240,7 +240,7 @@ def test_the_warning_follows_the_full_count_around_the_threshold(cue_rows: int, 
         f"I can't log in since the update, day {n}." if n < cue_rows else SYNOPSES_EN[n % 9]
         for n in range(20)
     ]
-    items = [
+    items: list[dict[str, str | None]] = [
         {"evidence_text": text, "language": "en", "sentiment": "negative"} for text in texts[::-1]
     ]
     for n in range(blank):
