@@ -15,6 +15,7 @@ grow with the input: 100,000 rows are 2,500 independent batch calls.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.resources import files
@@ -34,7 +35,6 @@ from runlens import (
     submit_tool_spec,
 )
 from runlens import batch_message as core_batch_message
-from runlens.digests import path_sha256
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.breakdowns import table_metadata
 from runlens_feedback.contracts import ANALYSIS, ANALYSIS_CONTRACT
@@ -160,7 +160,8 @@ def _analysis_digest(context: ToolContext) -> str | None:
     if path is None:
         return None
     try:
-        return path_sha256(path)
+        with path.open("rb") as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
     except OSError:
         return None
 
