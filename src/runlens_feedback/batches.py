@@ -15,10 +15,11 @@ grow with the input: 100,000 rows are 2,500 independent batch calls.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from runlens import (
     NO_TEXT_REASON,
@@ -26,6 +27,7 @@ from runlens import (
     EvidenceIndex,
     SourceTable,
     ToolContext,
+    ValidationContext,
     checkpoint,
     item_problems,
     parse_batch_message,
@@ -60,7 +62,12 @@ __all__ = [
     "batch_message",
     "check_items",
     "parse_batch_message",
+    "remembered_summary",
 ]
+
+#: `context.state`'s entry of the last summary `analyze_in_batches` returned:
+#: `(digest of the analysis file it wrote, total rows, summary)`.
+_SUMMARY_STATE = "runlens_feedback.summary"
 
 
 @cache
@@ -111,6 +118,7 @@ async def analyze_in_batches(
         id_field=ID_FIELD,
         failed_ids_field=FAILED_IDS_FIELD,
     )
+    written = _analysis_digest(context)
     summary = summarize_analysis(
         result.items,
         total_rows=table.total_rows,
@@ -123,7 +131,39 @@ async def analyze_in_batches(
     if context.warn is not None:  # e.g. the input does not look like product feedback
         for warning in summary.get("warnings", ()):
             context.warn(warning["message"])
+    if written is not None:
+        context.state[_SUMMARY_STATE] = (written, table.total_rows, summary)
     return {"analysis_path": ANALYSIS, **summary}
+
+
+def remembered_summary(context: ToolContext, total_rows: int) -> dict[str, Any] | None:
+    """The summary `analyze_in_batches` returned in this run, when the analysis file is still
+    the one it wrote (the same SHA-256) and `total_rows` is the same; else None.
+
+    For the chart tool, which would otherwise parse the file and summarise it again: every
+    field it draws from (the pain points' keys, groups, counts and sentiments, the listed
+    groups, the languages, the breakdowns) is the same without the discovered themes and the
+    row texts, which only name the themes and mark the quotes."""
+    remembered = context.state.get(_SUMMARY_STATE)
+    if remembered is None:
+        return None
+    digest, total, summary = remembered
+    if total != total_rows or _analysis_digest(context) != digest:
+        return None
+    return cast("dict[str, Any]", summary)
+
+
+def _analysis_digest(context: ToolContext) -> str | None:
+    """The SHA-256 of the analysis file, None when it is not a regular file of the workspace
+    (`ValidationContext.artifact_file`, as the tools read it) or cannot be read."""
+    path = ValidationContext(context.workspace.root, ()).artifact_file(ANALYSIS)
+    if path is None:
+        return None
+    try:
+        with path.open("rb") as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def _discover(table: SourceTable, text_column: str) -> ThemeCatalogue:

@@ -152,28 +152,27 @@ def signals(items: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 def _cue_rows_suffice(items: Sequence[Mapping[str, Any]]) -> bool:
     """Whether `signals` would find too few rows to judge or enough cue rows, whatever the
-    other rows say: the rows with a quoted text are counted first, then read (as `signals`
-    reads them) only until `CUE_SHARE` of them are cue rows (in product feedback, the first
-    few hundred). False leaves the decision to the full count."""
-    quoted = []
+    other rows say. The rows with a quoted text are read (as `signals` reads them) in one
+    pass, which stops once `CUE_SHARE` of all the items are cue rows (then at least that
+    share of the quoted rows are: in product feedback, within the first few hundred rows);
+    the cue rows only grow, so the whole count decides the rest. False leaves the decision
+    to the full count."""
+    enough, quoted, cue_rows = CUE_SHARE * len(items), 0, 0
+    read: dict[tuple[bool, str], bool] = {}
     for item in items:
         text = str(item.get("evidence_text") or "")
-        if text.strip():
-            quoted.append((item, text))
-    if len(quoted) < MIN_ROWS:
-        return True
-    needed, cue_rows = CUE_SHARE * len(quoted), 0
-    read: dict[tuple[bool, str], bool] = {}
-    for item, text in quoted:
+        if not text.strip():
+            continue
+        quoted += 1
         language = item.get("language") or ("zh" if _CJK.search(text) else "en")
         chinese = language == "zh"
         cue = read.get((chinese, text))
         if cue is None:
             cue = read[chinese, text] = (_chinese(text) if chinese else _english(text)).cue
         cue_rows += cue
-        if cue_rows >= needed:
+        if cue_rows >= enough:
             return True
-    return False
+    return quoted < MIN_ROWS or cue_rows >= CUE_SHARE * quoted
 
 
 def feedback_warnings(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

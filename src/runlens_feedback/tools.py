@@ -17,7 +17,7 @@ from runlens import (
 )
 from runlens_feedback.aggregate import summarize_analysis
 from runlens_feedback.analyst.report_format import report_language
-from runlens_feedback.batches import analyze_in_batches
+from runlens_feedback.batches import analyze_in_batches, remembered_summary
 from runlens_feedback.breakdowns import table_metadata
 from runlens_feedback.chart import CHART_FILE, chart_svg
 from runlens_feedback.contracts import ANALYSIS, BACKLOG, CHART, INPUT, REPORT
@@ -73,20 +73,12 @@ def report_figures(context: ToolContext) -> dict[str, Any]:
 def write_insight_chart(context: ToolContext) -> dict[str, Any]:
     """Write the insight chart (`runlens_feedback.chart`) from the analysis written so far
     and the input's metadata columns, deterministically; return where it is, how the report
-    links it and the figures it shows."""
+    links it and the figures it shows. In a run whose batch tool wrote the analysis file as
+    it stands, its summary is drawn (`remembered_summary`) rather than worked out again."""
     table, index = load_input(context)
-    analysed, analysis = load_document(context.workspace.root, ANALYSIS)
-    items = analysis.get("items") if analysed and isinstance(analysis, dict) else None
-    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-        raise ToolError(f"{ANALYSIS} is not written yet: call analyze_feedback_batches first")
-    failed = analysis.get("failed_batches")
-    summary = summarize_analysis(
-        items,
-        total_rows=len(index),
-        failed_batches=failed if isinstance(failed, list) else [],
-        source=index.source,
-        row_metadata=table_metadata(table, index),
-    )
+    summary = remembered_summary(context, len(index))
+    if summary is None:
+        summary = _summary(context, table, index)
     svg = chart_svg(summary, report_language(summary))
     path = context.workspace.resolve_write(CHART)
     write_atomic(path, svg.encode("utf-8"), mode=0o644)
@@ -96,6 +88,22 @@ def write_insight_chart(context: ToolContext) -> dict[str, Any]:
         "pain_points": len(summary["pain_points"]),
         "trend": any(c["kind"] == "trend" for c in summary["breakdowns"]["columns"]),
     }
+
+
+def _summary(context: ToolContext, table: SourceTable, index: EvidenceIndex) -> dict[str, Any]:
+    """The aggregate of the analysis file as written (the chart's figures)."""
+    analysed, analysis = load_document(context.workspace.root, ANALYSIS)
+    items = analysis.get("items") if analysed and isinstance(analysis, dict) else None
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise ToolError(f"{ANALYSIS} is not written yet: call analyze_feedback_batches first")
+    failed = analysis.get("failed_batches")
+    return summarize_analysis(
+        items,
+        total_rows=len(index),
+        failed_batches=failed if isinstance(failed, list) else [],
+        source=index.source,
+        row_metadata=table_metadata(table, index),
+    )
 
 
 def _shown(figure: Figure) -> dict[str, Any]:

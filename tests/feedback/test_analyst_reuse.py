@@ -219,3 +219,29 @@ def test_a_clause_scanned_again_gives_the_first_scan(monkeypatch: pytest.MonkeyP
         assert [keywords.scan(text, _tokens(text)) for text in texts] == fresh
     assert [clause.text for clause in keywords.scanned] == texts[1:]  # the oldest went first
     assert fresh == [(2, 8), (2, 0), (0, 13)]
+
+
+def test_equal_clauses_read_apart_are_one_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clause read again (in another row, at another place) is the object made the first
+    time, so a keyword set finds its remembered scan by identity; its hash agrees with
+    equality, and at most `SCANNED_CLAUSES` clauses are kept."""
+    import dataclasses
+
+    import runlens_feedback.analyst.matching as matching
+
+    monkeypatch.setattr(matching, "_READ", {})
+    monkeypatch.setattr(matching, "SCANNED_CLAUSES", 2)
+    text = "The app crashes, 导出失败"
+    first = clause_words(text, _tokens(text))
+    shifted = "Hi. " + text
+    assert clause_words(text, tokenize(shifted, 4, len(shifted))) is first
+    other = clause_words("The app crashed", _tokens("The app crashed"))
+    assert other != first
+    made = {f.name: getattr(first, f.name) for f in dataclasses.fields(first) if f.init}
+    copy = matching.ClauseWords(**made)
+    assert copy is not first and copy == first and hash(copy) == hash(first)
+    assert copy != dataclasses.replace(first, offsets=(*first.offsets[:-1], 99))
+    clause_words("all good here", _tokens("all good here"))
+    assert [clause.text for clause in matching._READ] == ["The app crashed", "all good here"]
+    again = clause_words(text, _tokens(text))  # dropped: made again, equal
+    assert again is not first and again == first

@@ -227,3 +227,76 @@ def test_the_chart_escapes_text_and_attributes_as_saxutils_does(text: str) -> No
 
     assert escape(text) == saxutils.escape(text)
     assert quoteattr(text) == saxutils.quoteattr(text)
+
+
+def _hostile_rows() -> list[dict[str, str]]:
+    """Feedback with odd Unicode, empty values, a huge row and repeated wordings, a date and a
+    category column, so that the chart has pain points, themes and a trend to draw."""
+    lines = [
+        "导出报表太慢了，每次都要等十分钟",
+        "The export keeps failing with an unknown error",
+        "App crashed again and we lost data!!",
+        "登录失败，提示未知错误",
+        "Would love bulk editing in the dashboard",
+        "We were charged twice this month, please refund",
+        "e\u0301\u200b\u202e Ｅｘｐｏｒｔ ｆａｉｌｓ 🙂\ufeff",
+        "",
+        "   ",
+        "导出报表太慢了，每次都要等十分钟 " * 400,
+    ]
+    return [
+        {
+            "feedback_id": f"fb_{n:03d}",
+            "text": lines[n % len(lines)],
+            "channel": ("app_store", "", "客服\u00a0热线")[n % 3],
+            "created_at": f"2026-{n % 12 + 1:02d}-{n % 28 + 1:02d}",
+        }
+        for n in range(120)
+    ]
+
+
+def test_the_chart_tool_reuses_the_batch_summary_and_draws_the_same_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a run, the chart tool draws from the summary the batch tool returned (the analysis
+    file is the one it wrote): the same bytes as the chart drawn from the file alone."""
+    from runlens_feedback import tools
+
+    computed: list[int] = []
+    summary = tools._summary
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        computed.append(1)
+        return summary(*args, **kwargs)
+
+    monkeypatch.setattr(tools, "_summary", counted)
+    source = write_csv(tmp_path / "hostile.csv", _hostile_rows())
+    run = run_offline(source, tmp_path / "run")
+    assert run.result["status"] == "completed", run.result["error_message"]
+    assert computed == []  # the run's chart came from the batch tool's summary
+    drawn = (run.workspace / CHART).read_bytes()
+    (run.workspace / CHART).unlink()
+    write_insight_chart(tool_context(run.workspace))  # a new run's context: from the file
+    assert computed == [1]
+    assert (run.workspace / CHART).read_bytes() == drawn
+    assert b"data-figure" in drawn and b"breakdown.created_at." in drawn
+
+
+def test_the_remembered_summary_is_only_used_for_the_file_it_was_made_from(
+    workspace: Path,
+) -> None:
+    from runlens_feedback.batches import _SUMMARY_STATE, _analysis_digest, remembered_summary
+
+    context = tool_context(workspace)
+    summary = {"pain_points": [], "breakdowns": {"columns": []}, "languages": {}}
+    assert remembered_summary(context, 10) is None  # nothing remembered
+    context.state[_SUMMARY_STATE] = (_analysis_digest(context), 10, summary)
+    assert remembered_summary(context, 10) is summary
+    assert remembered_summary(context, 11) is None  # another input's row count
+    path = workspace / ANALYSIS
+    path.write_bytes(path.read_bytes().replace(b"\n]", b"\n ]", 1))  # rewritten
+    assert remembered_summary(context, 10) is None
+    path.unlink()
+    assert remembered_summary(context, 10) is None
+    path.mkdir()  # not a regular file
+    assert remembered_summary(context, 10) is None

@@ -230,17 +230,21 @@ def test_critics_and_synopses_count_as_story_rows() -> None:
     assert signals(analyze_rows(rows(FEEDBACK_EN[:2])))["story_rows"] == 0
 
 
+@pytest.mark.parametrize("blank", [0, 10, 40])
 @pytest.mark.parametrize("cue_rows", [0, 2, 5, 6, 7, 9, 20])
-def test_the_warning_follows_the_full_count_around_the_threshold(cue_rows: int) -> None:
+def test_the_warning_follows_the_full_count_around_the_threshold(cue_rows: int, blank: int) -> None:
     """The warning stops reading rows once enough are cue rows: its verdict is still the one
-    the full count gives, on either side of `CUE_SHARE` (20 rows: 6 is the threshold)."""
+    the full count gives, on either side of `CUE_SHARE` (20 rows: 6 is the threshold), with
+    `blank` rows quoting nothing (not counted, and interleaved with the others)."""
     texts = [
         f"I can't log in since the update, day {n}." if n < cue_rows else SYNOPSES_EN[n % 9]
         for n in range(20)
     ]
-    items = [
+    items: list[dict[str, str | None]] = [
         {"evidence_text": text, "language": "en", "sentiment": "negative"} for text in texts[::-1]
     ]
+    for n in range(blank):
+        items.insert(n * 2 % (len(items) + 1), {"evidence_text": ("", " \n", None)[n % 3]})
     counts = signals(items)
     assert counts["rows"] == 20
     warned = counts["cue_rows"] < CUE_SHARE * counts["rows"]

@@ -47,30 +47,28 @@ def pick_evidence(doc: Document, theme_key: str) -> str:
         return text
     if end - start <= _SHORT_TEXT or len(doc.clauses) <= 1:
         return text[start:end]
-    best = max(
-        range(len(doc.clauses)),
-        key=lambda index: (_signal(doc, index, theme_key), _polar(doc, index), -index),
-    )
+    sign = _SIGNS.get(doc.sentiment.label, -1)
+    best = max(range(len(doc.clauses)), key=lambda index: _rank(doc, index, theme_key, sign))
     first, last = _widen(doc, *_sentence_around(doc, best))
     start, end = fit_quote(text, doc.clauses[first].start, doc.clauses[last].end, _RULES)
     return text[start:end]
 
 
-def _sign(doc: Document) -> int:
-    return {"positive": 1, "neutral": 0}.get(doc.sentiment.label, -1)
+#: The sign of the contributions a clause is ranked by, by the row's sentiment (else -1).
+_SIGNS = {"positive": 1, "neutral": 0}
 
 
-def _polar(doc: Document, index: int) -> float:
-    return doc.sentiment.clause_signal(index, _sign(doc))
-
-
-def _signal(doc: Document, index: int, theme_key: str) -> float:
-    sign = _sign(doc)
-    return (
-        _polar(doc, index)
+def _rank(doc: Document, index: int, theme_key: str, sign: int) -> tuple[float, float, int]:
+    """How well a clause speaks for the row: its signal (its contributions of the row's
+    sign, its theme keywords and, unless the row is positive, its impact cues), then its
+    contributions alone, then the earlier clause."""
+    polar = doc.sentiment.clause_signal(index, sign)
+    signal = (
+        polar
         + _KEYWORD_WEIGHT * theme_hits(doc, index, theme_key)
         + (_KEYWORD_WEIGHT * clause_impact(doc, index) if sign <= 0 else 0)
     )
+    return signal, polar, -index
 
 
 def _sentence_around(doc: Document, index: int) -> tuple[int, int]:

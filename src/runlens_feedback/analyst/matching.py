@@ -30,7 +30,11 @@ class ClauseWords:
     by every keyword set scanned over it: its Latin words and the cores of its Chinese words
     (`_core`), each with its offset from the clause's first token, and their sets and the
     words joined (" w1 w2 ...") so that a set with no pattern in the clause is passed over
-    in a few C calls."""
+    in a few C calls.
+
+    Every keyword set remembers its scans by clause (`KeywordSet.scanned`): the hash is
+    worked out once, and `clause_words` gives equal clauses as one object, so that a scan
+    remembered is found by identity rather than by comparing every field."""
 
     text: str
     words: tuple[str, ...]
@@ -39,15 +43,28 @@ class ClauseWords:
     joined: str
     cores: tuple[tuple[str, int], ...]
     core_set: frozenset[str]
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fields = (self.text, self.words, self.offsets, self.word_set, self.joined, self.cores)
+        object.__setattr__(self, "_hash", hash((*fields, self.core_set)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+#: The clauses read most recently, each its own key (`SCANNED_CLAUSES`, oldest dropped first).
+_READ: dict[ClauseWords, ClauseWords] = {}
 
 
 def clause_words(clause_text: str, tokens: Sequence[Token]) -> ClauseWords:
-    """The `ClauseWords` of a clause and its tokens."""
+    """The `ClauseWords` of a clause and its tokens (the object made for an equal clause read
+    recently, when there is one)."""
     clause_start = tokens[0].start if tokens else 0
     latin = [token for token in tokens if not token.cjk]
     words = tuple(token.norm for token in latin)
     cores = tuple((_core(token.norm), token.start - clause_start) for token in tokens if token.cjk)
-    return ClauseWords(
+    clause = ClauseWords(
         text=clause_text,
         words=words,
         offsets=tuple(token.start - clause_start for token in latin),
@@ -56,6 +73,14 @@ def clause_words(clause_text: str, tokens: Sequence[Token]) -> ClauseWords:
         cores=cores,
         core_set=frozenset(core for core, _ in cores),
     )
+    read = _READ.get(clause)
+    if read is None:
+        if len(_READ) >= SCANNED_CLAUSES:
+            # another thread may have dropped it meanwhile
+            with suppress(KeyError, RuntimeError, StopIteration):
+                del _READ[next(iter(_READ))]
+        read = _READ.setdefault(clause, clause)
+    return read
 
 
 @dataclass(frozen=True)
