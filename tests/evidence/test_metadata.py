@@ -123,3 +123,34 @@ def test_damaged_metadata_is_an_index_error(tmp_path: Path, metadata: str) -> No
     )
     with pytest.raises(EvidenceIndexError, match="fb_1"):
         dict(EvidenceIndex.load(path).metadata("fb_1"))
+
+
+@pytest.mark.parametrize("rows", [3, 2_000])
+def test_texts_are_the_rows_without_their_hashes(
+    write_csv: CsvWriter, tmp_path: Path, rows: int
+) -> None:
+    """`texts` of every kind of store (built from the source, loaded from its file, made
+    from items; ids from a column and from row numbers) against the ids and texts `rows`
+    gives, over many batches of rows and hostile texts."""
+    texts = ["导出太慢", "", "x" * 20_000, 'say "hi"\n\tthen\x01\x1f', "\u2028 \\u0000", "é\u0301"]
+    body = [[f"fb_{n}", texts[n % len(texts)], str(n)] for n in range(rows)]
+    source = write_csv(csv_text([["feedback_id", "text", "n"], *body], "\r\n", 0))
+    built = build_evidence_index(source, id_column="feedback_id", text_column="text")
+    numbered = build_evidence_index(
+        source, id_column="row_id", text_column="text", id_rule=FROM_ROW_NUMBER
+    )
+    built.write(tmp_path / "index.json")
+    loaded = EvidenceIndex.load(tmp_path / "index.json")
+    assert isinstance(loaded._store, LineStore)
+    made = EvidenceIndex.from_items(
+        dict(built.items),
+        source=built.source,
+        source_hash=built.source_hash,
+        id_column="feedback_id",
+        text_column="text",
+    )
+    for index in (built, numbered, loaded, made):
+        expected = [(row_id, text) for row_id, _, text in index.rows()]
+        assert len(expected) == rows
+        assert list(index.texts()) == expected
+    assert [text for _, text in built.texts()] == [row[1] for row in body]

@@ -1,8 +1,9 @@
-"""`found_values` against `walk`: the same values, in the same order, on generated documents.
+"""`found_values` and `found_items` against `walk`: the same values (and locations), in the
+same order, on generated documents.
 
 Checks that only need a location when they have something to report (the enum rules, the
-coverage of ids) read `found_values`; any document on which it differs from the values of
-`walk`'s found matches would change what they report.
+coverage of ids) read `found_values`, the evidence check's ids `found_items`; any document on
+which they differ from `walk`'s found matches would change what they report.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import random
 from typing import Any
 
 from runlens.contracts import walk, walk_pairs
-from runlens.contracts.paths import found_pairs, found_values
+from runlens.contracts.paths import found_items, found_pairs, found_values
 
 _KEYS = ("items", "row_id", "ids", "a", "b")
 _PATHS = (
@@ -45,6 +46,39 @@ def test_found_values_are_the_values_walk_finds() -> None:
         for path in _PATHS:
             expected = [match.value for match in walk(document, path) if match.found]
             assert list(found_values(document, path)) == expected, (document, path)
+
+
+def test_found_items_are_the_matches_walk_finds() -> None:
+    rng = random.Random(29)
+    for _ in range(3000):
+        document = _node(rng, 4)
+        for path in _PATHS:
+            expected = [
+                (match.location, match.value) for match in walk(document, path) if match.found
+            ]
+            assert list(found_items(document, path)) == expected, (document, path)
+
+
+def test_found_items_on_the_usual_item_list() -> None:
+    """Nested lists walked element by element, absent keys and non-objects skipped; odd
+    keys and values are passed through as they are."""
+    document = {
+        "items": [
+            {"row_id": "r1"},
+            {"other": 1},
+            [{"row_id": ""}, [{"row_id": "é\u0301\x00"}]],
+            "x",
+            {"row_id": ["a", None]},
+        ]
+    }
+    assert list(found_items(document, "items.row_id")) == [
+        ("items[0].row_id", "r1"),
+        ("items[2][0].row_id", ""),
+        ("items[2][1][0].row_id", "é\u0301\x00"),
+        ("items[4].row_id", ["a", None]),
+    ]
+    assert list(found_items(document, "")) == [("", document)]
+    assert list(found_items("x", "items.row_id")) == []
 
 
 def test_found_values_on_the_usual_item_list() -> None:

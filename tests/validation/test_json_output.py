@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -84,6 +84,11 @@ def test_dotted_required_fields_name_the_concrete_item() -> None:
     # A string cannot hold a field: meta.version is missing, not silently skipped.
     assert list(missing_locations(document, ("meta", "version"))) == ["meta.version"]
     assert list(missing_locations({"items": []}, ("items", "feedback_id"))) == []
+    # A field that is present asks nothing of its value, whatever it holds.
+    odd: list[Any] = [[], [[{}]], "", None, {"x": 1}] * 3
+    assert list(missing_locations({"items": odd}, ("items",))) == []
+    assert list(missing_locations(odd, ())) == []
+    assert list(missing_locations({"items": {}}, ("items", "a"))) == ["items.a"]
 
 
 def test_a_top_level_list_lacks_every_required_field(

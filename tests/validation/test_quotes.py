@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 from runlens.contracts import ArtifactContract, MarkdownCitations, QuoteRules
 from runlens.evidence import QuoteSpan, build_evidence_index
 from runlens.validation import ValidationReport, validate_workspace
-from runlens.validation.quotes import RejectedQuote, judge_quote, show, splits_word
+from runlens.validation.quotes import (
+    LONGEST_WORD,
+    RejectedQuote,
+    _splits_between,
+    judge_quote,
+    show,
+    splits_word,
+)
 
 RULES = QuoteRules()
 FB_001 = "导出周报太慢了，我们团队每周五都要导出，等三分钟很影响效率。"
@@ -287,3 +294,19 @@ def test_any_one_character_change_to_a_cited_fragment_fails(case: tuple[str, str
     assert report.artifacts == {"report.md": "rejected"}
     codes = {finding.code for finding in report.findings}
     assert codes <= {"evidence_text_mismatch", "empty_evidence_text", "unsourced_quote"}
+
+
+def test_splits_word_between_ascii_characters_is_the_general_rule() -> None:
+    """The shortcut for two ASCII characters against the rule for any two: every pair of
+    ASCII characters, inside short words and inside a run longer than any word."""
+    long_run = "a" * LONGEST_WORD
+    for left in map(chr, range(128)):
+        for right in map(chr, range(128)):
+            for text, offset in (
+                (f"{left}{right}", 1),
+                (f"x{left}{right}y", 2),
+                (f"é{left}{right}\u0301", 2),
+                (f"{long_run}{left}{right}", LONGEST_WORD + 1),
+            ):
+                expected = _splits_between(text, offset, left, right)
+                assert splits_word(text, offset) == expected, (text, offset)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +47,20 @@ def _items() -> list[dict[str, Any]]:
 
 
 def _reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the passes over every row of an index (`EvidenceIndex.rows`)."""
+    """Counts the passes over every row of an index (`EvidenceIndex.rows`, and `texts`: its
+    ids and texts alone)."""
     reads: list[int] = []
-    rows = EvidenceIndex.rows
+    for name in ("rows", "texts"):
+        monkeypatch.setattr(EvidenceIndex, name, _counted(getattr(EvidenceIndex, name), reads))
+    return reads
 
+
+def _counted(read: Callable[[EvidenceIndex], Any], reads: list[int]) -> Callable[..., Any]:
     def counted(self: EvidenceIndex) -> Any:
         reads.append(1)
-        return rows(self)
+        return read(self)
 
-    monkeypatch.setattr(EvidenceIndex, "rows", counted)
-    return reads
+    return counted
 
 
 def test_row_texts_are_every_rows_text_in_order_read_once(tmp_path: Path) -> None:

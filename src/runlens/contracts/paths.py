@@ -122,6 +122,48 @@ def _last_values(elements: list[Any], key: str) -> Iterator[Any]:
             yield from _last_values(element, key)
 
 
+def found_items(document: Any, path: str | tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+    """The matches `walk` finds (`found`), in its order, as `(location, value)`: for checks
+    of many items, without a `Match` made per value."""
+    keys = split(path) if isinstance(path, str) else path
+    yield from _items(document, keys, "")
+
+
+def _items(node: Any, keys: tuple[str, ...], location: str) -> Iterator[tuple[str, Any]]:
+    """`_walk`'s found matches (the same branches, in the same order)."""
+    if isinstance(node, list):
+        if len(keys) == 1:
+            yield from _last_items(node, keys[0], location)
+            return
+        for index, element in enumerate(node):
+            yield from _items(element, keys, f"{location}[{index}]")
+        return
+    if not keys:
+        yield location, node
+        return
+    if not isinstance(node, dict):
+        return
+    head, rest = keys[0], keys[1:]
+    child = node.get(head, _MISSING)
+    if child is _MISSING:
+        return
+    if not rest:
+        yield _join(location, head), child
+        return
+    yield from _items(child, rest, _join(location, head))
+
+
+def _last_items(elements: list[Any], key: str, location: str) -> Iterator[tuple[str, Any]]:
+    """`_last_key`'s found matches."""
+    for index, element in enumerate(elements):
+        if isinstance(element, dict):
+            child = element.get(key, _MISSING)
+            if child is not _MISSING:
+                yield f"{location}[{index}].{key}", child
+        elif isinstance(element, list):
+            yield from _last_items(element, key, f"{location}[{index}]")
+
+
 def common_prefix(first: str, second: str) -> tuple[str, ...]:
     """The leading keys two dotted paths share (the list their values sit in)."""
     prefix: list[str] = []

@@ -118,6 +118,10 @@ class RowStore(ABC):
     def rows(self) -> Iterator[tuple[str, str, str]]:
         """(id, row_hash, text) for every row, in source order."""
 
+    def texts(self) -> Iterator[tuple[str, str]]:
+        """(id, text) for every row, in source order: `rows` without the hashes."""
+        return ((row_id, text) for row_id, _, text in self.rows())
+
     def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
         """(id, metadata) for every row, in source order; None for a row whose metadata is
         not recorded (an index an older version wrote)."""
@@ -232,6 +236,9 @@ class TableStore(RowStore):
         for chunk_texts, digests in zip(texts, self._columns.chunk_digests(), strict=True):
             hashes = digests.hex("\n", DIGEST_SIZE).split("\n")  # one C call, not one a row
             yield from zip(islice(ids, len(chunk_texts)), hashes, chunk_texts, strict=True)
+
+    def texts(self) -> Iterator[tuple[str, str]]:
+        return zip(self, self._columns.column(self._text_at), strict=True)
 
     def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
         ids = iter(self)

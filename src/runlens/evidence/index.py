@@ -254,6 +254,10 @@ class EvidenceIndex:
         """(row_id, row_hash, text) for every row, in CSV order."""
         return self._store.rows()
 
+    def texts(self) -> Iterator[tuple[str, str]]:
+        """(row_id, text) for every row, in CSV order: `rows` without the hashes."""
+        return self._store.texts()
+
     def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
         """(row_id, metadata) for every row, in CSV order; None where the index does not
         record it (an index an older version wrote)."""

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from runlens.contracts import ArtifactContract, EvidenceQuote, Match, walk
-from runlens.contracts.paths import found_pairs
+from runlens.contracts import ArtifactContract, EvidenceQuote
+from runlens.contracts.paths import found_items, found_pairs
 from runlens.evidence import EvidenceIndex, QuoteSpan
 from runlens.validation.base import (
     Collector,
@@ -85,13 +85,13 @@ def check_citations(
     _Checker(collector, index, contract, texts).check(document)
 
 
-def _elements(match: Match) -> Iterator[tuple[str, Any]]:
+def _elements(location: str, value: Any) -> Iterator[tuple[str, Any]]:
     """An evidence field holds one id or a list of ids; yield each with its location."""
-    if isinstance(match.value, list):
-        for position, value in enumerate(match.value):
-            yield f"{match.location}[{position}]", value
+    if isinstance(value, list):
+        for position, element in enumerate(value):
+            yield f"{location}[{position}]", element
     else:
-        yield match.location, match.value
+        yield location, value
 
 
 #: Quotes checked one row lookup at a time before every row's text is read in one pass.
@@ -130,33 +130,37 @@ class _Checker:
         verified: list[tuple[str, str]] = []  # (location, row id): made citations below
         index = self.index
         for field_path in self.contract.evidence_fields:
-            for match in walk(document, field_path):
-                if not match.found:  # an absent field is a schema finding, not an evidence one
-                    continue
-                value = match.value
+            # An absent field is a schema finding, not an evidence one: found values only.
+            for location, value in found_items(document, field_path):
                 if isinstance(value, str) and value in index:  # one known id: `check_id`'s
-                    verified.append((match.location, value))
+                    verified.append((location, value))
                 else:
-                    for location, element in _elements(match):
-                        row_id = self.check_id(location, element)
+                    for at, element in _elements(location, value):
+                        row_id = self.check_id(at, element)
                         if row_id is not None:
-                            verified.append((location, row_id))
+                            verified.append((at, row_id))
         quoted: set[str] = set()
         quotes, artifact = self.collector.quotes, self.artifact
         for quote in self.contract.evidence_quotes:
             spans = self.spans = {}
             for location, text, id_location, row_id in found_pairs(document, quote.text, quote.id):
-                # A quote of a row already verified with the same words: `check_quote`'s
-                # outcome, told with one lookup (the rows' texts read, the quote not blank).
+                # A quote and an id that are strings, the id a row's, once the rows' texts
+                # are read: `check_quote`'s outcome without its lookups, told by one when the
+                # row was verified with the same words.
                 texts = self.texts
                 if texts is not None and type(row_id) is str and type(text) is str:
                     row_text = texts.get(row_id)
-                    span = spans.get((text, row_text)) if row_text is not None else None
-                    if span is not None:
-                        quotes.append(
-                            QuoteLocation(artifact, location, row_id, span.start, span.end, text)
-                        )
-                        quoted.add(id_location)
+                    if row_text is not None:
+                        span = spans.get((text, row_text))
+                        if span is None:
+                            span = self.judged(quote, text, location, row_id, row_text)
+                        if span is not None:
+                            quotes.append(
+                                QuoteLocation(
+                                    artifact, location, row_id, span.start, span.end, text
+                                )
+                            )
+                            quoted.add(id_location)
                         continue
                 if self.check_quote(quote, text, location, row_id, id_location):
                     quoted.add(id_location)
@@ -179,7 +183,7 @@ class _Checker:
             if self.read_texts is not None:
                 self.texts = self.read_texts()
             else:
-                self.texts = {row: text for row, _, text in self.index.rows()}
+                self.texts = dict(self.index.texts())
         return self.index.text(row_id)
 
     def check_id(self, location: str, value: Any) -> str | None:
@@ -224,15 +228,28 @@ class _Checker:
             return False
         span = self.spans.get((text, row_text))
         if span is None:
-            verdict = judge_quote(text, row_text, quote, row_id=row_id)
-            if isinstance(verdict, RejectedQuote):
-                self.reject(location, row_id, text, verdict)
+            span = self.judged(quote, text, location, row_id, row_text)
+            if span is None:
                 return False
-            span = self.spans[text, row_text] = verdict
         self.collector.quotes.append(
             QuoteLocation(self.artifact, location, row_id, span.start, span.end, quote=text)
         )
         return True
+
+    def judged(
+        self, quote: EvidenceQuote, text: str, location: str, row_id: str, row_text: str
+    ) -> QuoteSpan | None:
+        """Where the quote `text` sits in `row_text`, the text of the row `row_id` names,
+        kept for the same words of the same text; None when it is rejected (reported)."""
+        if is_blank(text):
+            verdict: QuoteSpan | RejectedQuote = EMPTY_QUOTE
+        else:
+            verdict = judge_quote(text, row_text, quote, row_id=row_id)
+        if isinstance(verdict, RejectedQuote):
+            self.reject(location, row_id, text, verdict)
+            return None
+        self.spans[text, row_text] = verdict
+        return verdict
 
     def reject(self, location: str, row_id: str, quoted: Any, rejected: RejectedQuote) -> None:
         self.collector.add(

@@ -130,11 +130,11 @@ def missing_locations(node: Any, keys: tuple[str, ...], location: str = "") -> I
     the wrong shape on the way (a string where an object was needed) cannot hold the field,
     so the field counts as missing there.
     """
+    if not keys:
+        return  # nothing is asked of `node`, nor of the elements of a list it is
     if isinstance(node, list):
         for index, element in enumerate(node):
             yield from missing_locations(element, keys, f"{location}[{index}]")
-        return
-    if not keys:
         return
     if not isinstance(node, dict):
         yield join_path(location, ".".join(keys))

@@ -99,6 +99,16 @@ def splits_word(text: str, offset: int) -> bool:
     if not 0 < offset < len(text):
         return False
     left, right = text[offset - 1], text[offset]
+    if left.isascii() and right.isascii():
+        # No ASCII character attaches to another or composes with it, and the ASCII letters
+        # and digits are exactly the ASCII characters of words of spaced scripts.
+        return left.isalnum() and right.isalnum() and not _long_run(text, offset)
+    return _splits_between(text, offset, left, right)
+
+
+def _splits_between(text: str, offset: int, left: str, right: str) -> bool:
+    """`splits_word` of `left` and `right`, the characters either side of `offset`, whatever
+    they are."""
     if _splits_character(left, right):
         return True
     if not (_in_spaced_word(_base(text, offset - 1)) and _in_spaced_word(right)):
