@@ -22,15 +22,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final, Protocol
 
 from runlens.errors import UserError
 from runlens.records.status import is_live, is_terminal
 from runlens.store.values import as_dict, as_list
 from runlens.tools.workspace import Workspace
-
-if TYPE_CHECKING:
-    from runlens.store.db import RunStore
 
 
 class SyncState:
@@ -283,6 +280,17 @@ class ListedDetail(ListedRun):
         return cls(**fields)
 
 
+class HeldRuns(Protocol):
+    """What `held_ended` and `named_workspace` ask of the run store (a `RunStore`, a
+    `ReadFirstStore`)."""
+
+    host: str
+
+    def sync_states(
+        self, run_ids: Sequence[str] | None = None, *, live: bool = False
+    ) -> dict[str, SyncState]: ...
+
+
 class Located(Protocol):
     """What `held_workspace` reads of a run (a `RunSummary`, a `ListedDetail`)."""
 
@@ -394,7 +402,7 @@ def home_records(home: Path) -> list[tuple[str, str]]:
     return found
 
 
-def held_ended(store: RunStore, workspace: Path) -> str | None:
+def held_ended(store: HeldRuns, workspace: Path) -> str | None:
     """The run id `workspace`'s `run.json` names when the store holds that run ended, at
     this workspace (resolved), with the `record_stamp` its `run.json` has now, and its event
     log and manifest are still there: an ended run's records are complete once that file is
@@ -415,7 +423,7 @@ def held_ended(store: RunStore, workspace: Path) -> str | None:
     return None
 
 
-def named_workspace(store: RunStore, run: Located) -> Path | None:
+def named_workspace(store: HeldRuns, run: Located) -> Path | None:
     """The run's workspace when its folder holds a `run.json` that names the run, and the
     run is not a worker's on another machine: the usual case of `local_workspace`
     (`runlens.store.sync`), which says what else is the run's workspace. None otherwise."""
