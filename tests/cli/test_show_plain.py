@@ -45,6 +45,7 @@ HOSTILE = (
     "\x1b[31mANSI\x1b[0m \r\n tab\there \x00 nul",
     "\u00a0\u2028 separators \ufeff",
     "x" * 100_000,
+    "lone surrogates \ud800 \udfff \udcff (JSON escapes a model wrote) and a pair \ud83d\ude00",
 )
 
 
@@ -199,6 +200,9 @@ def test_show_prints_a_whole_run_as_its_views_do(
         shown, viewed = _both(home, monkeypatch, *args)
         assert shown == viewed
     assert "damaged record" not in shown
+    if damage is _hostile:  # lone surrogates print as their escapes; a pair read whole
+        assert "lone surrogates \\ud800 \\udfff \\udcff (JSON escapes" in shown
+        assert "and a pair 😀" in shown
 
 
 def test_show_prints_a_reviewed_run_as_its_views_do(
@@ -213,11 +217,14 @@ def test_show_prints_a_reviewed_run_as_its_views_do(
     assert "review: changes-requested" in shown
 
 
+@pytest.mark.parametrize("hostile", [False, True], ids=["as run", "hostile text"])
 def test_a_run_only_in_the_store_is_shown_from_it(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, monkeypatch: pytest.MonkeyPatch, hostile: bool
 ) -> None:
-    _invoke(home, "runs")
     workspace = home / "run_20261201T101500Z_a00002"
+    if hostile:
+        _hostile(workspace)
+    _invoke(home, "runs")
     run_id = _run_id(workspace)
     shutil.move(workspace, home.parent / "elsewhere")
     calls: list[Path] = []
@@ -225,6 +232,8 @@ def test_a_run_only_in_the_store_is_shown_from_it(
     shown = _invoke(home, "show", run_id)
     assert "is not on this machine: shown from the run store" in shown
     assert calls == []
+    if hostile:
+        assert "lone surrogates \\ud800 \\udfff \\udcff (JSON escapes" in shown
 
 
 #: Records that are not whole: each is read through the views, which name the damage.

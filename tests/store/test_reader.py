@@ -14,10 +14,17 @@ from runlens.errors import UserError
 from runlens.store import CitationRow, FindingRow, RunStore, open_store
 from runlens.store import tables as t
 from runlens.store.codec import Int, Json, Text
-from runlens.store.listing import SyncState
+from runlens.store.listing import (
+    ARTIFACT_FIELDS,
+    FINDING_FIELDS,
+    ListedArtifact,
+    ListedDetail,
+    ListedFinding,
+    SyncState,
+)
 from runlens.store.location import sqlite_file
 from runlens.store.reader import COLUMNS, ReadFirstStore, SqliteReader, open_read_first
-from runlens.store.rows import ArtifactRow
+from runlens.store.rows import ArtifactRow, RunDetail, detail_of, run_detail
 
 #: Values no engine stores as they are (`runlens.store.codec`): they read back as written.
 HOSTILE = "a\x00b\ue000c\ud800d"
@@ -91,6 +98,17 @@ def _state(state: SyncState) -> tuple[object, ...]:
     return tuple(getattr(state, name) for name in SyncState.__slots__)
 
 
+def _detail(detail: ListedDetail | RunDetail | None) -> str:
+    """A run's detail field by field, in order, with each value's type (`repr`: NaN is
+    not equal to itself)."""
+    if detail is None:
+        return "None"
+    if isinstance(detail, RunDetail):
+        return repr(detail.model_dump())
+    assert type(detail) is ListedDetail
+    return repr(dataclasses.asdict(detail))
+
+
 def test_the_reader_answers_as_the_store_does(filled: RunStore, sqlite_url: str) -> None:
     reader = SqliteReader.open(sqlite_url)
     assert reader is not None
@@ -112,7 +130,7 @@ def test_the_reader_answers_as_the_store_does(filled: RunStore, sqlite_url: str)
                 summary.model_dump() for summary in summaries
             ]
         for run_id in ("run_20261201T100000Z_aaaaaa", "run_20261201T110000Z_b_b%bb", "nope"):
-            assert repr(reader.get_run(run_id)) == repr(filled.get_run(run_id))  # NaN
+            assert _detail(reader.get_run(run_id)) == _detail(filled.get_run(run_id))
             assert reader.events(run_id) == filled.events(run_id)
         assert reader.events("run_20261201T100000Z_aaaaaa", after_seq=1, limit=2) == (
             filled.events("run_20261201T100000Z_aaaaaa", after_seq=1, limit=2)
@@ -185,3 +203,76 @@ def test_read_first_sees_the_runs_home_out_of_step(tmp_path: Path, sqlite_url: s
         assert not store.in_step_with(home)  # a workspace the store does not hold
     finally:
         store.close()
+
+
+def test_the_plain_rows_declare_the_fields_of_the_store_s_rows() -> None:
+    for plain, row in (
+        (ListedDetail, RunDetail),
+        (ListedArtifact, ArtifactRow),
+        (ListedFinding, FindingRow),
+    ):
+        assert [field.name for field in dataclasses.fields(plain)] == list(row.model_fields)
+    assert tuple(ArtifactRow.model_fields) == ARTIFACT_FIELDS
+    assert tuple(FindingRow.model_fields) == FINDING_FIELDS
+
+
+HUGE = "x" * 100_000
+#: `runs` rows (their columns decoded) in several states, with hostile values.
+RUN_ROWS: dict[str, dict[str, object]] = {
+    "completed": {
+        "run_id": "run_a", "plugin": "p", "model": "m", "status": "completed",
+        "workspace": "/runs/a", "origin": "ui", "host": "h", "created_at": "2026-12-01T10:00:00Z",
+        "finished_at": "2026-12-01T10:00:04Z", "updated_at": "u", "finding_count": 2,
+        "findings_by_code": {"c": 2, "odd": "3", HOSTILE: 1}, "warnings": ["w", HOSTILE],
+        "problems": [HUGE], "cancel_requested": False, "last_seq": 5,
+        "plan": [{"id": "s", "status": "completed", "extra": [1, None]}],
+        "metrics": {"x": math.inf, "y": math.nan, HOSTILE: {"deep": [HUGE]}},
+        "evidence_index_sha256": "0" * 64, "source_hash": "s", "citation_counts": {"verified": 3},
+        "record_stamp": "1:2", "clashes": [{"workspace": "/copy"}, {"workspace": 5}, "x"],
+        "submitted_by": "alice", "rerun_of": "run_z", "review_state": "approved",
+    },
+    "live, of a worker": {
+        "run_id": "run_b", "plugin": "p", "model": "m", "status": "running", "workspace": "/b",
+        "worker": "w-1", "updated_at": "u", "cancel_requested": True, "last_seq": None,
+    },
+    "empty and hostile": {
+        "run_id": HOSTILE, "plugin": "", "model": "\u202eevil\u202c", "status": "damaged",
+        "error_message": HUGE, "input_name": "", "workspace": None, "origin": "elsewhere",
+        "updated_at": None, "finding_count": None, "findings_by_code": [1], "warnings": None,
+        "problems": {"not": "a list"}, "plan": {"not": "a list"}, "metrics": [], "clashes": None,
+        "citation_counts": None, "review_state": None,
+    },
+}  # fmt: skip
+ARTIFACT_ROWS = [
+    {"run_id": "r", "name": "artifacts/a.md", "ordinal": 0, "label": HOSTILE, "description": "",
+     "audience": "user", "sensitivity": "internal", "required": True, "size": None,
+     "sha256": None, "status": "missing", "finding_count": 0},
+    {"run_id": "r", "name": HUGE, "ordinal": 1, "label": "", "description": HUGE,
+     "audience": HOSTILE, "sensitivity": "", "required": False, "size": 2**40,
+     "sha256": "0" * 64, "status": "rejected", "finding_count": 3},
+]  # fmt: skip
+FINDING_ROWS = [
+    {"run_id": "r", "ordinal": 0, "validator": "v", "artifact": "", "code": HOSTILE, "path": "",
+     "message": HUGE, "details": {"n": math.nan, HOSTILE: [HOSTILE]}, "row_id": None,
+     "line": None, "col": None},
+    {"run_id": "r", "ordinal": 1, "validator": "", "artifact": "a", "code": "c", "path": "p",
+     "message": "", "details": None, "row_id": "fb_1", "line": 3, "col": 7},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("state", RUN_ROWS, ids=list(RUN_ROWS))
+def test_a_plain_detail_holds_what_the_store_s_row_holds(state: str) -> None:
+    values = RUN_ROWS[state]
+    for artifacts, findings, reruns in (([], [], ()), (ARTIFACT_ROWS, FINDING_ROWS, ["r2", ""])):
+        plain = ListedDetail.of(values, artifacts, findings, reruns)
+        row = detail_of(values, artifacts, findings, reruns)
+        for field in dataclasses.fields(ListedDetail):
+            mine, theirs = getattr(plain, field.name), getattr(row, field.name)
+            if field.name in ("artifacts", "findings"):
+                mine = [dataclasses.asdict(entry) for entry in mine]
+                theirs = [entry.model_dump() for entry in theirs]
+            assert repr(mine) == repr(theirs), field.name
+        assert _detail(plain) == _detail(row)
+        # ... and is made into that row where a pydantic one is needed.
+        assert _detail(run_detail(plain)) == _detail(row)
+        assert run_detail(row) is row

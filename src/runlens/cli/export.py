@@ -84,10 +84,12 @@ def _exported(run: str, home: Path | None) -> ExportedPage:
     from runlens.cli.runs import run_store
     from runlens.cli.show import locate_run
     from runlens.errors import UserError
+    from runlens.store.rows import run_detail
     from runlens.ui.export import build_export
 
     with run_store(None, home) as store:
-        workspace, detail, _ = locate_run(store, run, home)
+        workspace, located, _ = locate_run(store, run, home)
+        detail = run_detail(located)
         citations = store.citations(detail.run_id)
         if workspace is not None:
             return build_export(

@@ -146,7 +146,8 @@ class RunProgress:
             else:
                 symbol, style = _ICONS[status]
                 icon = Text(symbol, style=style)
-            table.add_row(icon, Text(step.title, style="bold" if status == "running" else ""))
+            title = terminal_safe(step.title)
+            table.add_row(icon, Text(title, style="bold" if status == "running" else ""))
         batches = ""
         if self.batches_total:
             batches = f" · batches {self.batches_done}/{self.batches_total}"

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -76,7 +77,7 @@ def render_header(console: Console, report: ReportLike, verdict: str | None = No
     word = verdict or ("PASSED" if report.passed else "FAILED")
     style = "bold green" if report.passed else "bold red"
     counts = f"{len(report.findings)} finding(s), {quote_counts(report.quotes)}"
-    console.print(Text.assemble((word, style), "  ", counts))
+    console.print(Text.assemble((word, style), "  ", terminal_safe(counts)))
     if report.error_message:
         console.print(Text(terminal_safe(report.error_message), style="red"))
 
@@ -103,9 +104,9 @@ def artifact_table(
     table.add_column("Status", no_wrap=True)
     table.add_column("Findings", justify="right", no_wrap=True)
     for name, status in artifacts.items():
-        shown = Text(status, style=_STATUS_STYLE.get(status, ""))
+        shown = Text(terminal_safe(status), style=_STATUS_STYLE.get(status, ""))
         if status == "missing" and name in optional and not counts.get(name):
-            shown = Text(f"{status} (optional)", style="dim")
+            shown = Text(terminal_safe(f"{status} (optional)"), style="dim")
         table.add_row(
             Text(terminal_safe(labels.get(name, name))),
             Text(terminal_safe(name)),
@@ -116,8 +117,9 @@ def artifact_table(
 
 
 def findings_table(title: str, findings: Sequence[Finding], limit: int = FINDINGS_SHOWN) -> Table:
-    """The findings of one artifact: where (path), what (code) and why (message)."""
-    table = Table(title=title, title_justify="left")
+    """The findings of one artifact: where (path), what (code) and why (message). `title` is
+    text, shown as it is (no markup)."""
+    table = Table(title=escape(terminal_safe(title)), title_justify="left")
     table.add_column("Path", overflow="fold")
     table.add_column("Code", no_wrap=True)
     table.add_column("Message", overflow="fold")
@@ -205,7 +207,8 @@ def render_run_verdict(console: Console, result: RunResultLike, plugin: HasContr
     render_header(console, result, status.upper())
     written = [name for name, state in result.artifacts.items() if state == "not_validated"]
     if written:
-        console.print(Text(f"Written but not validated: {', '.join(written)}", style="yellow"))
+        shown = terminal_safe(", ".join(written))
+        console.print(Text(f"Written but not validated: {shown}", style="yellow"))
     else:
         console.print(Text("No deliverable was written.", style="dim"))
     render_defect(console, result.defect)

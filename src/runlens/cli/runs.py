@@ -133,7 +133,7 @@ def runs_command(
             escape(run_id),
             f"[{STATUS_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]{mark}",
             review_markup(review),
-            created,
+            markup_safe(created),
             took,
             findings,
             markup_safe(input_name),

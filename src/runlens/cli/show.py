@@ -23,12 +23,15 @@ if TYPE_CHECKING:
     from runlens.records.plain import PlainEvent, PlainManifest, PlainRunRecord
     from runlens.records.readers import EventView, ManifestView, RunRecordView
     from runlens.store.db import RunStore
+    from runlens.store.listing import ListedDetail
     from runlens.store.rows import RunDetail
 
     #: A record as `show` prints it: read whole (`runlens.records.plain`), or as a view.
     Record = RunRecordView | PlainRunRecord
     Manifest = ManifestView | PlainManifest
     Event = EventView | PlainEvent
+    #: A run as the store gives it: plain while it is read through `sqlite3`.
+    Detail = RunDetail | ListedDetail
 
 
 @click.command("show")
@@ -181,7 +184,7 @@ def _read_run(
 
 
 def _stored_run(
-    detail: RunDetail, stored_events: Sequence[Mapping[str, Any]]
+    detail: Detail, stored_events: Sequence[Mapping[str, Any]]
 ) -> tuple[RunRecordView, ManifestView, list[EventView]]:
     """What the store holds of a run whose workspace is not on this machine: its record,
     its manifest and its events."""
@@ -210,7 +213,7 @@ def _artifact_hashes(manifest: ManifestView) -> dict[str, str | None]:
 
 def locate_run(
     store: RunStore, run: str, home: Path | None
-) -> tuple[Path | None, RunDetail, list[str]]:
+) -> tuple[Path | None, Detail, list[str]]:
     """The run `run` names and its workspace (None when it is not on this machine,
     `runlens.store.sync.local_workspace`), the store brought up to date with it first; and
     what to say of the folder besides. A folder named that is a copy of a run the store
@@ -242,37 +245,26 @@ def locate_run(
 
 
 def _sync(store: RunStore, workspace: Path) -> str | None:
-    """`sync_workspace(store, workspace, if_changed=True)`. Its usual case, an ended run the
-    store holds at this workspace as its `run.json` is now (nothing is read further nor
-    written), is answered here without loading the sync and the records' views it reads."""
-    from runlens.records.io import read_json_object
-    from runlens.store.listing import record_stamp, stamped
+    """`sync_workspace(store, workspace, if_changed=True)`, its usual case (`held_ended`)
+    answered without loading the sync and the records' views it reads."""
+    from runlens.store.listing import held_ended
 
-    root = workspace.resolve()
-    raw, _ = read_json_object(root / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
-    run_id = raw.get("run_id") if raw is not None else None
-    if (
-        isinstance(run_id, str)
-        and (root / Workspace.EVENTS).is_file()
-        and (root / Workspace.MANIFEST).is_file()
-        and stamped(store.sync_states([run_id]).get(run_id), str(root), record_stamp(root))
-    ):
+    run_id = held_ended(store, workspace)
+    if run_id is not None:
         return run_id
     from runlens.store.sync import sync_workspace
 
     return sync_workspace(store, workspace, if_changed=True)
 
 
-def _local_workspace(store: RunStore, detail: RunDetail) -> Path | None:
-    """`local_workspace(store, detail)`. Its usual case, a folder whose `run.json` names the
-    run (of no worker on another machine), is answered here without loading the sync."""
-    from runlens.records.io import read_json_object
+def _local_workspace(store: RunStore, detail: Detail) -> Path | None:
+    """`local_workspace(store, detail)`, its usual case (`named_workspace`) answered without
+    loading the sync."""
+    from runlens.store.listing import named_workspace
 
-    if detail.workspace and (detail.worker is None or detail.host in (None, store.host)):
-        workspace = Path(detail.workspace)
-        raw, _ = read_json_object(workspace / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
-        if raw is not None and raw.get("run_id") == detail.run_id:
-            return workspace
+    workspace = named_workspace(store, detail)
+    if workspace is not None:
+        return workspace
     from runlens.store.sync import local_workspace
 
     return local_workspace(store, detail)
@@ -293,7 +285,7 @@ def _workspace_named(run: str, home: Path | None) -> Path | None:
         raise
 
 
-def _stored_record(detail: RunDetail) -> RunRecordView:
+def _stored_record(detail: Detail) -> RunRecordView:
     """What the store holds of a run's `run.json`."""
     from runlens.records.readers import MetricsView, PlanStepView, RunRecordView
 
@@ -313,10 +305,11 @@ def _stored_record(detail: RunDetail) -> RunRecordView:
     )
 
 
-def _stored_manifest(detail: RunDetail) -> ManifestView:
+def _stored_manifest(detail: Detail) -> ManifestView:
     """What the store holds of a run's `manifest.json` (its artifacts and their findings,
     and the findings that belong to none of them)."""
     from runlens.records.readers import FindingView, ManifestArtifactView, ManifestView
+    from runlens.store.listing import ARTIFACT_FIELDS
 
     findings: dict[str, list[FindingView]] = {}
     for finding in detail.findings:
@@ -336,7 +329,7 @@ def _stored_manifest(detail: RunDetail) -> ManifestView:
         status=detail.status,
         artifacts=[
             ManifestArtifactView(
-                **artifact.model_dump(exclude={"finding_count"}),
+                **{name: getattr(artifact, name) for name in ARTIFACT_FIELDS[:-1]},
                 findings=findings.get(artifact.name, []),
             )
             for artifact in detail.artifacts
@@ -345,7 +338,7 @@ def _stored_manifest(detail: RunDetail) -> ManifestView:
     )
 
 
-def _print_header(console: Any, record: Record, workspace: Path, detail: RunDetail) -> None:
+def _print_header(console: Any, record: Record, workspace: Path, detail: Detail) -> None:
     status = record.status or "unknown"
     console.print(
         f"[bold]{markup_safe(str(record.run_id))}[/]  [{STATUS_STYLE.get(status, 'cyan')}]"

@@ -5,21 +5,24 @@ what `runlens runs` needs to tell whether the store is in step with the home and
 - `SyncState`: a run as the store last heard of it (what a sync compares a workspace with);
 - `IndexReport`: what indexing a home did, and `WorkspaceClash`, a copy it left out;
 - `summary_fields`: a `runs` row's columns as the fields of a `RunSummary` (`ListedRun` holds
-  them without pydantic);
+  them without pydantic), and `detail_fields` those of a `RunDetail` with its artifacts and
+  findings (`ListedDetail`);
 - `home_records`, `record_stamp`, `stamped`: which workspaces of a home the store holds in
   their current state (one stat each);
+- `held_ended`, `named_workspace`: the usual cases of `runlens.store.sync`'s `sync_workspace`
+  (`if_changed`) and `local_workspace`, answered without the records' views the sync reads;
 - `duration`: how long a run took, as the runs list shows it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from runlens.errors import UserError
 from runlens.records.status import is_live, is_terminal
@@ -150,6 +153,157 @@ class ListedRun:
     review_state: str
 
 
+#: The fields of an `ArtifactRow` (`runlens.store.rows`) in its order: the columns of an
+#: `artifacts` row it holds.
+ARTIFACT_FIELDS: Final = (
+    "name",
+    "label",
+    "description",
+    "audience",
+    "sensitivity",
+    "required",
+    "size",
+    "sha256",
+    "status",
+    "finding_count",
+)
+#: The fields of a `FindingRow` in its order (its `column` is a `findings` row's `col`).
+FINDING_FIELDS: Final = (
+    "ordinal",
+    "validator",
+    "artifact",
+    "code",
+    "path",
+    "message",
+    "details",
+    "row_id",
+    "line",
+    "column",
+)
+
+
+def artifact_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
+    """An `artifacts` row (its columns decoded) as the fields of an `ArtifactRow`."""
+    return {key: values[key] for key in ARTIFACT_FIELDS if key in values}
+
+
+def finding_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
+    """A `findings` row (its columns decoded) as the fields of a `FindingRow`."""
+    fields = {key: values[key] for key in FINDING_FIELDS if key in values}
+    fields["column"] = values["col"]
+    fields["details"] = as_dict(values.get("details"))
+    return fields
+
+
+def detail_fields(
+    values: Mapping[Any, Any],
+    artifacts: Sequence[Mapping[Any, Any]],
+    findings: Sequence[Mapping[Any, Any]],
+    reruns: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A `runs` row with its `artifacts` and `findings` rows (in order) and the ids of the
+    runs that re-run it as the fields of a `RunDetail` (its artifacts and findings as the
+    fields of theirs)."""
+    return {
+        **summary_fields(values),
+        "plan": as_list(values.get("plan")),
+        "metrics": as_dict(values.get("metrics")),
+        "evidence_index_sha256": values.get("evidence_index_sha256"),
+        "source_hash": values.get("source_hash"),
+        "artifacts": [artifact_fields(a) for a in artifacts],
+        "findings": [finding_fields(f) for f in findings],
+        "citation_counts": as_dict(values.get("citation_counts")),
+        "reruns": list(reruns),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ListedArtifact:
+    """An `ArtifactRow`'s fields (`artifact_fields`) without pydantic."""
+
+    name: str
+    label: str
+    description: str
+    audience: str
+    sensitivity: str
+    required: bool
+    size: int | None
+    sha256: str | None
+    status: str
+    finding_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListedFinding:
+    """A `FindingRow`'s fields (`finding_fields`) without pydantic."""
+
+    ordinal: int
+    validator: str
+    artifact: str
+    code: str
+    path: str
+    message: str
+    details: dict[str, Any]
+    row_id: str | None
+    line: int | None
+    column: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ListedDetail(ListedRun):
+    """One run with the fields of a `RunDetail` (`detail_fields`), for a command that shows
+    a run and builds no pydantic model (`runlens show`)."""
+
+    plan: list[dict[str, Any]]
+    metrics: dict[str, Any]
+    evidence_index_sha256: str | None
+    source_hash: str | None
+    artifacts: list[ListedArtifact]
+    findings: list[ListedFinding]
+    citation_counts: dict[str, int]
+    reruns: list[str]
+    #: Empty, as a `RunDetail` the store gives (`runlens.review.record.run_reviews` fills it).
+    review: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        values: Mapping[Any, Any],
+        artifacts: Sequence[Mapping[Any, Any]],
+        findings: Sequence[Mapping[Any, Any]],
+        reruns: Sequence[str] = (),
+    ) -> ListedDetail:
+        """`detail_fields` as a `ListedDetail`."""
+        fields = detail_fields(values, artifacts, findings, reruns)
+        fields["artifacts"] = [ListedArtifact(**a) for a in fields["artifacts"]]
+        fields["findings"] = [ListedFinding(**f) for f in fields["findings"]]
+        return cls(**fields)
+
+
+class HeldRuns(Protocol):
+    """What `held_ended` and `named_workspace` ask of the run store (a `RunStore`, a
+    `ReadFirstStore`)."""
+
+    host: str
+
+    def sync_states(
+        self, run_ids: Sequence[str] | None = None, *, live: bool = False
+    ) -> dict[str, SyncState]: ...
+
+
+class Located(Protocol):
+    """What `held_workspace` reads of a run (a `RunSummary`, a `ListedDetail`)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def workspace(self) -> str: ...
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def worker(self) -> str | None: ...
+
+
 class Timed(Protocol):
     """What `duration` reads of a run (a `RunSummary`, a `ListedRun`)."""
 
@@ -246,3 +400,37 @@ def home_records(home: Path) -> list[tuple[str, str]]:
         resolved = os.path.realpath(path) if linked else path
         found.append((resolved, f"{stat.st_mtime_ns}:{stat.st_size}"))
     return found
+
+
+def held_ended(store: HeldRuns, workspace: Path) -> str | None:
+    """The run id `workspace`'s `run.json` names when the store holds that run ended, at
+    this workspace (resolved), with the `record_stamp` its `run.json` has now, and its event
+    log and manifest are still there: an ended run's records are complete once that file is
+    written, so `sync_workspace(if_changed=True)` reads nothing further and writes nothing.
+    None otherwise (a log or manifest gone since is a problem a sync records)."""
+    from runlens.records.io import read_json_object
+
+    root = workspace.resolve()
+    raw, _ = read_json_object(root / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
+    run_id = raw.get("run_id") if raw is not None else None
+    if (
+        isinstance(run_id, str)
+        and (root / Workspace.EVENTS).is_file()
+        and (root / Workspace.MANIFEST).is_file()
+        and stamped(store.sync_states([run_id]).get(run_id), str(root), record_stamp(root))
+    ):
+        return run_id
+    return None
+
+
+def named_workspace(store: HeldRuns, run: Located) -> Path | None:
+    """The run's workspace when its folder holds a `run.json` that names the run, and the
+    run is not a worker's on another machine: the usual case of `local_workspace`
+    (`runlens.store.sync`), which says what else is the run's workspace. None otherwise."""
+    from runlens.records.io import read_json_object
+
+    if not run.workspace or (run.worker is not None and run.host not in (None, store.host)):
+        return None
+    workspace = Path(run.workspace)
+    raw, _ = read_json_object(workspace / Workspace.RUN_RECORD, Workspace.RUN_RECORD)
+    return workspace if raw is not None and raw.get("run_id") == run.run_id else None

@@ -29,6 +29,7 @@ from urllib.parse import quote
 from runlens.errors import UserError
 from runlens.records.status import TERMINAL
 from runlens.store.listing import (
+    ListedDetail,
     ListedRun,
     SyncState,
     home_records,
@@ -293,10 +294,8 @@ class SqliteReader:
         columns = list(COLUMNS["runs"])
         return [ListedRun(**summary_fields(_decoded("runs", columns, row))) for row in rows]
 
-    def get_run(self, run_id: str) -> RunDetail | None:
-        """`RunStore.get_run`."""
-        from runlens.store.rows import detail_of
-
+    def get_run(self, run_id: str) -> ListedDetail | None:
+        """`RunStore.get_run`, as a `ListedDetail` (the fields of its `RunDetail`)."""
         key = _bind(run_id, RUN_ID_LENGTH)
         with self._snapshot() as connection:
             row = connection.execute(_select("runs") + " \nWHERE runs.run_id = ?", [key]).fetchone()
@@ -315,7 +314,7 @@ class SqliteReader:
                 + " \nWHERE runs.rerun_of = ? ORDER BY runs.created_at, runs.run_id",
                 [key],
             ).fetchall()
-        return detail_of(
+        return ListedDetail.of(
             _decoded("runs", list(COLUMNS["runs"]), row),
             [_decoded("artifacts", list(COLUMNS["artifacts"]), a) for a in artifacts],
             [_decoded("findings", list(COLUMNS["findings"]), f) for f in findings],
@@ -419,7 +418,9 @@ class ReadFirstStore:
             return self.full.clash_lists()
         return self._reader.clash_lists()
 
-    def get_run(self, run_id: str) -> RunDetail | None:
+    def get_run(self, run_id: str) -> ListedDetail | RunDetail | None:
+        """`RunStore.get_run` (a `ListedDetail` while reading through `sqlite3`, else a
+        `RunDetail`: the same fields)."""
         if self._reader is None:
             return self.full.get_run(run_id)
         return self._reader.get_run(run_id)

@@ -8,17 +8,25 @@ model or a user's file: whoever displays one escapes it for its medium.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 # A run's status in the store: `runlens.records.status` holds the one vocabulary.
 from runlens.records.status import STORE_STATUSES, StoreStatus, is_terminal
-from runlens.store.listing import duration, parse_time, summary_fields
-from runlens.store.values import as_dict, as_list
+from runlens.store.listing import (
+    artifact_fields,
+    detail_fields,
+    duration,
+    finding_fields,
+    parse_time,
+    summary_fields,
+)
 
 if TYPE_CHECKING:
     from runlens.records.readers import FindingView, ManifestArtifactView
+    from runlens.store.listing import ListedDetail
 
 __all__ = [
     "STORE_STATUSES",
@@ -38,6 +46,7 @@ __all__ = [
     "duration",
     "finding_of",
     "parse_time",
+    "run_detail",
     "summary_of",
 ]
 
@@ -274,32 +283,28 @@ def detail_of(
 ) -> RunDetail:
     """The detail of a `runs` row with its `artifacts` and `findings` rows (in order) and the
     ids of the runs that re-run it."""
-    return RunDetail(
-        **summary_fields(values),
-        plan=as_list(values.get("plan")),
-        metrics=as_dict(values.get("metrics")),
-        evidence_index_sha256=values.get("evidence_index_sha256"),
-        source_hash=values.get("source_hash"),
-        artifacts=[artifact_of(a) for a in artifacts],
-        findings=[finding_of(f) for f in findings],
-        citation_counts=as_dict(values.get("citation_counts")),
-        reruns=list(reruns),
-    )
+    fields = detail_fields(values, artifacts, findings, reruns)
+    fields["artifacts"] = [ArtifactRow(**a) for a in fields["artifacts"]]
+    fields["findings"] = [FindingRow(**f) for f in fields["findings"]]
+    return RunDetail(**fields)
+
+
+def run_detail(detail: RunDetail | ListedDetail) -> RunDetail:
+    """`detail` as a `RunDetail`: a `ListedDetail` (a run read through `sqlite3`,
+    `runlens.store.reader`) made into one, field by field."""
+    if isinstance(detail, RunDetail):
+        return detail
+    return RunDetail(**asdict(detail))
 
 
 def artifact_of(values: Mapping[Any, Any]) -> ArtifactRow:
     """The row of an `artifacts` row."""
-    return ArtifactRow(
-        **{key: values[key] for key in ArtifactRow.model_fields if key in values},
-    )
+    return ArtifactRow(**artifact_fields(values))
 
 
 def finding_of(values: Mapping[Any, Any]) -> FindingRow:
     """The row of a `findings` row (its `col` is the finding's `column`)."""
-    fields = {key: values[key] for key in FindingRow.model_fields if key in values}
-    fields["column"] = values["col"]
-    fields["details"] = as_dict(values.get("details"))
-    return FindingRow(**fields)
+    return FindingRow(**finding_fields(values))
 
 
 def citation_of(values: Mapping[Any, Any]) -> CitationRow:

@@ -54,12 +54,15 @@ from runlens.store.clashes import (
 )
 from runlens.store.listing import (
     IndexReport,
+    Located,
     SyncState,
+    held_ended,
     home_records,
+    named_workspace,
     record_stamp,
     stamped,
 )
-from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin, RunSummary
+from runlens.store.rows import ArtifactRow, CitationRow, FindingRow, Origin
 from runlens.tools.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -156,18 +159,13 @@ def _sync(
     root = Workspace(workspace)
     if not root.run_record.is_file():
         return None, False
+    if if_changed:
+        ended = held_ended(store, root.root)
+        if ended is not None:
+            return ended, False
     named = read_run_record(root.run_record).view
     named_id = named.run_id if named is not None else None
     state = store.sync_states([named_id]).get(named_id) if named_id is not None else None
-    # A log or manifest gone since is a problem a sync records (`missing_events`).
-    if (
-        if_changed
-        and named_id is not None
-        and _in_step(state, root.root)
-        and root.events.is_file()
-        and root.manifest.is_file()
-    ):
-        return named_id, False
     held = state is not None and state.worker is not None
     view = load_run(root.root, settle=not held)
     record = view.record
@@ -200,11 +198,6 @@ def _sync(
             upload_files,
         )
     return run_id, True
-
-
-def _in_step(state: SyncState | None, workspace: Path) -> bool:
-    """Whether the store holds the run ended, at `workspace`, as its `run.json` is now."""
-    return stamped(state, str(workspace), record_stamp(workspace))
 
 
 def finish_streamed(
@@ -518,12 +511,15 @@ def refresh_live(store: RunStore, *, run_ids: Sequence[str] | None = None) -> li
     return done
 
 
-def local_workspace(store: RunStore, run: RunSummary) -> Path | None:
+def local_workspace(store: RunStore, run: Located) -> Path | None:
     """The run's workspace when it is on this machine: its folder holds a run record
     (`runtime/run.json`) that does not name another run (a damaged one is the workspace's
     to report), and the run is not a worker's on another machine (the folder would be a
     stale copy: the cache of a worker killed mid-run, the run resumed elsewhere). None
     otherwise: read the run from the store."""
+    workspace = named_workspace(store, run)  # the usual case: its `run.json` names the run
+    if workspace is not None:
+        return workspace
     if not run.workspace:
         return None
     workspace = Path(run.workspace)
