@@ -35,7 +35,7 @@ store.close()
 #: polls for a cancel, and the run's end, through `sqlite3` alone.
 WRITE_FIRST = """
 import sys
-from runlens.store.writes import WriteFirstStore, open_write_first
+from runlens.store.write_first import WriteFirstStore, open_write_first
 
 store = open_write_first(sys.argv[1])
 assert isinstance(store, WriteFirstStore)

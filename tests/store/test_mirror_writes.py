@@ -24,7 +24,7 @@ from runlens.records.io import WrittenRecords, encode_record, read_json_object
 from runlens.runtime.run import Run, RunSettings
 from runlens.secrets import redactor
 from runlens.store import RunStore, StoreMirror, open_store, sync_workspace, tables
-from runlens.store.writes import WriteFirstStore, open_write_first
+from runlens.store.write_first import WriteFirstStore, open_write_first
 from runlens.testing import ScriptedModel
 
 from .helpers import failing_documents, turns

@@ -16,7 +16,8 @@ from runlens.plugins import load_plugin
 from runlens.runtime.run import run_plugin
 from runlens.store import RunStore, StoreMirror, db, open_store
 from runlens.store import driver as d
-from runlens.store.writes import Published, WriteFirstStore, open_write_first
+from runlens.store.write_first import WriteFirstStore, open_write_first
+from runlens.store.writes import Published
 from runlens.testing import ScriptedModel
 
 from .helpers import turns

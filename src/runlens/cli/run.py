@@ -296,7 +296,7 @@ def _prepare(
     from runlens.records.io import new_run_id, runs_home
     from runlens.start import check_model, default_submitter, open_run
     from runlens.store.location import store_url
-    from runlens.store.writes import open_write_first
+    from runlens.store.write_first import open_write_first
 
     options = run_options(**arguments)
     if options.submitted_by is None and origin == "cli":
