@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any, cast
 
@@ -228,3 +229,30 @@ def test_a_broken_store_costs_the_run_a_warning(
     assert status == "completed"
     assert not mirror.healthy
     assert len(warnings) == 1 and "no such table: events" in warnings[0], warnings
+
+
+def test_closing_leaves_another_threads_connection_to_its_thread(sqlite_url: str) -> None:
+    """`close` after a run's end, the mirrors' thread perhaps polling still: its poll goes
+    on (as an engine's `dispose` leaves a connection in use), the caller's connection shuts."""
+    open_store(sqlite_url).close()
+    written = open_write_first(sqlite_url)
+    assert isinstance(written, WriteFirstStore)
+    written.publish("run_polled", [], first={"plugin": "p"})
+    closed, polled = threading.Event(), threading.Event()
+    answers: list[set[str]] = []
+
+    def poll() -> None:
+        answers.append(written.cancels_requested(["run_polled"]))
+        polled.set()
+        closed.wait(10)
+        answers.append(written.cancels_requested(["run_polled"]))
+
+    thread = threading.Thread(target=poll)
+    thread.start()
+    polled.wait(10)
+    written.close()
+    closed.set()
+    thread.join(10)
+    assert answers == [set(), set()]
+    with pytest.raises(sqlite3.ProgrammingError):  # this thread's connection is closed
+        written.publish("run_polled", [])

@@ -44,14 +44,19 @@ class SqliteWrites(RunWrites):
         self.host = socket.gethostname()
         self._target = f"file:{quote(path, safe='/')}?mode=rw"  # never creates the file
         self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
+        #: Every connection open, with the thread it belongs to.
+        self._opened: dict[sqlite3.Connection, threading.Thread] = {}
         self._opening = threading.Lock()
 
     def close(self) -> None:
+        """Close the connections of this thread and of threads that have ended; another
+        thread's (the mirrors' thread, perhaps polling still) is closed as that thread ends,
+        as an engine's `dispose` leaves a connection in use alone."""
         with self._opening:
-            opened, self._opened = self._opened, []
-        for connection in opened:
-            connection.close()
+            opened, self._opened = self._opened, {}
+        for connection, thread in opened.items():
+            if thread is threading.current_thread() or not thread.is_alive():
+                connection.close()
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection, set up as the engine sets up its own."""
@@ -66,7 +71,7 @@ class SqliteWrites(RunWrites):
                 connection.close()
                 raise
             with self._opening:
-                self._opened.append(connection)
+                self._opened[connection] = threading.current_thread()
             self._local.connection = connection
             self._local.busy = BUSY_MS
         return connection
@@ -75,8 +80,7 @@ class SqliteWrites(RunWrites):
         """Close this thread's connection after an error (the next write opens another)."""
         self._local.connection = None
         with self._opening:
-            if connection in self._opened:
-                self._opened.remove(connection)
+            self._opened.pop(connection, None)
         with contextlib.suppress(sqlite3.Error):
             connection.close()
 
