@@ -167,8 +167,12 @@ def _runlens(store_url: str | None) -> tuple[RunOnce, Callable[[], None], str]:
     if store_url is not None:
         from runlens.store.db import open_store
         from runlens.store.engine import store_url as resolve
+        from runlens.store.write_first import open_write_first
 
-        store = open_store(resolve(store_url if store_url != "sqlite" else None, home=root))
+        url = resolve(store_url if store_url != "sqlite" else None, home=root)
+        # Made first, then opened as `runlens run` opens a store at its head.
+        open_store(url).close()
+        store = open_write_first(url)
 
     @atexit.register
     def remove_root() -> None:

@@ -164,6 +164,8 @@ def test_a_scripted_run_loads_no_provider_client_nor_web_app(
         home, "run", "feedback-analysis", str(SAMPLE), "--model", f"scripted:{PASSING}"
     )
     assert [name for name in loaded if name in NOT_CALLED] == []
+    # The store at its head is written through sqlite3 (`open_write_first`): no SQLAlchemy.
+    assert "sqlalchemy" not in loaded
     assert "psutil" not in loaded  # no command hook ran
     # The model writes the analysis: no theme discovery; the chart is drawn without urllib.
     assert [name for name in loaded if name in NOT_RUNNING] == []
@@ -171,7 +173,7 @@ def test_a_scripted_run_loads_no_provider_client_nor_web_app(
     quiet = _loaded(
         home, "run", "feedback-analysis", str(SAMPLE), "--model", f"scripted:{PASSING}", "--json"
     )
-    assert [name for name in quiet if name in (*NOT_CALLED, "rich")] == []
+    assert [name for name in quiet if name in (*NOT_CALLED, "rich", "sqlalchemy")] == []
 
 
 def test_a_run_reads_the_entry_points_once(home_with_a_run: tuple[Path, str]) -> None:

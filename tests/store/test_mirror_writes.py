@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import sqlalchemy as sa
@@ -23,7 +23,8 @@ from runlens.records.events import Event, read_events
 from runlens.records.io import WrittenRecords, encode_record, read_json_object
 from runlens.runtime.run import Run, RunSettings
 from runlens.secrets import redactor
-from runlens.store import RunStore, StoreMirror, sync_workspace, tables
+from runlens.store import RunStore, StoreMirror, open_store, sync_workspace, tables
+from runlens.store.write_first import WriteFirstStore, open_write_first
 from runlens.testing import ScriptedModel
 
 from .helpers import failing_documents, turns
@@ -61,10 +62,11 @@ def _mirrored_run(
     flush_seconds: float,
     queue_size: int = 50_000,
     live_batches: bool = False,
+    watched: RunStore | None = None,
 ) -> StoreMirror:
     """A run of the feedback plugin mirrored into `store` as `runlens run` mirrors it, its
     key (`SECRET`) redacted; finished. `live_batches`: the run waits, before validating,
-    until the mirror has written some of its events."""
+    until the mirror has written some of its events (as `watched` reads them, else `store`)."""
     plugin = load_plugin("feedback-analysis")
     script = turns(*documents)
     script[1]["content"] = f"Writing, with {SECRET} echoed."
@@ -83,7 +85,7 @@ def _mirrored_run(
     def wait_for_the_store(event: Event) -> None:
         if live_batches and event.type == "run.validating":
             for _ in range(600):
-                if store.events(run_id):
+                if (watched or store).events(run_id):
                     return
                 threading.Event().wait(0.05)
             raise AssertionError("the mirror wrote nothing while the run was live")
@@ -150,6 +152,62 @@ def test_a_mirrored_runs_rows_equal_what_a_reindex_of_its_workspace_writes(
     assert _rows(store, "run_mirrored")["events"] == []
     assert sync_workspace(store, workspace) == "run_mirrored"
     assert _rows(store, "run_mirrored") == mirrored
+
+
+@pytest.mark.parametrize(
+    ("failing", "flush_seconds", "live_batches", "queue_size"),
+    [
+        (False, 0.01, True, 50_000),
+        (True, 0.01, True, 50_000),
+        (True, 3600, False, 50_000),
+        (True, 3600, False, 5),  # fell behind: the end syncs the workspace (`RunStore`)
+    ],
+    ids=["streamed", "streamed-failing", "at-the-end", "fell-behind"],
+)
+def test_a_run_written_through_sqlite3_stores_the_rows_the_run_store_writes(
+    sqlite_url: str,
+    tmp_path: Path,
+    feedback_csv: Path,
+    good_documents: Documents,
+    failing: bool,
+    flush_seconds: float,
+    live_batches: bool,
+    queue_size: int,
+) -> None:
+    """`runlens run`'s store (`open_write_first`) on a SQLite store at its head: the run's
+    batches and its end go through `sqlite3` alone (SQLAlchemy's store is never opened), and
+    the rows stored equal those the `RunStore` writes of the same workspace."""
+    store = open_store(sqlite_url)  # the store made: at its head
+    written = open_write_first(sqlite_url)
+    assert isinstance(written, WriteFirstStore)
+    workspace = tmp_path / "ws"
+    documents = failing_documents(good_documents) if failing else good_documents
+    try:
+        mirror = _mirrored_run(
+            cast(RunStore, written),
+            workspace,
+            feedback_csv,
+            documents,
+            run_id="run_sqlite3",
+            flush_seconds=flush_seconds,
+            live_batches=live_batches,
+            queue_size=queue_size,
+            watched=store,
+        )
+        assert mirror.healthy
+        # Every write through sqlite3, but the sync of a mirror that fell behind.
+        assert (written._full is None) == (queue_size > 5)
+    finally:
+        written.close()
+    mirrored = _rows(store, "run_sqlite3")
+    assert mirrored["runs"][0]["status"] == ("failed" if failing else "completed")
+    assert store.events("run_sqlite3") == list(read_events(workspace / "runtime" / "events.jsonl"))
+    assert mirrored["artifacts"] and mirrored["citations"]
+    assert SECRET not in repr(mirrored) and "[REDACTED]" in repr(mirrored["events"])
+    store.delete_run("run_sqlite3")
+    assert sync_workspace(store, workspace) == "run_sqlite3"
+    assert _rows(store, "run_sqlite3") == mirrored
+    store.close()
 
 
 def test_the_end_of_a_mirrored_run_reads_no_record_file_the_run_handed_over(

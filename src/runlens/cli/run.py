@@ -8,7 +8,7 @@ import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import click
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from runlens.cli.progress import RunProgress
     from runlens.runtime.run import Run, RunResult
     from runlens.start import RunOptions
+    from runlens.store.db import RunStore
     from runlens.store.mirror import StoreMirror
 
 EXIT_COMPLETED, EXIT_FAILED = 0, 1
@@ -294,7 +295,8 @@ def _prepare(
     from runlens.plugins import load_plugin
     from runlens.records.io import new_run_id, runs_home
     from runlens.start import check_model, default_submitter, open_run
-    from runlens.store.db import open_store, store_url
+    from runlens.store.location import store_url
+    from runlens.store.write_first import open_write_first
 
     options = run_options(**arguments)
     if options.submitted_by is None and origin == "cli":
@@ -310,7 +312,9 @@ def _prepare(
         raise UserError(f"--run-id {run_id!r}: letters, digits, '_', '.' and '-' only")
     run_id = run_id or new_run_id()
     # Opened before the workspace is claimed: a store that cannot be used is a usage error.
-    store = open_store(store_url(database_url))
+    # A SQLite store at its head is written through `sqlite3` (`WriteFirstStore`, which
+    # stands in for the `RunStore`: what it does not do itself it asks the store).
+    store = cast("RunStore", open_write_first(store_url(database_url)))
     try:
         return open_run(
             store,

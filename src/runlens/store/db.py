@@ -5,6 +5,9 @@ files of the runs the workers hold, and the workers' heartbeats (SPEC section 14
 
     runlens.store.engine     URL, opening, migrations, locks, transactions (`StoreBase`)
     runlens.store.lifecycle  a run's stored life: its row, events and results (`RunLife`)
+    runlens.store.writes     of those, a live run's and its end's, through the driver
+                             (`RunWrites`; `runlens.store.write_first` writes them through
+                             `sqlite3` alone for `runlens run`)
     runlens.store.runs       reading runs, events and citations back (`RunReads`)
     runlens.store.files      the runs' workspace files (`StoredFiles`)
     runlens.store.liveness   the workers' heartbeats (`WorkerRows`)

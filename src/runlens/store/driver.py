@@ -194,6 +194,8 @@ RUNS: Final = _table(
 TABLES: Final = (RUNS, EVENTS, ARTIFACTS, FINDINGS, CITATIONS)
 #: The highest event `seq` the store keeps (its `INTEGER` column's top).
 MAX_SEQ: Final = 2**31 - 1
+#: How many run ids one `IN (...)` names at most (SQLite's bound parameters are limited).
+IDS_PER_QUERY: Final = 500
 _RUN_ID: Final = RUNS.columns[0]
 #: The results tables, as `delete_results` empties them.
 _RESULTS: Final = (ARTIFACTS, FINDINGS, CITATIONS)

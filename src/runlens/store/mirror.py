@@ -42,7 +42,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from runlens.errors import one_line
 from runlens.records.events import Event
@@ -50,11 +50,13 @@ from runlens.records.io import WrittenRecords
 from runlens.records.readers import EventView, RunRecordView, event_views, read_run_record
 from runlens.records.run_record import live_record
 from runlens.records.status import RunStatus
-from runlens.store.db import RunStore
-from runlens.store.lifecycle import Published
-from runlens.store.rows import Origin
 from runlens.store.sync import finish_streamed, sync_workspace
+from runlens.store.writes import Published
 from runlens.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from runlens.store.db import RunStore
+    from runlens.store.rows import Origin
 
 #: How long a write of the mirror waits for a lock another process holds on the store.
 LOCK_SECONDS = 1.0

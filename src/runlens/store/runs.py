@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from runlens.errors import UserError
 from runlens.records.status import TERMINAL
 from runlens.store import tables as t
+from runlens.store.driver import IDS_PER_QUERY
 from runlens.store.engine import StoreBase
 from runlens.store.listing import SyncState, one_match, summary_fields
 from runlens.store.rows import (
@@ -28,9 +29,6 @@ from runlens.store.rows import (
 from runlens.store.values import as_dict, as_list, escape_text
 
 __all__ = ["RunReads", "SyncState", "as_dict", "as_list", "summary_fields", "summary_of"]
-
-#: How many run ids one `IN (...)` names at most (SQLite's bound parameters are limited).
-_IDS_PER_QUERY: Final = 500
 
 _TERMINAL: Final = sorted(str(status) for status in TERMINAL)
 _DISTINCT: Final = {"plugin": t.runs.c.plugin, "model": t.runs.c.model}
@@ -230,12 +228,12 @@ class RunReads(StoreBase):
         found: set[str] = set()
         ids = list(run_ids)
         with self._read() as connection:
-            for start in range(0, len(ids), _IDS_PER_QUERY):
+            for start in range(0, len(ids), IDS_PER_QUERY):
                 found.update(
                     str(run_id)
                     for run_id in connection.execute(
                         sa.select(t.runs.c.run_id).where(
-                            t.runs.c.run_id.in_(ids[start : start + _IDS_PER_QUERY]),
+                            t.runs.c.run_id.in_(ids[start : start + IDS_PER_QUERY]),
                             t.runs.c.cancel_requested,
                         )
                     ).scalars()
