@@ -56,6 +56,8 @@ import functools
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from math import isnan
+from operator import neg
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from runlens_feedback.analyst.groups import group_label
@@ -229,19 +231,29 @@ def _score(item: Item) -> float:
 def representative_order(items: Sequence[Item]) -> list[Item]:
     """Most representative first: highest severity, then strongest sentiment, then input order.
 
-    The sort key (`_rank`, `_score`) is worked out in one loop, without two calls per item:
-    a group of tens of thousands of rows is ordered on every summary."""
-    ranks, keys = _SEVERITY_RANKS, []
-    for n, item in enumerate(items):
-        severity = item.get("severity")
-        rank = ranks.get(severity, 0) if type(severity) is str else severity_rank(item)
-        value = item.get("sentiment_score", 0.0)
-        score = float(value) if isinstance(value, int | float) else 0.0
-        keys.append((-rank, -abs(score), n))
+    The sort key (`_rank`, `_score`) is read a column at a time, at C speed, when every
+    severity is hashable and every score a number (the usual analysis); item by item
+    otherwise: a group of tens of thousands of rows is ordered on every summary."""
+    severities, descending = [item.get("severity") for item in items], _DESCENDING
+    values = [item.get("sentiment_score", 0.0) for item in items]
+    if set(map(type, values)) <= _NUMBERS:
+        try:  # highest first: each rank negated
+            ranks: list[int] | None = [descending.get(s, 0) for s in severities]
+        except TypeError:  # an unhashable severity (a list or an object)
+            ranks = None
+        scores = list(map(neg, map(abs, map(float, values))))
+        if ranks is not None and not any(map(isnan, scores)):
+            # Two stable sorts of plain numbers: by score, then by rank (ties keep the order).
+            order = sorted(range(len(items)), key=scores.__getitem__)
+            order.sort(key=ranks.__getitem__)
+            return [items[n] for n in order]
+    keys = [(-_rank(item), -abs(_score(item)), n) for n, item in enumerate(items)]
     return [items[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
 
 
+_NUMBERS = {int, float, bool}
 _SEVERITY_RANKS: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+_DESCENDING: dict[Any, int] = {severity: -rank for severity, rank in _SEVERITY_RANKS.items()}
 
 
 def _rank(item: Item) -> int:

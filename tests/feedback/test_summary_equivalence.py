@@ -1,0 +1,212 @@
+"""The aggregated analysis against its earlier, item-by-item implementation.
+
+`summarize_analysis` reads its items in few passes, a column at a time and by distinct
+value. The functions it replaced are kept here as they were; each test summarises generated
+analyses (odd themes and quotes, scores and severities of every JSON type, repeated and
+missing ids, dates of every format, metadata of other types) once with the current code and
+once with the earlier functions put back, and the two summaries must be equal, or both
+raise the same error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.hostile import sentences
+
+from runlens_feedback import aggregate
+from runlens_feedback.aggregate import Item, group_items, group_rows
+
+# -- the earlier functions, as they were ----------------------------------------------------
+
+
+def _old_representative_order(items: Sequence[Item]) -> list[Item]:
+    ranks, keys = aggregate._SEVERITY_RANKS, []
+    for n, item in enumerate(items):
+        severity = item.get("severity")
+        rank = ranks.get(severity, 0) if type(severity) is str else aggregate.severity_rank(item)
+        value = item.get("sentiment_score", 0.0)
+        score = float(value) if isinstance(value, int | float) else 0.0
+        keys.append((-rank, -abs(score), n))
+    return [items[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
+
+
+#: (module, name, earlier function) for each function replaced.
+_EARLIER: list[tuple[Any, str, Callable[..., Any]]] = [
+    (aggregate, "representative_order", _old_representative_order),
+]
+
+# -- generated analyses ---------------------------------------------------------------------
+
+_IDS = st.one_of(
+    st.sampled_from([f"fb_{n}" for n in range(30)]),
+    st.sampled_from(["", " ", "fb_1 ", "1", "None", "编号7", "e\u0301"]),
+    st.integers(-2, 40),
+    st.none(),
+)
+_WORDS = st.one_of(
+    st.none(),
+    st.sampled_from(
+        ["", "  ", "Billing", " billing ", "BILLING  issues", "praise", "feature_request",
+         "other", "empty", "登录 问题", "x" * 90, "Ｆａｓｔ", "…", "Slow  sync!"]
+    ),
+    sentences(max_pieces=3),
+    st.integers(0, 3),
+    st.lists(st.just("billing"), max_size=1),
+)  # fmt: skip
+_LABELS = st.one_of(
+    st.sampled_from(
+        ["positive", "negative", "neutral", "mixed", "low", "medium", "high", "critical"]
+    ),
+    st.sampled_from(["", "Negative", "HIGH", "None", "1", "True"]),
+    st.none(),
+    st.sampled_from([0, 1, 1.0, True, False, 2.5]),
+    st.lists(st.just("high"), max_size=1),
+)
+_SCORES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-5, 5),
+    st.sampled_from([True, False, None, "0.9", "-3", 10**400, [1.0]]),
+)
+_PLAIN_SCORES = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.5, -1.5, 2.0, 3]), st.floats(-5, 5, allow_nan=False)
+)
+_PLAIN_LABELS = st.sampled_from(
+    ["positive", "negative", "neutral", "mixed", "low", "medium", "high", "critical", "High"]
+)
+_LANGUAGES = st.one_of(st.sampled_from(["zh", "en", "", "fr"]), st.none(), st.just(3))
+_DATES = st.one_of(
+    st.dates().map(str),
+    st.sampled_from(
+        ["2026-01-03", "2026-02-14", "2026-03-30", "2026/03/31", "2026.04.01", "2026年4月2日",
+         "04/05/2026", "2026-04-06T10:00:00Z", "1767225600", "1767225600000", "2026-04",
+         "", " ", "soon", "2026-02-30", "None"]
+    ),
+    st.none(),
+    st.sampled_from([1767225600, 1767225600.5, 3, True]),
+)  # fmt: skip
+_VALUES = st.one_of(
+    st.sampled_from(["web", "app", "email", " web", "", "5", "4", "3.5", "-1", "x" * 60]),
+    st.none(),
+    st.sampled_from([1, 1.0, True]),
+)
+
+
+@st.composite
+def _items(draw: st.DrawFn) -> dict[str, Any]:
+    fields = {
+        "feedback_id": _IDS,
+        "sentiment": _LABELS,
+        "severity": _LABELS,
+        "theme": _WORDS,
+        "pain_point": _WORDS,
+        "evidence_text": st.one_of(sentences(), st.sampled_from(["", " ", None, 7])),
+        "suggested_action": _WORDS,
+        "language": _LANGUAGES,
+        "sentiment_score": _SCORES,
+    }
+    return {key: draw(values) for key, values in fields.items() if draw(st.integers(0, 9))}
+
+
+@st.composite
+def _analyses(
+    draw: st.DrawFn,
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]] | None, list[dict[str, Any]]]:
+    items = draw(st.lists(_items(), max_size=60))
+    if draw(st.booleans()):  # the usual analysis: every score a number, every label text
+        for item in items:
+            item["sentiment_score"] = draw(_PLAIN_SCORES)
+            item["theme"] = draw(st.sampled_from(["billing", "Login", "praise", None]))
+            item["sentiment"] = draw(st.sampled_from(["negative", "mixed", "neutral", "positive"]))
+            item["severity"] = draw(_PLAIN_LABELS)
+    if draw(st.booleans()):  # many rows of few kinds, as a real analysis has
+        items = [dict(item) for item in items[:6] * draw(st.integers(2, 12))]
+    metadata: dict[str, dict[str, Any]] | None = None
+    if draw(st.integers(0, 4)):
+        metadata = {}
+        columns = draw(
+            st.sampled_from(
+                [
+                    ("created_at", "channel", "rating"),
+                    ("date", "segment"),
+                    ("channel",),
+                    ("submitted", "created_at"),
+                ]
+            )
+        )
+        for item in items:
+            if draw(st.integers(0, 9)):
+                row = {c: draw(_DATES if c in ("created_at", "date", "submitted") else _VALUES)
+                       for c in columns}  # fmt: skip
+                metadata[str(item.get("feedback_id"))] = row
+    failed = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {"batch": st.integers(0, 3), "reason": _WORDS, "feedback_ids": st.just(["a"])}
+            ),
+            max_size=3,
+        )
+    )
+    return items, metadata, failed
+
+
+def _outcome(summarise: Callable[[], Any]) -> Any:
+    try:
+        return summarise()
+    except (TypeError, ValueError, OverflowError) as error:
+        return type(error)
+
+
+def _both(
+    items: list[dict[str, Any]],
+    metadata: dict[str, dict[str, Any]] | None,
+    failed: list[dict[str, Any]],
+    *,
+    grouped: bool,
+) -> tuple[Any, Any]:
+    def summarise() -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if grouped:  # as the figure check calls it
+            groups = group_items(items)
+            extra = {"groups": groups, "counted": {g: group_rows(m) for g, m in groups.items()}}
+        return aggregate.summarize_analysis(
+            items, total_rows=len(items) + 3, failed_batches=failed, row_metadata=metadata, **extra
+        )
+
+    new = _outcome(summarise)
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name, earlier in _EARLIER:
+            patch.setattr(module, name, earlier)
+        old = _outcome(summarise)
+    return new, old
+
+
+def _same(new: Any, old: Any) -> bool:
+    """Equal, NaN scores and all: compared as their text."""
+    return repr(new) == repr(old)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_analyses(), st.booleans())
+def test_the_summary_is_the_earlier_ones(analysis: Any, grouped: bool) -> None:
+    items, metadata, failed = analysis
+    new, old = _both(items, metadata, failed, grouped=grouped)
+    assert _same(new, old), (new, old)
+
+
+def test_the_comparison_sees_another_order() -> None:
+    """The comparison can fail: an order other than the earlier one changes the summary."""
+    items = [
+        {"feedback_id": "a", "sentiment": "negative", "severity": "low", "evidence_text": "late"},
+        {"feedback_id": "b", "sentiment": "negative", "severity": "high", "evidence_text": "lost"},
+    ]
+    new, old = _both(items, None, [], grouped=False)
+    assert _same(new, old)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(aggregate, "representative_order", lambda rows: list(rows))
+        changed = aggregate.summarize_analysis(items)
+    assert not _same(changed, old)
