@@ -518,7 +518,8 @@ def summarize_analysis(
     total = analysed if total_rows is None else total_rows
     if groups is None:
         groups = group_items(items)
-    split = periods((str(item.get("feedback_id")) for item in items), row_metadata)
+    ids = [str(item.get("feedback_id")) for item in items]
+    split = periods(ids, row_metadata)
     pains = [
         _pain_point(
             k,
@@ -566,7 +567,7 @@ def summarize_analysis(
         },
         "positive": _positive(items, row_texts),
         "failed_batches": _failures(failed_batches),
-        "breakdowns": breakdowns(items, row_metadata),
+        "breakdowns": breakdowns(items, row_metadata, ids),
         "warnings": feedback_warnings(items),
     }
 

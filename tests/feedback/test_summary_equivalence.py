@@ -10,16 +10,19 @@ raise the same error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.hostile import sentences
 
-from runlens_feedback import aggregate
+from runlens_feedback import aggregate, breakdowns
 from runlens_feedback.aggregate import Item, group_items, group_rows
+from runlens_feedback.breakdowns import RowMetadata
+from runlens_feedback.contracts import SENTIMENTS
 
 # -- the earlier functions, as they were ----------------------------------------------------
 
@@ -35,9 +38,77 @@ def _old_representative_order(items: Sequence[Item]) -> list[Item]:
     return [items[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
 
 
+def _old_breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[str, Any]:
+    result: dict[str, Any] = {"columns": [], "skipped": []}
+    if not row_metadata:
+        return result
+    metas, sentiments = _old_analysed(items, row_metadata)
+    for column in breakdowns._columns(row_metadata):
+        values = _old_pairs(metas, sentiments, column)
+        entry = breakdowns._trend(column, values)
+        if isinstance(entry, str):
+            entry = breakdowns._category(column, values, reason=entry)
+        if isinstance(entry, str):
+            result["skipped"].append({"column": column, "reason": entry})
+        elif len(result["columns"]) < breakdowns.MAX_COLUMNS:
+            result["columns"].append(entry)
+        else:
+            result["skipped"].append({"column": column, "reason": "too many columns"})
+    return result
+
+
+def _old_pairs(
+    metas: list[Mapping[str, Any]], sentiments: list[str], column: str
+) -> breakdowns.Pairs:
+    try:
+        raw = Counter(zip([meta.get(column) for meta in metas], sentiments, strict=True))
+    except TypeError:  # an unhashable value
+        raw = None
+    if raw is None or not all(value is None or type(value) is str for value, _ in raw):
+        # Equal values of other types (1, 1.0 and True) count as one but read apart.
+        return Counter(
+            [
+                (str(meta.get(column) or "").strip(), sentiment)
+                for meta, sentiment in zip(metas, sentiments, strict=True)
+            ]
+        )
+    pairs: breakdowns.Pairs = Counter()
+    for (value, sentiment), count in raw.items():
+        pairs[(value or "").strip(), sentiment] += count
+    return pairs
+
+
+def _old_analysed(
+    items: Sequence[Item], row_metadata: RowMetadata
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    ids = [str(item.get("feedback_id")) for item in items]
+    if len(set(ids)) == len(ids):
+        found = [row_metadata.get(row_id) for row_id in ids]
+        if None not in found:
+            metas = cast("list[Mapping[str, Any]]", found)
+            return metas, [
+                s if (s := item.get("sentiment")) in SENTIMENTS else "neutral" for item in items
+            ]
+    seen: set[str] = set()
+    metas, sentiments = [], []
+    for row_id, item in zip(ids, items, strict=True):
+        meta = row_metadata.get(row_id)
+        if meta is None or row_id in seen:
+            continue
+        seen.add(row_id)
+        metas.append(meta)
+        sentiments.append(breakdowns._sentiment(item.get("sentiment")))
+    return metas, sentiments
+
+
 #: (module, name, earlier function) for each function replaced.
 _EARLIER: list[tuple[Any, str, Callable[..., Any]]] = [
     (aggregate, "representative_order", _old_representative_order),
+    (
+        aggregate,
+        "breakdowns",
+        lambda items, row_metadata, ids: _old_breakdowns(items, row_metadata),
+    ),
 ]
 
 # -- generated analyses ---------------------------------------------------------------------
