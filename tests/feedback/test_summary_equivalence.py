@@ -11,7 +11,8 @@ raise the same error.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date
 from typing import Any, cast
 
 import pytest
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.hostile import sentences
 
-from runlens_feedback import aggregate, breakdowns
+from runlens_feedback import aggregate, breakdowns, trend
 from runlens_feedback.aggregate import Item, group_items, group_rows
 from runlens_feedback.breakdowns import RowMetadata
 from runlens_feedback.contracts import SENTIMENTS
@@ -101,9 +102,43 @@ def _old_analysed(
     return metas, sentiments
 
 
+def _old_periods(
+    ids: Iterable[str], row_metadata: Mapping[str, Mapping[str, Any]] | None
+) -> trend.Periods | None:
+    if not row_metadata:
+        return None
+    column = trend.date_column(row_metadata)
+    if column is None:
+        return None
+    parsed: dict[str, date | None] = {}
+    days: dict[str, date] = {}
+    for feedback_id in ids:
+        raw = (row_metadata.get(feedback_id) or {}).get(column)
+        key = str(raw)
+        if key not in parsed:
+            parsed[key] = trend.parse_date(raw)
+        day = parsed[key]
+        if day is not None:
+            days[feedback_id] = day
+    if not days:
+        return None
+    distinct_days = set(days.values())
+    for bucket in (trend.month_name, trend.week_name):
+        named = {day: bucket(day) for day in distinct_days}  # once per distinct day
+        distinct = set(named.values())
+        if len(distinct) >= 2:
+            recent = max(distinct)
+            in_recent = {day: name == recent for day, name in named.items()}
+            flags = dict(zip(days, map(in_recent.__getitem__, days.values()), strict=True))
+            recent_total = sum(flags.values())
+            return trend.Periods(recent, flags, recent_total, len(flags) - recent_total)
+    return None
+
+
 #: (module, name, earlier function) for each function replaced.
 _EARLIER: list[tuple[Any, str, Callable[..., Any]]] = [
     (aggregate, "representative_order", _old_representative_order),
+    (aggregate, "periods", _old_periods),
     (
         aggregate,
         "breakdowns",
