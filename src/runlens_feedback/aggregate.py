@@ -235,20 +235,29 @@ def representative_order(items: Sequence[Item]) -> list[Item]:
     severity is hashable and every score a number (the usual analysis); item by item
     otherwise: a group of tens of thousands of rows is ordered on every summary."""
     severities, descending = [item.get("severity") for item in items], _DESCENDING
-    values = [item.get("sentiment_score", 0.0) for item in items]
-    if set(map(type, values)) <= _NUMBERS:
+    strengths = _strengths(items)
+    if strengths is not None:
         try:  # highest first: each rank negated
             ranks: list[int] | None = [descending.get(s, 0) for s in severities]
         except TypeError:  # an unhashable severity (a list or an object)
             ranks = None
-        scores = list(map(neg, map(abs, map(float, values))))
-        if ranks is not None and not any(map(isnan, scores)):
+        if ranks is not None:
             # Two stable sorts of plain numbers: by score, then by rank (ties keep the order).
-            order = sorted(range(len(items)), key=scores.__getitem__)
+            order = sorted(range(len(items)), key=strengths.__getitem__)
             order.sort(key=ranks.__getitem__)
             return [items[n] for n in order]
     keys = [(-_rank(item), -abs(_score(item)), n) for n, item in enumerate(items)]
     return [items[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
+
+
+def _strengths(items: Sequence[Item]) -> list[float] | None:
+    """Each item's `-abs(_score(item))`, read a column at a time, when every score is a
+    number and none is NaN (then they sort as plain numbers); else None."""
+    values = [item.get("sentiment_score", 0.0) for item in items]
+    if not set(map(type, values)) <= _NUMBERS:
+        return None
+    strengths = list(map(neg, map(abs, map(float, values))))
+    return None if any(map(isnan, strengths)) else strengths
 
 
 _NUMBERS = {int, float, bool}
@@ -346,7 +355,7 @@ def _pain_point(
     problem_severity = _named(severities, SEVERITIES)
     base, _ = priority_for(problem_severity, len(problems), analysed)
     base_points, _ = priority_points(problem_severity, len(problems), analysed)
-    trend = theme_trend([str(m.get("feedback_id")) for m in problems], split)
+    trend = None if split is None else theme_trend(_ids(problems), split)
     priority, reason = priority_for(problem_severity, len(problems), analysed, trend)
     points, _ = priority_points(problem_severity, len(problems), analysed, trend)
     name, keywords = _name(key, grouped_by, ranked, catalogue)
@@ -371,8 +380,13 @@ def _pain_point(
         "problem_severity": problem_severity,
         "feedback_ids": _first_ids(ranked, EVIDENCE_IDS),
         "examples": _examples(ranked, row_texts=row_texts),
-        "suggested_action": _most_common((m.get("suggested_action") for m in ranked), ACTION_CHARS),
+        "suggested_action": _most_common([m.get("suggested_action") for m in ranked], ACTION_CHARS),
     }
+
+
+def _ids(members: Iterable[Item]) -> list[str]:
+    """The members' feedback ids as text."""
+    return list(map(str, [member.get("feedback_id") for member in members]))
 
 
 def _first_ids(ranked: Iterable[Item], limit: int) -> list[str]:
@@ -395,7 +409,7 @@ def _name(
                 return theme.name, list(theme.keywords[:KEYWORDS])
     if grouped_by == "theme":
         return group_label({"key": key, "grouped_by": grouped_by}), []
-    return _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS), []
+    return _most_common([m.get("pain_point") for m in ranked], LABEL_CHARS), []
 
 
 def _pain_order(group: Mapping[str, Any], *, base: bool = False) -> tuple[str, int, int, int, str]:
@@ -439,7 +453,13 @@ def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
 
 def _positive(items: Sequence[Item], row_texts: RowTexts | None = None) -> dict[str, Any]:
     praise = [i for i in items if i.get("sentiment") == "positive"]
-    ordered = sorted(praise, key=lambda i: (group_key(i)[0] != PRAISE_THEME, -abs(_score(i))))
+    strengths = _strengths(praise)
+    if strengths is None:
+        ordered = sorted(praise, key=lambda i: (group_key(i)[0] != PRAISE_THEME, -abs(_score(i))))
+    else:  # two stable sorts of plain values: by strength, then praise themes first
+        order = sorted(range(len(praise)), key=strengths.__getitem__)
+        order.sort(key=[group_key(i)[0] != PRAISE_THEME for i in praise].__getitem__)
+        ordered = [praise[n] for n in order]
     return {"rows": len(praise), "examples": _examples(ordered, row_texts=row_texts)}
 
 
@@ -518,7 +538,7 @@ def summarize_analysis(
     total = analysed if total_rows is None else total_rows
     if groups is None:
         groups = group_items(items)
-    ids = [str(item.get("feedback_id")) for item in items]
+    ids = _ids(items)
     split = periods(ids, row_metadata)
     pains = [
         _pain_point(
@@ -572,8 +592,8 @@ def summarize_analysis(
     }
 
 
-def _languages(items: Iterable[Item]) -> Iterable[str]:
-    return (item["language"] for item in items if isinstance(item.get("language"), str))
+def _languages(items: Iterable[Item]) -> list[str]:
+    return [language for item in items if isinstance(language := item.get("language"), str)]
 
 
 def _by_count(pair: tuple[str, int]) -> tuple[int, str]:

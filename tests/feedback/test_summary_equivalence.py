@@ -21,9 +21,33 @@ from hypothesis import strategies as st
 from tests.hostile import sentences
 
 from runlens_feedback import aggregate, breakdowns, trend
-from runlens_feedback.aggregate import Item, group_items, group_rows
+from runlens_feedback.aggregate import (
+    ACTION_CHARS,
+    EVIDENCE_IDS,
+    KEYWORDS,
+    LABEL_CHARS,
+    PRAISE_THEME,
+    GroupRows,
+    Item,
+    RowTexts,
+    _first_ids,
+    _most_common,
+    _named,
+    _score,
+    actionable_items,
+    group_items,
+    group_key,
+    group_rows,
+    priority_for,
+    priority_points,
+    value_counts,
+)
+from runlens_feedback.analyst.groups import group_label
 from runlens_feedback.breakdowns import RowMetadata
-from runlens_feedback.contracts import SENTIMENTS
+from runlens_feedback.contracts import SENTIMENTS, SEVERITIES
+from runlens_feedback.discovery import ThemeCatalogue
+from runlens_feedback.quotes import _examples
+from runlens_feedback.trend import theme_trend
 
 # -- the earlier functions, as they were ----------------------------------------------------
 
@@ -135,10 +159,82 @@ def _old_periods(
     return None
 
 
+def _old_pain_point(
+    key: str,
+    grouped_by: str,
+    members: list[Item],
+    analysed: int,
+    catalogue: ThemeCatalogue | None = None,
+    split: trend.Periods | None = None,
+    row_texts: RowTexts | None = None,
+    counted: GroupRows | None = None,
+) -> dict[str, Any] | None:
+    problems = actionable_items(members) if counted is None else counted.problems
+    if not problems:
+        return None
+    ranked = _old_representative_order(problems)
+    severities = value_counts(problems, "severity") if counted is None else counted.severity
+    problem_severity = _named(severities, SEVERITIES)
+    base, _ = priority_for(problem_severity, len(problems), analysed)
+    base_points, _ = priority_points(problem_severity, len(problems), analysed)
+    trend_ = theme_trend([str(m.get("feedback_id")) for m in problems], split)
+    priority, reason = priority_for(problem_severity, len(problems), analysed, trend_)
+    points, _ = priority_points(problem_severity, len(problems), analysed, trend_)
+    name, keywords = _old_name(key, grouped_by, ranked, catalogue)
+    return {
+        "key": key,
+        "grouped_by": grouped_by,
+        "pain_point": name,
+        "keywords": keywords,
+        "count": len(members),
+        "share": round(len(members) / analysed, 4) if analysed else 0.0,
+        "problem_rows": len(problems),
+        "priority": priority,
+        "priority_reason": reason,
+        "points": points,
+        "base_priority": base,
+        "base_points": base_points,
+        "trend": trend_.as_dict() if trend_ else None,
+        "sentiment": _named(
+            value_counts(members, "sentiment") if counted is None else counted.sentiment,
+            SENTIMENTS,
+        ),
+        "problem_severity": problem_severity,
+        "feedback_ids": _first_ids(ranked, EVIDENCE_IDS),
+        "examples": _examples(ranked, row_texts=row_texts),
+        "suggested_action": _most_common((m.get("suggested_action") for m in ranked), ACTION_CHARS),
+    }
+
+
+def _old_name(
+    key: str, grouped_by: str, ranked: Sequence[Item], catalogue: ThemeCatalogue | None
+) -> tuple[str | None, list[str]]:
+    if grouped_by == "theme" and catalogue is not None:
+        for theme in catalogue.themes:
+            if group_key({"theme": theme.key})[0] == key:
+                return theme.name, list(theme.keywords[:KEYWORDS])
+    if grouped_by == "theme":
+        return group_label({"key": key, "grouped_by": grouped_by}), []
+    return _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS), []
+
+
+def _old_positive(items: Sequence[Item], row_texts: RowTexts | None = None) -> dict[str, Any]:
+    praise = [i for i in items if i.get("sentiment") == "positive"]
+    ordered = sorted(praise, key=lambda i: (group_key(i)[0] != PRAISE_THEME, -abs(_score(i))))
+    return {"rows": len(praise), "examples": _examples(ordered, row_texts=row_texts)}
+
+
+def _old_languages(items: Iterable[Item]) -> Iterable[str]:
+    return (item["language"] for item in items if isinstance(item.get("language"), str))
+
+
 #: (module, name, earlier function) for each function replaced.
 _EARLIER: list[tuple[Any, str, Callable[..., Any]]] = [
     (aggregate, "representative_order", _old_representative_order),
     (aggregate, "periods", _old_periods),
+    (aggregate, "_pain_point", _old_pain_point),
+    (aggregate, "_positive", _old_positive),
+    (aggregate, "_languages", _old_languages),
     (
         aggregate,
         "breakdowns",
