@@ -558,6 +558,12 @@ def summarize_analysis(
         key=lambda group: _pain_order(group, base=True),
     )
     listed = sorted(candidates[:TOP_GROUPS], key=_pain_order)
+    # The groups part the items: their rows by sentiment add up to all the items'.
+    sentiments = (
+        value_counts(items, "sentiment")
+        if counted is None
+        else sum((rows.sentiment for rows in counted.values()), Counter())
+    )
     listed_keys = {(p["key"], p["grouped_by"]) for p in listed}
     rest = [p for p in pains if p is not None and (p["key"], p["grouped_by"]) not in listed_keys]
     for group in listed:
@@ -571,7 +577,7 @@ def summarize_analysis(
         "unanalysed_rows": max(total - analysed, 0),
         # Every item is in one group, and a group without problem rows has no pain point.
         "problem_rows": sum(p["problem_rows"] for p in pains if p is not None),
-        "sentiment": _counts(items, "sentiment", SENTIMENTS),
+        "sentiment": _named(sentiments, SENTIMENTS),
         "severity": _counts(items, "severity", SEVERITIES),
         "languages": dict(sorted(Counter(_languages(items)).items(), key=_by_count)),
         "groups": len(groups),

@@ -398,6 +398,9 @@ def test_the_summary_is_the_earlier_ones(analysis: Any, grouped: bool) -> None:
     items, metadata, failed = analysis
     new, old = _both(items, metadata, failed, grouped=grouped)
     assert _same(new, old), (new, old)
+    if isinstance(new, dict):  # the sentiment counts, added up from the groups' when given
+        counted = Counter(str(item.get("sentiment")) for item in items)
+        assert new["sentiment"] == {s: counted[s] for s in SENTIMENTS}
 
 
 def test_the_comparison_sees_another_order() -> None:
