@@ -128,7 +128,7 @@ def _analysed(
                 add[sentiment](row)
             return by_sentiment
     seen: set[str] = set()
-    by_sentiment = {}  # the rows' sentiments in first-seen order
+    by_sentiment = {}  # by sentiment, in first-seen order
     for row_id, item in zip(ids, items, strict=True):
         meta = row_metadata.get(row_id)
         if meta is None or row_id in seen:
