@@ -392,7 +392,7 @@ def _same(new: Any, old: Any) -> bool:
     return repr(new) == repr(old)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_analyses(), st.booleans())
 def test_the_summary_is_the_earlier_ones(analysis: Any, grouped: bool) -> None:
     items, metadata, failed = analysis
