@@ -56,6 +56,8 @@ import functools
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from math import isnan
+from operator import neg
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from runlens_feedback.analyst.groups import group_label
@@ -229,19 +231,38 @@ def _score(item: Item) -> float:
 def representative_order(items: Sequence[Item]) -> list[Item]:
     """Most representative first: highest severity, then strongest sentiment, then input order.
 
-    The sort key (`_rank`, `_score`) is worked out in one loop, without two calls per item:
-    a group of tens of thousands of rows is ordered on every summary."""
-    ranks, keys = _SEVERITY_RANKS, []
-    for n, item in enumerate(items):
-        severity = item.get("severity")
-        rank = ranks.get(severity, 0) if type(severity) is str else severity_rank(item)
-        value = item.get("sentiment_score", 0.0)
-        score = float(value) if isinstance(value, int | float) else 0.0
-        keys.append((-rank, -abs(score), n))
+    The sort key (`_rank`, `_score`) is read a column at a time, at C speed, when every
+    severity is hashable and every score a number (the usual analysis); item by item
+    otherwise: a group of tens of thousands of rows is ordered on every summary."""
+    severities, descending = [item.get("severity") for item in items], _DESCENDING
+    strengths = _strengths(items)
+    if strengths is not None:
+        try:  # highest first: each rank negated
+            ranks: list[int] | None = [descending.get(s, 0) for s in severities]
+        except TypeError:  # an unhashable severity (a list or an object)
+            ranks = None
+        if ranks is not None:
+            # Two stable sorts of plain numbers: by score, then by rank (ties keep the order).
+            order = sorted(range(len(items)), key=strengths.__getitem__)
+            order.sort(key=ranks.__getitem__)
+            return [items[n] for n in order]
+    keys = [(-_rank(item), -abs(_score(item)), n) for n, item in enumerate(items)]
     return [items[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
 
 
+def _strengths(items: Sequence[Item]) -> list[float] | None:
+    """Each item's `-abs(_score(item))`, read a column at a time, when every score is a
+    number and none is NaN (then they sort as plain numbers); else None."""
+    values = [item.get("sentiment_score", 0.0) for item in items]
+    if not set(map(type, values)) <= _NUMBERS:
+        return None
+    strengths = list(map(neg, map(abs, map(float, values))))
+    return None if any(map(isnan, strengths)) else strengths
+
+
+_NUMBERS = {int, float, bool}
 _SEVERITY_RANKS: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+_DESCENDING: dict[Any, int] = {severity: -rank for severity, rank in _SEVERITY_RANKS.items()}
 
 
 def _rank(item: Item) -> int:
@@ -334,7 +355,7 @@ def _pain_point(
     problem_severity = _named(severities, SEVERITIES)
     base, _ = priority_for(problem_severity, len(problems), analysed)
     base_points, _ = priority_points(problem_severity, len(problems), analysed)
-    trend = theme_trend([str(m.get("feedback_id")) for m in problems], split)
+    trend = None if split is None else theme_trend(_ids(problems), split)
     priority, reason = priority_for(problem_severity, len(problems), analysed, trend)
     points, _ = priority_points(problem_severity, len(problems), analysed, trend)
     name, keywords = _name(key, grouped_by, ranked, catalogue)
@@ -359,8 +380,13 @@ def _pain_point(
         "problem_severity": problem_severity,
         "feedback_ids": _first_ids(ranked, EVIDENCE_IDS),
         "examples": _examples(ranked, row_texts=row_texts),
-        "suggested_action": _most_common((m.get("suggested_action") for m in ranked), ACTION_CHARS),
+        "suggested_action": _most_common([m.get("suggested_action") for m in ranked], ACTION_CHARS),
     }
+
+
+def _ids(members: Iterable[Item]) -> list[str]:
+    """The members' feedback ids as text."""
+    return list(map(str, [member.get("feedback_id") for member in members]))
 
 
 def _first_ids(ranked: Iterable[Item], limit: int) -> list[str]:
@@ -383,7 +409,7 @@ def _name(
                 return theme.name, list(theme.keywords[:KEYWORDS])
     if grouped_by == "theme":
         return group_label({"key": key, "grouped_by": grouped_by}), []
-    return _most_common((m.get("pain_point") for m in ranked), LABEL_CHARS), []
+    return _most_common([m.get("pain_point") for m in ranked], LABEL_CHARS), []
 
 
 def _pain_order(group: Mapping[str, Any], *, base: bool = False) -> tuple[str, int, int, int, str]:
@@ -427,7 +453,13 @@ def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
 
 def _positive(items: Sequence[Item], row_texts: RowTexts | None = None) -> dict[str, Any]:
     praise = [i for i in items if i.get("sentiment") == "positive"]
-    ordered = sorted(praise, key=lambda i: (group_key(i)[0] != PRAISE_THEME, -abs(_score(i))))
+    strengths = _strengths(praise)
+    if strengths is None:
+        ordered = sorted(praise, key=lambda i: (group_key(i)[0] != PRAISE_THEME, -abs(_score(i))))
+    else:  # two stable sorts of plain values: by strength, then praise themes first
+        order = sorted(range(len(praise)), key=strengths.__getitem__)
+        order.sort(key=[group_key(i)[0] != PRAISE_THEME for i in praise].__getitem__)
+        ordered = [praise[n] for n in order]
     return {"rows": len(praise), "examples": _examples(ordered, row_texts=row_texts)}
 
 
@@ -506,7 +538,8 @@ def summarize_analysis(
     total = analysed if total_rows is None else total_rows
     if groups is None:
         groups = group_items(items)
-    split = periods((str(item.get("feedback_id")) for item in items), row_metadata)
+    ids = _ids(items)
+    split = periods(ids, row_metadata)
     pains = [
         _pain_point(
             k,
@@ -525,6 +558,12 @@ def summarize_analysis(
         key=lambda group: _pain_order(group, base=True),
     )
     listed = sorted(candidates[:TOP_GROUPS], key=_pain_order)
+    # The groups part the items: their rows by sentiment add up to all the items'.
+    sentiments = (
+        value_counts(items, "sentiment")
+        if counted is None
+        else sum((rows.sentiment for rows in counted.values()), Counter())
+    )
     listed_keys = {(p["key"], p["grouped_by"]) for p in listed}
     rest = [p for p in pains if p is not None and (p["key"], p["grouped_by"]) not in listed_keys]
     for group in listed:
@@ -538,7 +577,7 @@ def summarize_analysis(
         "unanalysed_rows": max(total - analysed, 0),
         # Every item is in one group, and a group without problem rows has no pain point.
         "problem_rows": sum(p["problem_rows"] for p in pains if p is not None),
-        "sentiment": _counts(items, "sentiment", SENTIMENTS),
+        "sentiment": _named(sentiments, SENTIMENTS),
         "severity": _counts(items, "severity", SEVERITIES),
         "languages": dict(sorted(Counter(_languages(items)).items(), key=_by_count)),
         "groups": len(groups),
@@ -554,13 +593,13 @@ def summarize_analysis(
         },
         "positive": _positive(items, row_texts),
         "failed_batches": _failures(failed_batches),
-        "breakdowns": breakdowns(items, row_metadata),
+        "breakdowns": breakdowns(items, row_metadata, ids),
         "warnings": feedback_warnings(items),
     }
 
 
-def _languages(items: Iterable[Item]) -> Iterable[str]:
-    return (item["language"] for item in items if isinstance(item.get("language"), str))
+def _languages(items: Iterable[Item]) -> list[str]:
+    return [language for item in items if isinstance(language := item.get("language"), str)]
 
 
 def _by_count(pair: tuple[str, int]) -> tuple[int, str]:

@@ -64,14 +64,17 @@ _DATE = re.compile(r"\s*(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?:[T ][\d:.]+.*
 _NUMBER = re.compile(r"\s*[-+]?\d+(?:\.\d+)?\s*$")
 
 
-def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[str, Any]:
-    """The breakdowns of `items` by the columns of `row_metadata` (module docstring)."""
+def breakdowns(
+    items: Sequence[Item], row_metadata: RowMetadata | None, ids: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The breakdowns of `items` by the columns of `row_metadata` (module docstring).
+    `ids`: each item's feedback id as text, when the caller has read them already."""
     result: dict[str, Any] = {"columns": [], "skipped": []}
     if not row_metadata:
         return result
-    metas, sentiments = _analysed(items, row_metadata)
+    by_sentiment = _analysed(items, row_metadata, ids)
     for column in _columns(row_metadata):
-        values = _pairs(metas, sentiments, column)
+        values = _pairs(by_sentiment, column)
         entry = _trend(column, values)
         if isinstance(entry, str):
             entry = _category(column, values, reason=entry)
@@ -84,52 +87,55 @@ def breakdowns(items: Sequence[Item], row_metadata: RowMetadata | None) -> dict[
     return result
 
 
-def _pairs(metas: list[Mapping[str, Any]], sentiments: list[str], column: str) -> Pairs:
-    """The column's (value, sentiment) pairs counted, each value trimmed text: counted as
-    read first, so each distinct value is made text and trimmed once."""
-    try:
-        raw = Counter(zip([meta.get(column) for meta in metas], sentiments, strict=True))
-    except TypeError:  # an unhashable value
-        raw = None
-    if raw is None or not all(value is None or type(value) is str for value, _ in raw):
-        # Equal values of other types (1, 1.0 and True) count as one but read apart.
-        return Counter(
-            [
-                (str(meta.get(column) or "").strip(), sentiment)
-                for meta, sentiment in zip(metas, sentiments, strict=True)
-            ]
-        )
+def _pairs(by_sentiment: Mapping[str, list[Mapping[str, Any]]], column: str) -> Pairs:
+    """The column's (value, sentiment) pairs counted, each value trimmed text: the values of
+    each sentiment's rows counted as read first, so each distinct value is made text and
+    trimmed once, and no pair is made per row."""
     pairs: Pairs = Counter()
-    for (value, sentiment), count in raw.items():
-        pairs[(value or "").strip(), sentiment] += count
+    for sentiment, metas in by_sentiment.items():
+        values = [meta.get(column) for meta in metas]
+        try:
+            raw = Counter(values)
+        except TypeError:  # an unhashable value
+            raw = None
+        if raw is None or not all(value is None or type(value) is str for value in raw):
+            # Equal values of other types (1, 1.0 and True) count as one but read apart.
+            raw = Counter([str(value or "").strip() for value in values])
+        for value, count in raw.items():
+            pairs[(value or "").strip(), sentiment] += count
     return pairs
 
 
 def _analysed(
-    items: Sequence[Item], row_metadata: RowMetadata
-) -> tuple[list[Mapping[str, Any]], list[str]]:
-    """The metadata and the sentiment of each analysed row, each row once, in item order.
+    items: Sequence[Item], row_metadata: RowMetadata, ids: Sequence[str] | None = None
+) -> dict[str, list[Mapping[str, Any]]]:
+    """The metadata of the analysed rows by their sentiment, each row once, in item order.
 
-    When no id repeats and every id has its metadata (the usual analysis), both lists are
+    When no id repeats and every id has its metadata (the usual analysis), the lists are
     read in one pass each, without a set of the ids seen."""
-    ids = [str(item.get("feedback_id")) for item in items]
+    if ids is None:
+        ids = [str(item.get("feedback_id")) for item in items]
     if len(set(ids)) == len(ids):
         found = [row_metadata.get(row_id) for row_id in ids]
         if None not in found:
             metas = cast("list[Mapping[str, Any]]", found)
-            return metas, [
+            sentiments = [
                 s if (s := item.get("sentiment")) in SENTIMENTS else "neutral" for item in items
             ]
+            by_sentiment: dict[str, list[Mapping[str, Any]]] = {s: [] for s in SENTIMENTS}
+            add = {sentiment: rows.append for sentiment, rows in by_sentiment.items()}
+            for row, sentiment in zip(metas, sentiments, strict=True):
+                add[sentiment](row)
+            return by_sentiment
     seen: set[str] = set()
-    metas, sentiments = [], []
+    by_sentiment = {}  # by sentiment, in first-seen order
     for row_id, item in zip(ids, items, strict=True):
         meta = row_metadata.get(row_id)
         if meta is None or row_id in seen:
             continue
         seen.add(row_id)
-        metas.append(meta)
-        sentiments.append(_sentiment(item.get("sentiment")))
-    return metas, sentiments
+        by_sentiment.setdefault(_sentiment(item.get("sentiment")), []).append(meta)
+    return by_sentiment
 
 
 def _sentiment(value: Any) -> str:
