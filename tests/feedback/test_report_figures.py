@@ -488,3 +488,32 @@ def test_a_breakdown_table_with_a_models_own_headers_verifies(workspace: Path, h
         f"line {line}",
         "breakdown.channel.support_ticket.share",
     )
+
+
+@pytest.mark.parametrize("other", ["By", "by", "By x", "Region"])
+def test_a_column_named_like_a_leads_words_does_not_take_another_tables_rows(other: str) -> None:
+    """ "By `x`:" leads the table of column `x` and says "By": the rows of `x`'s table are
+    `x`'s figures even when another column is called `By` (the first column's header names
+    its own table before a lead does)."""
+    items = [
+        {
+            "feedback_id": f"r{i}",
+            "sentiment": "positive",
+            "severity": "low",
+            "pain_point": "slow export",
+            "theme": "export",
+            "evidence_text": "the export is slow",
+        }
+        for i in range(8)
+    ]
+    metadata = {f"r{i}": {"x": "a", other: "a"} for i in range(8)}
+    metadata["r7"]["x"] = "b"
+    metadata["r6"][other] = metadata["r7"][other] = "b"
+    summary = summarize_analysis(items, total_rows=8, source="export.csv", row_metadata=metadata)
+    backlog = backlog_from_summary(summary)
+    report = report_from_summary(summary, backlog)
+    assert "By `x`:" in report and f"By `{other}`:" in report
+    figures = analysis_figures({"items": items, "failed_batches": []}, 8, row_metadata=metadata)
+    stated = check_figures(report, SECTIONS, figures + backlog_figures(backlog))
+    wrong = [(s.line, s.number.text, s.verdict) for s in stated if s.verdict != "agrees"]
+    assert wrong == [], report

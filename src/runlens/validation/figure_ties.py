@@ -169,15 +169,18 @@ class _PassageCheck:
         if cell is None or cell.key is None:
             return ()
         figures = self.names.placed.get(row_key(cell.key), ())
-        tables = [*self.passage.lead, cell.corner]
-        scored: list[tuple[tuple[int, int, int, int], Figure]] = []
+        lead = self.passage.lead
+        scored: list[tuple[tuple[int, ...], Figure]] = []
         for figure in figures:
             place = figure.place
             if place is None or not figure.fits(number):
                 continue
-            table, column = names_in(place.table, tables), names_in(place.columns, [cell.header])
-            if table[0] and column[0]:  # the most specific table, then column, wins
-                scored.append(((*table, *column), figure))
+            # The first column's header names its own table; a lead names it among other
+            # words ("By `region`:" says "by", which names a column called `by` too).
+            corner, led = names_in(place.table, [cell.corner]), names_in(place.table, lead)
+            column = names_in(place.columns, [cell.header])
+            if (corner[0] or led[0]) and column[0]:  # the header's table, the lead's, the column
+                scored.append(((*corner, *led, *column), figure))
         top = max((score for score, _ in scored), default=None)
         return tuple(figure for score, figure in scored if score == top)
 

@@ -26,8 +26,9 @@ Every number the sections state (`runlens.validation.numbers`) is tied to the fi
 context names. A percentage ties only to shares, any other number to counts and values.
 
 - Places first. A figure with a `Place` is named by the table's structure, never by what its
-  cells say: in a cell of a table that its lead (the sentence introducing it) or first
-  column's header names by one of the place's `table` labels, in the row whose first cell
+  cells say: in a cell of a table that its first column's header or its lead (the sentence
+  introducing it) names by one of the place's `table` labels (the header first: a lead says
+  other words too, "By `region`:" says "by"), in the row whose first cell
   reads one of the place's `rows` (the whole cell, case and spacing aside), under a header
   that names one of its `columns` labels (the one with the most terms wins: "Negative share"
   is the share, not the count). A row keyed `negative`, `high`, `P1` or `5` names its row and
