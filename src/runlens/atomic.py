@@ -94,7 +94,9 @@ def atomic_output(path: Path, *, mode: int = 0o600, durable: bool = False) -> It
     only when the open finds it missing. `durable=True` also fsyncs the file and its folder,
     for records that must survive a power cut (the Evidence Index).
     """
-    temp_name = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(6)}.tmp")
+    # From the path's text: `path.parent` would be a new `Path` whose text is built again.
+    folder, name = os.path.split(os.fspath(path))
+    temp_name = os.path.join(folder or ".", f".{name}.{secrets.token_hex(6)}.tmp")
     try:
         handle = os.open(temp_name, _TEMP_FLAGS, mode)
     except FileNotFoundError:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import threading
+import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
 
 import pytest
 
+from runlens.atomic import write_atomic
 from runlens.evidence import file_sha256
 from runlens.models.messages import ModelResponse, ToolCall, Usage
 from runlens.runtime import lock as lock_module
@@ -188,3 +192,109 @@ def test_a_response_skips_the_json_round_trip_only_when_it_would_come_back_equal
         __slots__ = ()
 
     assert not _as_from_json(Subclass(content="x"))
+
+
+def _created_by_pathlib(workspace: Workspace) -> None:
+    """How a run made the folders before: the lock's claim made `runtime/` (and the root),
+    then `Workspace.create` each folder with `Path.mkdir(exist_ok=True)`."""
+    workspace.runtime.mkdir(parents=True, exist_ok=True)
+    workspace.root.mkdir(parents=True, exist_ok=True)
+    for folder in (workspace.input, workspace.artifacts, workspace.runtime):
+        folder.mkdir(exist_ok=True)
+
+
+def _outcome(make: Callable[[], None]) -> tuple[str, ...]:
+    try:
+        make()
+    except OSError as error:
+        return (type(error).__name__, str(error.errno))
+    return ()
+
+
+def _tree(root: Path) -> list[tuple[str, bool]]:
+    return sorted((p.relative_to(root).as_posix(), p.is_dir()) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "setup",
+    ["fresh", "deep", "exists", "partly", "root_is_file", "runtime_is_file", "input_is_file"],
+)
+def test_workspace_create_makes_what_path_mkdir_made(tmp_path: Path, setup: str) -> None:
+    """One `mkdir` per new folder, and the same folders and errors as `Path.mkdir`."""
+    results = []
+    for way in ("new", "old"):
+        base = tmp_path / way
+        base.mkdir()
+        root = base / "a" / "b" / "ws" if setup == "deep" else base / "ws"
+        if setup in ("exists", "partly", "runtime_is_file", "input_is_file"):
+            (root / "artifacts").mkdir(parents=True)
+        if setup == "exists":
+            (root / "input").mkdir()
+            (root / "runtime").mkdir()
+        if setup == "root_is_file":
+            root.write_text("x", encoding="utf-8")
+        if setup == "runtime_is_file":
+            (root / "runtime").write_text("x", encoding="utf-8")
+        if setup == "input_is_file":
+            (root / "input").write_text("x", encoding="utf-8")
+        workspace = Workspace(root)
+        make = workspace.create if way == "new" else lambda w=workspace: _created_by_pathlib(w)
+        results.append((_outcome(make), _tree(base)))
+    assert results[0] == results[1]
+    if setup == "root_is_file":  # as the lock's claim failed on it before
+        assert results[0][0] == ("NotADirectoryError", str(errno.ENOTDIR))
+
+
+def test_a_workspace_makes_its_paths_on_first_use_and_keeps_them(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "ws")
+    assert workspace.run_record is workspace.run_record
+    assert workspace.root == (tmp_path / "ws").resolve()
+    for attribute, relative in (
+        ("artifacts", "artifacts"),
+        ("runtime", "runtime"),
+        ("input", "input"),
+        ("evidence_index", Workspace.EVIDENCE_INDEX),
+        ("run_record", Workspace.RUN_RECORD),
+        ("events", Workspace.EVENTS),
+        ("trace", Workspace.TRACE),
+        ("system_prompt", Workspace.SYSTEM_PROMPT),
+        ("lock", Workspace.LOCK),
+        ("citations", Workspace.CITATIONS),
+        ("manifest", Workspace.MANIFEST),
+    ):
+        assert getattr(workspace, attribute) == workspace.root / relative
+
+
+def test_a_lock_claimed_wakes_the_heartbeat_only_when_its_interval_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heartbeat = lock_module._HEARTBEAT
+    first = WorkspaceLock.claim(Workspace(tmp_path / "first"), "run_first")  # thread up
+    try:
+        deadline = time.monotonic() + 10
+        while heartbeat._interval != lock_module.HEARTBEAT_SECONDS:  # waiting it out
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        woken: list[bool] = []
+        monkeypatch.setattr(heartbeat._wake, "set", lambda: woken.append(True))
+        # Made without its `runtime/`: the claim makes it.
+        second = WorkspaceLock.claim(Workspace(tmp_path / "second"), "run_second")
+        second.release()
+        assert woken == []
+        monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.05)
+        third = WorkspaceLock.claim(Workspace(tmp_path / "third"), "run_third")
+        third.release()
+        assert woken == [True]
+    finally:
+        first.release()
+
+
+def test_an_atomic_write_to_a_bare_file_name_lands_in_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_atomic(Path("record.json"), b"{}")
+    write_atomic(tmp_path / "sub" / "deeper.json", b"[]")  # its folder made on the way
+    assert (tmp_path / "record.json").read_bytes() == b"{}"
+    assert (tmp_path / "sub" / "deeper.json").read_bytes() == b"[]"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["deeper.json", "record.json", "sub"]

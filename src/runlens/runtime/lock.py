@@ -74,7 +74,6 @@ class WorkspaceLock:
         there is refused too (a usage error, exit code 2).
         """
         path = lock_path(workspace)
-        path.parent.mkdir(parents=True, exist_ok=True)
         holder = {
             "run_id": run_id,
             "pid": os.getpid(),
@@ -85,7 +84,11 @@ class WorkspaceLock:
         }
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         try:
-            handle = os.open(path, flags, 0o644)
+            try:
+                handle = os.open(path, flags, 0o644)
+            except FileNotFoundError:  # `runtime/` is made here when the run has not made it
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle = os.open(path, flags, 0o644)
         except FileExistsError:
             raise UserError(_held_message(workspace, read_holder(path))) from None
         try:
@@ -122,17 +125,25 @@ class _Heartbeat:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid = 0
+        #: The interval the thread is waiting out (None before its first wait).
+        self._interval: float | None = None
 
     def add(self, path: Path) -> None:
         with self._guard:
             self._paths.add(path)
             if self._thread is None or self._pid != os.getpid():
                 self._pid = os.getpid()
+                self._interval = None
                 self._thread = threading.Thread(
                     target=self._beat, name="runlens-heartbeat", daemon=True
                 )
                 self._thread.start()
-        self._wake.set()  # a new lock (or a changed interval) is noticed at once
+                return
+            changed = self._interval != HEARTBEAT_SECONDS
+        # A new lock was touched as it was made: the thread's next beat, within an interval,
+        # is soon enough, so waking it (a thread switch per run) is only for a changed one.
+        if changed:
+            self._wake.set()
 
     def discard(self, path: Path) -> None:
         with self._guard:
@@ -140,7 +151,8 @@ class _Heartbeat:
 
     def _beat(self) -> None:
         while True:
-            self._wake.wait(HEARTBEAT_SECONDS)
+            interval = self._interval = HEARTBEAT_SECONDS
+            self._wake.wait(interval)
             self._wake.clear()
             with self._guard:
                 paths = list(self._paths)

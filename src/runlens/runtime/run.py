@@ -90,8 +90,10 @@ class Run(RunRecords):
         self.run_id = run_id or new_run_id()
         self.source = input_path
         self.workspace = Workspace(workspace)
-        # Claimed before anything is written: of several runs racing for one workspace, one
-        # gets it and the others stop here with a usage error.
+        # Its folders first (every run racing for the workspace makes them alike, none
+        # writes into them), then the claim, before anything is written: of several runs
+        # racing for one workspace, one gets it and the others stop here with a usage error.
+        self.workspace.create()
         self.lock = WorkspaceLock.claim(self.workspace, self.run_id)
         self.cancel_scope = CancelScope()
         try:
@@ -103,7 +105,6 @@ class Run(RunRecords):
     def _start(
         self, plugin: Plugin, input_path: Path, model: Model, subscribers: Sequence[Subscriber]
     ) -> None:
-        self.workspace.create()
         self.status = RunStatus.CREATED
         self.error_message: str | None = None
         self.warnings: list[str] = []

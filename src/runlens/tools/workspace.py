@@ -8,6 +8,8 @@ the workspace; writes only under `artifacts/`. Anything that resolves outside th
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 from pathlib import Path, PurePosixPath
 from typing import Final
@@ -24,9 +26,9 @@ class Workspace:
 
     The one place the layout is written down: the class constants are the workspace-relative
     names (for messages and for readers holding only a root), the attributes the paths of
-    this workspace. The paths are computed once rather than on each access: the runtime
-    touches them on every record write, and building a `Path` costs more than the write's
-    syscalls.
+    this workspace. The paths are computed once, on first use, rather than on each access:
+    the runtime touches them on every record write, and building a `Path` costs more than
+    the write's syscalls.
     """
 
     RUN_RECORD: Final = f"{RUNTIME}/run.json"
@@ -45,22 +47,73 @@ class Workspace:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self.artifacts = self.root / ARTIFACTS
-        self.runtime = self.root / RUNTIME
-        self.input = self.root / INPUT
-        self.evidence_index = self.root / self.EVIDENCE_INDEX
-        self.run_record = self.root / self.RUN_RECORD
-        self.events = self.root / self.EVENTS
-        self.trace = self.root / self.TRACE
-        self.system_prompt = self.root / self.SYSTEM_PROMPT
-        self.lock = self.root / self.LOCK
-        self.citations = self.root / self.CITATIONS
-        self.manifest = self.root / self.MANIFEST
+
+    # The paths below are made on first use, then kept (`cached_property` stores each in
+    # the instance): a reader of one workspace (a store mirror, a sync) uses a few of them.
+
+    @functools.cached_property
+    def artifacts(self) -> Path:
+        return self.root / ARTIFACTS
+
+    @functools.cached_property
+    def runtime(self) -> Path:
+        return self.root / RUNTIME
+
+    @functools.cached_property
+    def input(self) -> Path:
+        return self.root / INPUT
+
+    @functools.cached_property
+    def evidence_index(self) -> Path:
+        return self.root / self.EVIDENCE_INDEX
+
+    @functools.cached_property
+    def run_record(self) -> Path:
+        return self.root / self.RUN_RECORD
+
+    @functools.cached_property
+    def events(self) -> Path:
+        return self.root / self.EVENTS
+
+    @functools.cached_property
+    def trace(self) -> Path:
+        return self.root / self.TRACE
+
+    @functools.cached_property
+    def system_prompt(self) -> Path:
+        return self.root / self.SYSTEM_PROMPT
+
+    @functools.cached_property
+    def lock(self) -> Path:
+        return self.root / self.LOCK
+
+    @functools.cached_property
+    def citations(self) -> Path:
+        return self.root / self.CITATIONS
+
+    @functools.cached_property
+    def manifest(self) -> Path:
+        return self.root / self.MANIFEST
 
     def create(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        for folder in (self.input, self.artifacts, self.runtime):
-            folder.mkdir(exist_ok=True)
+        """Make the workspace's folders, as `Path.mkdir(exist_ok=True)` would (the root with
+        its parents), one `mkdir` each when they are new. A root that is there but no
+        folder fails at `runtime/` (`NotADirectoryError`), as the workspace's lock would."""
+        try:
+            os.mkdir(self.root)
+        except FileNotFoundError:  # its parent is missing too
+            self.root.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            pass  # a folder, or not: `runtime/` says
+        except OSError:
+            if not self.root.is_dir():
+                raise
+        for folder in (self.runtime, self.input, self.artifacts):
+            try:
+                os.mkdir(folder)
+            except OSError:
+                if not folder.is_dir():
+                    raise
 
     def copy_input(self, source: Path) -> Path:
         """Copy the input file into `input/`, read-only, keeping its name."""
