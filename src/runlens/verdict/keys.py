@@ -167,11 +167,28 @@ def _publish(
 def load_private_key(path: Path, label: str, source: str) -> SigningKey:
     """The Ed25519 private key in the PEM file `path`; `SigningKeyError` naming the file."""
     try:
-        data = path.read_bytes()
+        data = _read(path)
     except OSError as error:
         raise SigningKeyError(
             f"signing key {path} cannot be read: {error.strerror or error}"
         ) from error
+    return _private_key(path, data, label, source)
+
+
+def _read(path: Path) -> bytes:
+    """The bytes of a key file: `Path.read_bytes` without its buffered file's extra calls."""
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(handle, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
+
+
+def _private_key(path: Path, data: bytes, label: str, source: str) -> SigningKey:
+    """The Ed25519 private key in `data`, read from `path`."""
     try:
         private_key = serialization.load_pem_private_key(data, password=None)
     except TypeError as error:  # encrypted: no way to ask for its password here
@@ -237,6 +254,12 @@ def signing_key(
         path = Path(configured).expanduser()
         return load_private_key(path, _label(path), "env")
     path = private_path(DEFAULT_NAME, home)
+    try:
+        # The usual case in one read; a key that cannot be read goes the way below, which
+        # says why (or makes the key).
+        return _private_key(path, _read(path), DEFAULT_NAME, "home")
+    except OSError:
+        pass
     if not path.exists():
         try:
             made = init_key(DEFAULT_NAME, home)
