@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import os
 import threading
 import time
@@ -238,7 +239,9 @@ def test_workspace_create_makes_what_path_mkdir_made(tmp_path: Path, setup: str)
         if setup == "input_is_file":
             (root / "input").write_text("x", encoding="utf-8")
         workspace = Workspace(root)
-        make = workspace.create if way == "new" else lambda w=workspace: _created_by_pathlib(w)
+        make: Callable[[], None] = (
+            workspace.create if way == "new" else functools.partial(_created_by_pathlib, workspace)
+        )
         results.append((_outcome(make), _tree(base)))
     assert results[0] == results[1]
     if setup == "root_is_file":  # as the lock's claim failed on it before
