@@ -18,6 +18,7 @@ import pytest
 from runlens.atomic import write_atomic
 from runlens.evidence import file_sha256
 from runlens.models.messages import ModelResponse, ToolCall, Usage
+from runlens.records import manifest as manifest_module
 from runlens.runtime import lock as lock_module
 from runlens.runtime.journal import response_from_json, response_to_json
 from runlens.runtime.lock import WorkspaceLock, read_holder
@@ -301,3 +302,37 @@ def test_an_atomic_write_to_a_bare_file_name_lands_in_the_current_folder(
     assert (tmp_path / "record.json").read_bytes() == b"{}"
     assert (tmp_path / "sub" / "deeper.json").read_bytes() == b"[]"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["deeper.json", "record.json", "sub"]
+
+
+def test_the_runs_digests_are_file_sha256(tmp_path: Path) -> None:
+    for size in (0, 1, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) + 17, 3 << 20):
+        path = tmp_path / f"f{size}"
+        path.write_bytes(os.urandom(size))
+        assert _FileDigests()(path) == file_sha256(path)
+    with pytest.raises(FileNotFoundError):
+        _FileDigests()(tmp_path / "missing")
+
+
+def _size_before(path: Path) -> int | None:
+    """What `artifact_entry` read before: `is_file()`, then `stat().st_size`."""
+    return path.stat().st_size if path.is_file() else None
+
+
+def test_an_artifacts_size_is_read_as_is_file_and_stat_read_it(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_bytes(b"12345")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link.txt").symlink_to(tmp_path / "file.txt")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for name in (
+        "file.txt",
+        "folder",
+        "link.txt",
+        "dangling",
+        "loop",
+        "missing",
+        "file.txt/under_a_file",
+        "nul\x00inside",
+    ):
+        path = tmp_path / name
+        assert manifest_module._regular_size(path) == _size_before(path), name

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import random
 from collections import OrderedDict
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any
 
 import pytest
@@ -136,6 +136,82 @@ def test_event_rows_are_the_rows_an_insert_of_the_events_encodes() -> None:
     ]
     assert rows == expected
     assert top == 61
+
+
+def _event_rows_before(
+    run_id: str, events: list[dict[str, Any]]
+) -> tuple[list[tuple[Any, ...]], int | None]:
+    """`driver.event_rows` as it was before its loop was written out for the usual event."""
+    key = d._encode(d._RUN_ID, run_id)
+    rows: list[tuple[Any, ...]] = []
+    top = -1
+    for event in events:
+        given = event.get("seq")
+        if not d.usable_seq(given):
+            continue
+        seq = int(given)
+        top = max(top, seq)
+        data = event.get("data")
+        rows.append(
+            (
+                key,
+                seq,
+                d.encode_text(str(event.get("ts") or ""), 40),
+                d.encode_text(str(event.get("type") or ""), 100),
+                d.encode_json_text(data if isinstance(data, dict) else {}),
+            )
+        )
+    return rows, (top if rows else None)
+
+
+class _Seq(IntEnum):
+    SEVEN = 7
+
+
+class _Text(str):
+    """A `str` subclass (its `str()` is a plain `str`)."""
+
+
+def test_event_rows_are_what_they_were_for_every_kind_of_field() -> None:
+    rng = random.Random(2026)
+    seqs: list[Any] = [
+        0, 1, 5, d.MAX_SEQ, d.MAX_SEQ + 1, -1, True, False, None, 2.0, "3", _Seq.SEVEN, 2**70,
+    ]  # fmt: skip
+    texts: list[Any] = [
+        *HOSTILE_STRINGS,
+        "2026-12-06T06:19:00.123456+00:00",
+        "x" * 40,
+        "x" * 41,
+        "y" * 100,
+        "y" * 101,
+        "ascii\x00nul",
+        _Text("sub"),
+        _Text("é"),
+        None,
+        0,
+        7,
+        "",
+        ["a"],
+    ]
+    datas: list[Any] = [*HOSTILE_JSON, None, [1], "text", 3]
+    for _ in range(300):
+        events = [
+            {
+                key: value
+                for key, value in (
+                    ("seq", rng.choice(seqs)),
+                    ("ts", rng.choice(texts)),
+                    ("type", rng.choice(texts)),
+                    ("data", rng.choice(datas)),
+                )
+                if rng.random() < 0.9
+            }
+            for _ in range(rng.randrange(0, 8))
+        ]
+        run_id = rng.choice(HOSTILE_STRINGS)
+        rows, top = d.event_rows(run_id, events)
+        assert (rows, top) == _event_rows_before(run_id, events), events
+        assert [type(row[1]) for row in rows] == [int] * len(rows)
 
 
 def test_encode_json_text_of_a_value_that_holds_itself_fails_as_the_walk_does() -> None:

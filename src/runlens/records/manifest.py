@@ -6,7 +6,9 @@ settles a run whose process died), whatever the outcome.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -75,6 +77,24 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+#: The errors `Path.is_file` answers False for.
+_ABSENT: Final = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def _regular_size(path: Path) -> int | None:
+    """The size of `path` when it is a regular file (`Path.is_file`), else None: one `stat`
+    where `is_file()` and then `stat()` made two."""
+    try:
+        info = path.stat()
+    except OSError as error:
+        if error.errno in _ABSENT:
+            return None
+        raise
+    except ValueError:  # a path `stat` cannot take (a NUL in it), as `is_file` says
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
 def artifact_entry(
     workspace: Path,
     contract: ArtifactContract,
@@ -84,11 +104,12 @@ def artifact_entry(
     sha256: Callable[[Path], str] = _sha256,
 ) -> ManifestArtifact:
     path = workspace / contract.name
-    exists = path.is_file()
+    size = _regular_size(path)
+    exists = size is not None
     state: ArtifactState = status or (NOT_VALIDATED if exists else "missing")
     return ManifestArtifact(
         **contract.to_metadata(),
-        size=path.stat().st_size if exists else None,
+        size=size,
         sha256=sha256(path) if exists else None,
         status=state,
         findings=[f for f in findings if f.artifact == contract.name],

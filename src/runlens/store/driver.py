@@ -332,23 +332,30 @@ def event_rows(
     are text (empty when missing), its `data` an object (`{}` when it is not one)."""
     key = _encode(_RUN_ID, run_id)
     rows: list[tuple[Any, ...]] = []
+    append = rows.append
     top = -1
+    # Written out for the usual event (a plain `int` seq, ASCII `str` time and type, which
+    # `encode_text` keeps as they are): a run's end encodes every event it did not stream.
     for event in events:
         given = event.get("seq")
-        if not usable_seq(given):
+        if type(given) is int:
+            if not 0 <= given <= MAX_SEQ:
+                continue
+            seq = given
+        elif usable_seq(given):
+            seq = int(given)
+        else:
             continue
-        seq = int(given)
-        top = max(top, seq)
+        if seq > top:
+            top = seq
+        ts = event.get("ts") or ""
+        if type(ts) is not str or len(ts) > 40 or not ts.isascii() or "\x00" in ts:
+            ts = encode_text(str(ts), 40)
+        kind = event.get("type") or ""
+        if type(kind) is not str or len(kind) > 100 or not kind.isascii() or "\x00" in kind:
+            kind = encode_text(str(kind), 100)
         data = event.get("data")
-        rows.append(
-            (
-                key,
-                seq,
-                encode_text(str(event.get("ts") or ""), 40),
-                encode_text(str(event.get("type") or ""), 100),
-                encode_json_text(data if isinstance(data, dict) else {}),
-            )
-        )
+        append((key, seq, ts, kind, encode_json_text(data if isinstance(data, dict) else {})))
     return rows, (top if rows else None)
 
 
