@@ -256,3 +256,70 @@ def test_closing_leaves_another_threads_connection_to_its_thread(sqlite_url: str
     assert answers == [set(), set()]
     with pytest.raises(sqlite3.ProgrammingError):  # this thread's connection is closed
         written.publish("run_polled", [])
+
+
+def test_this_processs_writers_wait_for_one_another(sqlite_url: str) -> None:
+    """Two threads of one process writing at once: the second takes the store when the
+    first commits (on the process's lock, not in SQLite's busy handler); one whose wait
+    runs out asks SQLite without waiting more and fails as it failed before."""
+    open_store(sqlite_url).close()
+    written = open_write_first(sqlite_url)
+    assert isinstance(written, WriteFirstStore)
+    writes = written._writes
+    inside, release = threading.Event(), threading.Event()
+    outcomes: list[str] = []
+    busy_set: list[str] = []
+
+    def hold() -> None:
+        with writes._writing():
+            inside.set()
+            release.wait(10)
+        outcomes.append("first")
+
+    def second(name: str, lock_seconds: float) -> None:
+        try:
+            writes.publish(name, [], first={"plugin": "p"}, lock_seconds=lock_seconds)
+        except sqlite3.OperationalError as error:
+            outcomes.append(f"{name}: {error}")
+        else:
+            outcomes.append(name)
+        busy_set.append(f"{name} {writes._local.busy}")
+
+    try:
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert inside.wait(10)
+        second("run_gave_up", 0.05)  # its wait runs out: as SQLite said it before
+        assert outcomes == ["run_gave_up: database is locked"]
+        assert busy_set == ["run_gave_up 0"]  # SQLite was asked without waiting more
+        waiter = threading.Thread(target=second, args=("run_waited", 30))
+        waiter.start()
+        release.set()
+        holder.join(10)
+        waiter.join(10)
+        assert outcomes[1:] == ["first", "run_waited"]
+    finally:
+        written.close()
+    store = open_store(sqlite_url)
+    try:
+        assert store.get_run("run_waited") is not None
+        assert store.get_run("run_gave_up") is None
+    finally:
+        store.close()
+
+
+def test_another_processs_lock_is_waited_for_in_sqlite_as_before(sqlite_url: str) -> None:
+    open_store(sqlite_url).close()
+    written = open_write_first(sqlite_url)
+    assert isinstance(written, WriteFirstStore)
+    holder = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+            written.publish("run_locked_out", [], first={"plugin": "p"}, lock_seconds=0.05)
+        holder.execute("ROLLBACK")
+        written.publish("run_after", [], first={"plugin": "p"}, lock_seconds=0.05)
+        assert not written._writes._serial.locked()  # released after each write, failed too
+    finally:
+        holder.close()
+        written.close()

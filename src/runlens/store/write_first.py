@@ -16,6 +16,7 @@ import contextlib
 import socket
 import sqlite3
 import threading
+import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
@@ -47,6 +48,8 @@ class SqliteWrites(RunWrites):
         #: Every connection open, with the thread it belongs to.
         self._opened: dict[sqlite3.Connection, threading.Thread] = {}
         self._opening = threading.Lock()
+        #: Held by this process's write transaction under way (see `_writing`).
+        self._serial = threading.Lock()
 
     def close(self) -> None:
         """Close the connections of this thread and of threads that have ended; another
@@ -90,8 +93,19 @@ class SqliteWrites(RunWrites):
         if connection.in_transaction:  # a write of this thread under way: joined
             yield connection, "sqlite"
             return
+        busy = BUSY_MS if lock_seconds is None else int(lock_seconds * 1000)
+        # This process's writers (the mirrors' thread, runs ending on threads of their own)
+        # wait for one another here, each taking the store as soon as the one before
+        # commits; in SQLite's busy handler they would sleep 1, 2, 5... ms between tries.
+        # SQLite waits for another process's lock only for what is left of `busy` then;
+        # past `busy` the transaction asks SQLite without waiting more, and fails as it
+        # failed: "database is locked".
+        serial = False
+        if busy > 0 and not (serial := self._serial.acquire(blocking=False)):
+            started = time.monotonic()
+            serial = self._serial.acquire(timeout=busy / 1000)
+            busy = max(busy - int((time.monotonic() - started) * 1000), 0) if serial else 0
         try:
-            busy = BUSY_MS if lock_seconds is None else int(lock_seconds * 1000)
             if busy != self._local.busy:  # before BEGIN IMMEDIATE waits for it
                 connection.execute(f"PRAGMA busy_timeout={busy}")
                 self._local.busy = busy
@@ -105,6 +119,9 @@ class SqliteWrites(RunWrites):
         except sqlite3.Error:
             self._forget(connection)
             raise
+        finally:
+            if serial:
+                self._serial.release()
 
     def cancels_requested(self, run_ids: Collection[str]) -> set[str]:
         """`RunStore.cancels_requested`: the statement SQLAlchemy issues for it."""
