@@ -106,6 +106,7 @@ __all__ = [
     "group_items",
     "group_key",
     "group_rows",
+    "grouped_rows",
     "is_actionable",
     "priority_for",
     "priority_parts",
@@ -344,13 +345,14 @@ def _pain_point(
     split: Periods | None = None,
     row_texts: RowTexts | None = None,
     counted: GroupRows | None = None,
+    counts_only: bool = False,
 ) -> dict[str, Any] | None:
     """The summary of one group, or None when none of its rows reports a problem.
-    `counted`: `group_rows(members)`, when the caller has worked it out already."""
+    `counted`: `group_rows(members)`, when the caller has worked it out already;
+    `counts_only`: without what names or quotes the group (`summarize_analysis`)."""
     problems = actionable_items(members) if counted is None else counted.problems
     if not problems:
         return None
-    ranked = representative_order(problems)
     severities = value_counts(problems, "severity") if counted is None else counted.severity
     problem_severity = _named(severities, SEVERITIES)
     base, _ = priority_for(problem_severity, len(problems), analysed)
@@ -358,30 +360,34 @@ def _pain_point(
     trend = None if split is None else theme_trend(_ids(problems), split)
     priority, reason = priority_for(problem_severity, len(problems), analysed, trend)
     points, _ = priority_points(problem_severity, len(problems), analysed, trend)
-    name, keywords = _name(key, grouped_by, ranked, catalogue)
-    return {
-        "key": key,
-        "grouped_by": grouped_by,
-        "pain_point": name,
-        "keywords": keywords,
-        "count": len(members),
-        "share": round(len(members) / analysed, 4) if analysed else 0.0,
-        "problem_rows": len(problems),
-        "priority": priority,
-        "priority_reason": reason,
-        "points": points,
-        "base_priority": base,
-        "base_points": base_points,
-        "trend": trend.as_dict() if trend else None,
-        "sentiment": _named(
-            value_counts(members, "sentiment") if counted is None else counted.sentiment,
-            SENTIMENTS,
-        ),
-        "problem_severity": problem_severity,
-        "feedback_ids": _first_ids(ranked, EVIDENCE_IDS),
-        "examples": _examples(ranked, row_texts=row_texts),
-        "suggested_action": _most_common([m.get("suggested_action") for m in ranked], ACTION_CHARS),
-    }
+    group: dict[str, Any] = {"key": key, "grouped_by": grouped_by}
+    if not counts_only:
+        ranked = representative_order(problems)
+        group["pain_point"], group["keywords"] = _name(key, grouped_by, ranked, catalogue)
+    group.update(
+        {
+            "count": len(members),
+            "share": round(len(members) / analysed, 4) if analysed else 0.0,
+            "problem_rows": len(problems),
+            "priority": priority,
+            "priority_reason": reason,
+            "points": points,
+            "base_priority": base,
+            "base_points": base_points,
+            "trend": trend.as_dict() if trend else None,
+            "sentiment": _named(
+                value_counts(members, "sentiment") if counted is None else counted.sentiment,
+                SENTIMENTS,
+            ),
+            "problem_severity": problem_severity,
+        }
+    )
+    if not counts_only:
+        group["feedback_ids"] = _first_ids(ranked, EVIDENCE_IDS)
+        group["examples"] = _examples(ranked, row_texts=row_texts)
+        actions = [m.get("suggested_action") for m in ranked]
+        group["suggested_action"] = _most_common(actions, ACTION_CHARS)
+    return group
 
 
 def _ids(members: Iterable[Item]) -> list[str]:
@@ -449,6 +455,48 @@ def group_items(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
     folded = [item for key in ranked[MAX_THEMES:] for item in groups.pop(key)]
     groups.setdefault(_OTHER, []).extend(folded)
     return groups
+
+
+def grouped_rows(
+    items: Sequence[Item],
+) -> tuple[dict[tuple[str, str], list[Item]], dict[tuple[str, str], GroupRows]]:
+    """`group_items(items)` and each of its groups' `group_rows`, each item read once: its
+    group and whether it is a problem row (`actionable_items`) told in the same loop."""
+    groups: dict[tuple[str, str], list[Item]] = {}
+    problems: dict[tuple[str, str], list[Item]] = {}
+    for item in items:
+        theme = item.get("theme")
+        found = _theme_group(theme) if type(theme) is str else None
+        key: tuple[str, str] = group_key(item) if found is None else found
+        members = groups.get(key)
+        if members is None:
+            members = groups[key] = []
+            problems[key] = []
+        members.append(item)
+        sentiment = item.get("sentiment")
+        if (
+            sentiment in _ACTIONABLE_SENTIMENTS
+            and key[0] not in (PRAISE_THEME, EMPTY_THEME)
+            and (sentiment != "neutral" or key[0] == FEATURE_REQUEST or severity_rank(item) > 0)
+        ):
+            problems[key].append(item)
+    ranked = sorted(
+        (key for key in groups if key != _OTHER and key[0] not in (PRAISE_THEME, EMPTY_THEME)),
+        key=lambda key: -len(groups[key]),  # stable: first seen first among equals
+    )
+    if len(ranked) > MAX_THEMES:  # as `group_items` folds them, with their problem rows
+        folded = ranked[MAX_THEMES:]
+        groups.setdefault(_OTHER, []).extend(item for key in folded for item in groups.pop(key))
+        problems.setdefault(_OTHER, []).extend(item for key in folded for item in problems.pop(key))
+    counted = {
+        key: GroupRows(
+            problems[key],
+            value_counts(members, "sentiment"),
+            value_counts(problems[key], "severity"),
+        )
+        for key, members in groups.items()
+    }
+    return groups, counted
 
 
 def _positive(items: Sequence[Item], row_texts: RowTexts | None = None) -> dict[str, Any]:
@@ -523,6 +571,7 @@ def summarize_analysis(
     row_texts: RowTexts | None = None,
     groups: Mapping[tuple[str, str], list[Item]] | None = None,
     counted: Mapping[tuple[str, str], GroupRows] | None = None,
+    counts_only: bool = False,
 ) -> dict[str, Any]:
     """The bounded aggregate of analysis `items` (module docstring for the shape and rules).
 
@@ -533,7 +582,15 @@ def summarize_analysis(
     `row_texts` (the Evidence Index) tells each quote whether it was cut from its row.
     `groups`: `group_items(items)`, when the caller has worked it out already, and
     `counted` each of its groups' `group_rows` (both given or neither).
+    `counts_only`: the summary the figures are counted from (`runlens_feedback.figures`),
+    without what names or quotes: no pain point has `pain_point`, `keywords`,
+    `feedback_ids`, `examples` or `suggested_action`, and there is no `positive`. Those are
+    what orders every problem row by how representative it is; every count is the same.
+    When an item holds a value naming or quoting could fail on (a score too large for a
+    float, an evidence text that is not text), the summary is the whole one, which fails
+    as it always did.
     """
+    counts_only = counts_only and _nameable(items)
     analysed = len(items)
     total = analysed if total_rows is None else total_rows
     if groups is None:
@@ -550,6 +607,7 @@ def summarize_analysis(
             split,
             row_texts,
             None if counted is None else counted[k, by],
+            counts_only=counts_only,
         )
         for (k, by), members in groups.items()
     ]
@@ -568,9 +626,10 @@ def summarize_analysis(
     rest = [p for p in pains if p is not None and (p["key"], p["grouped_by"]) not in listed_keys]
     for group in listed:
         del group["base_priority"], group["base_points"]
-    for group in listed[LEADING_GROUPS:]:
-        del group["examples"][1:]
-    return {
+    if not counts_only:
+        for group in listed[LEADING_GROUPS:]:
+            del group["examples"][1:]
+    summary: dict[str, Any] = {
         "source": source,
         "total_rows": total,
         "analysed_rows": analysed,
@@ -591,11 +650,32 @@ def summarize_analysis(
             "rows": sum(len(m) for key, m in groups.items() if key not in listed_keys),
             "problem_rows": sum(p["problem_rows"] for p in rest),
         },
-        "positive": _positive(items, row_texts),
+        "positive": None if counts_only else _positive(items, row_texts),
         "failed_batches": _failures(failed_batches),
         "breakdowns": breakdowns(items, row_metadata, ids),
         "warnings": feedback_warnings(items),
     }
+    if counts_only:
+        del summary["positive"]
+    return summary
+
+
+#: Whole-number scores below this become floats without overflowing.
+_FLOAT_SAFE = 2**1000
+_QUOTED_TYPES = {str, type(None), float, bool}
+
+
+def _nameable(items: Sequence[Item]) -> bool:
+    """Whether naming and quoting the groups of `items` (`_pain_point`'s `ranked` and what
+    it gives, `_positive`) cannot raise: every score that is an integer fits a float (the
+    representative order makes each a float) and every evidence text is text, null or a
+    plain scalar (a quote is made of its `str`)."""
+    scores = [item.get("sentiment_score") for item in items]
+    if int in set(map(type, scores)) and any(
+        type(score) is int and abs(score) >= _FLOAT_SAFE for score in scores
+    ):
+        return False
+    return set(map(type, [item.get("evidence_text") for item in items])) <= _QUOTED_TYPES
 
 
 def _languages(items: Iterable[Item]) -> list[str]:

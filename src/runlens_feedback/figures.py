@@ -48,8 +48,7 @@ from runlens import SOURCE_ROWS, EvidenceIndex, Figure, FigureRule, Place
 from runlens_feedback.aggregate import (
     GroupRows,
     Item,
-    group_items,
-    group_rows,
+    grouped_rows,
     summarize_analysis,
 )
 from runlens_feedback.analyst.groups import group_keyword, group_label, theme_spec
@@ -115,7 +114,10 @@ def _analysis_parts(analysis: Any) -> tuple[list[Item], list[Item]] | None:
     items, failed = analysis.get("items"), analysis.get("failed_batches", [])
     if not isinstance(items, list) or not isinstance(failed, list):
         return None
-    if not all(type(entry) is dict or isinstance(entry, Mapping) for entry in (*items, *failed)):
+    entries = (*items, *failed)
+    if set(map(type, entries)) <= {dict}:  # the usual document, told at C speed
+        return items, failed
+    if not all(isinstance(entry, Mapping) for entry in entries):
         return None
     return items, failed
 
@@ -136,9 +138,8 @@ def analysis_figures(
     if parts is None:
         return []
     items, failed = parts
-    groups = group_items(items)
     # Each group's problem rows and counts, for its pain point and its figures alike.
-    counted = {group: group_rows(members) for group, members in groups.items()}
+    groups, counted = grouped_rows(items)
     summary = summarize_analysis(
         items,
         total_rows=rows_in_file,
@@ -146,6 +147,7 @@ def analysis_figures(
         row_metadata=row_metadata,
         groups=groups,
         counted=counted,
+        counts_only=True,
     )
     analysed = summary["analysed_rows"]
     figures = [

@@ -16,7 +16,7 @@ from datetime import date
 from typing import Any, cast
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.hostile import sentences
 
@@ -232,7 +232,11 @@ def _old_languages(items: Iterable[Item]) -> Iterable[str]:
 _EARLIER: list[tuple[Any, str, Callable[..., Any]]] = [
     (aggregate, "representative_order", _old_representative_order),
     (aggregate, "periods", _old_periods),
-    (aggregate, "_pain_point", _old_pain_point),
+    (  # the earlier summary named and quoted every group: it had no `counts_only`
+        aggregate,
+        "_pain_point",
+        lambda *group, counts_only=False: _old_pain_point(*group),
+    ),
     (aggregate, "_positive", _old_positive),
     (aggregate, "_languages", _old_languages),
     (
@@ -415,3 +419,100 @@ def test_the_comparison_sees_another_order() -> None:
         patch.setattr(aggregate, "representative_order", lambda rows: list(rows))
         changed = aggregate.summarize_analysis(items)
     assert not _same(changed, old)
+
+
+#: What a summary for the figures leaves out (`summarize_analysis(counts_only=True)`).
+_NAMING = ("pain_point", "keywords", "feedback_ids", "examples", "suggested_action")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_analyses(), st.booleans())
+def test_the_counts_only_summary_is_the_whole_one_without_names_and_quotes(
+    analysis: Any, grouped: bool
+) -> None:
+    items, metadata, failed = analysis
+
+    def summarise(counts_only: bool) -> Any:
+        def summary() -> dict[str, Any]:
+            extra: dict[str, Any] = {}
+            if grouped:
+                groups = group_items(items)
+                extra = {"groups": groups, "counted": {g: group_rows(m) for g, m in groups.items()}}
+            return aggregate.summarize_analysis(
+                items,
+                total_rows=len(items) + 3,
+                failed_batches=failed,
+                row_metadata=metadata,
+                counts_only=counts_only,
+                **extra,
+            )
+
+        return _outcome(summary)
+
+    whole, counts = summarise(False), summarise(True)
+    if isinstance(whole, dict) and aggregate._nameable(items):
+        whole = {key: value for key, value in whole.items() if key != "positive"}
+        whole["pain_points"] = [
+            {key: value for key, value in group.items() if key not in _NAMING}
+            for group in whole["pain_points"]
+        ]
+    assert _same(counts, whole), (counts, whole)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_analyses())
+@example(([{"sentiment": "negative", "sentiment_score": 10**400}], None, []))
+@example(([{"sentiment": "positive", "evidence_text": 10**5000}], None, []))
+@example(([{"sentiment": "mixed", "evidence_text": [1]}], {"None": {"date": "2024-01-02"}}, []))
+def test_the_figures_are_those_of_the_whole_summary(analysis: Any) -> None:
+    """`analysis_figures` counts from the summary without names and quotes: the same figures
+    as from the whole summary, as it did before."""
+    from runlens_feedback import figures
+
+    items, metadata, failed = analysis
+    document = {"items": items, "failed_batches": failed}
+
+    def computed() -> Any:
+        return _outcome(
+            lambda: figures.analysis_figures(document, len(items) + 3, row_metadata=metadata)
+        )
+
+    def whole_summary(*args: Any, **keywords: Any) -> dict[str, Any]:
+        keywords.pop("counts_only", None)
+        return aggregate.summarize_analysis(*args, **keywords)
+
+    now = computed()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(figures, "summarize_analysis", whole_summary)
+        before = computed()
+    assert _same(now, before)
+
+
+def _grouped_apart(items: list[dict[str, Any]]) -> Any:
+    """The groups and their rows as the figures read them before: two passes."""
+    groups = group_items(items)
+    return groups, {group: group_rows(members) for group, members in groups.items()}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_analyses(), st.lists(st.integers(0, 40), max_size=120))
+def test_the_groups_and_their_rows_in_one_pass_are_those_of_two(
+    analysis: Any, themes: list[int]
+) -> None:
+    items = analysis[0]
+    for item, theme in zip(items, themes, strict=False):  # more themes than stand alone
+        item["theme"] = f"Theme {theme}" if theme % 7 else item.get("theme")
+    assert _same(
+        _outcome(lambda: aggregate.grouped_rows(items)), _outcome(lambda: _grouped_apart(items))
+    )
+
+
+def test_more_groups_than_stand_alone_fold_with_their_problem_rows() -> None:
+    items = [
+        {"theme": f"t{n % 20}", "sentiment": ("negative", "positive", "neutral")[n % 3],
+         "severity": ("low", "high")[n % 2], "feedback_id": str(n)}
+        for n in range(200)
+    ]  # fmt: skip
+    groups, counted = aggregate.grouped_rows(items)
+    assert ("other", "theme") in groups
+    assert _same((groups, counted), _grouped_apart(items))

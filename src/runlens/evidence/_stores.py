@@ -23,7 +23,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import islice, repeat
 from json.encoder import encode_basestring
 from typing import Final, TypedDict
 
@@ -126,6 +126,16 @@ class RowStore(ABC):
         """(id, metadata) for every row, in source order; None for a row whose metadata is
         not recorded (an index an older version wrote)."""
         return ((row_id, self.metadata(row_id)) for row_id in self)
+
+    def metadata_dicts(self) -> dict[str, dict[str, str]] | None:
+        """Every row's metadata as a dict of its own, by id in source order; None when a row
+        does not record it (`metadata_rows` yields None for it)."""
+        rows: dict[str, dict[str, str]] = {}
+        for row_id, metadata in self.metadata_rows():
+            if metadata is None:
+                return None
+            rows[row_id] = dict(metadata)
+        return rows
 
     def json_batches(self) -> Iterator[JsonBatch]:
         """Every row, in source order, a batch at a time, as the index file writes them."""
@@ -248,6 +258,16 @@ class TableStore(RowStore):
             values = zip(*(next(column) for column in columns), strict=True) if names else None
             for row_id in islice(ids, size):
                 yield row_id, dict(zip(names, next(values), strict=True)) if values else {}
+
+    def metadata_dicts(self) -> dict[str, dict[str, str]] | None:
+        # `metadata_rows`' dicts (each a row's own), made and keyed at C speed: a column at
+        # a time, each row's values zipped with the names.
+        names = [self._columns.names[at] for at in self._metadata_at]
+        if not names:
+            return {row_id: {} for row_id in self}
+        columns = [self._columns.column(at) for at in self._metadata_at]
+        rows = map(dict, map(zip, repeat(names), zip(*columns, strict=True)))
+        return dict(zip(self, rows, strict=True))
 
     def json_batches(self) -> Iterator[JsonBatch]:
         ids = self._id_pieces()

@@ -258,6 +258,11 @@ class EvidenceIndex:
         """(row_id, text) for every row, in CSV order: `rows` without the hashes."""
         return self._store.texts()
 
+    def metadata_dicts(self) -> dict[str, dict[str, str]] | None:
+        """Every row's metadata (`metadata_rows`) as a dict of its own, by id in CSV order;
+        None when the index does not record it for every row (an older version wrote it)."""
+        return self._store.metadata_dicts()
+
     def metadata_rows(self) -> Iterator[tuple[str, Metadata | None]]:
         """(row_id, metadata) for every row, in CSV order; None where the index does not
         record it (an index an older version wrote)."""

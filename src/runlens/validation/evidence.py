@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from runlens.contracts import ArtifactContract, EvidenceQuote
-from runlens.contracts.paths import found_items, found_pairs
+from runlens.contracts.paths import found_items, found_pairs, split
 from runlens.evidence import EvidenceIndex, QuoteSpan
 from runlens.validation.base import (
     Collector,
@@ -98,6 +98,24 @@ def _elements(location: str, value: Any) -> Iterator[tuple[str, Any]]:
 _ONE_PASS_AFTER = 1000
 
 
+def _plain_shape(contract: ArtifactContract) -> tuple[str, str, str] | None:
+    """`(list, text key, id key)` when the contract cites rows one way only: one quote rule
+    whose text and id are two keys of the elements of one top-level list, its id path the
+    one evidence field (`items.evidence_text` quoting the row `items.feedback_id` names);
+    else None."""
+    if len(contract.evidence_quotes) != 1:
+        return None
+    quote = contract.evidence_quotes[0]
+    if contract.evidence_fields != (quote.id,):
+        return None
+    text_path, id_path = split(quote.text), split(quote.id)
+    if len(text_path) != 2 or len(id_path) != 2 or text_path[0] != id_path[0]:
+        return None
+    if text_path[1] == id_path[1]:
+        return None
+    return text_path[0], text_path[1], id_path[1]
+
+
 class _Checker:
     """Checks one artifact's citations against the index, adding to the shared collector."""
 
@@ -127,6 +145,55 @@ class _Checker:
         """Check every evidence id, then every quote; record each verified id citation
         unless a verified quote of the same item stands on that very id (its citation
         already names the row, with the words)."""
+        if not self.check_plain(document):
+            self.check_each(document)
+
+    def check_plain(self, document: Any) -> bool:
+        """`check_each` in one pass over the items, for the usual deliverable: one list of
+        objects whose every id is a row of the index and every quote verified. True when it
+        was that (the collector then holds exactly what `check_each` adds: the quotes'
+        locations, and no finding or id citation, as every cited id has its verified quote);
+        False, the collector untouched, at the first item that is anything else (`check_each`
+        then judges the whole document and words each finding)."""
+        shape = _plain_shape(self.contract)
+        if shape is None or type(document) is not dict:
+            return False
+        listed, text_key, id_key = shape
+        items = document.get(listed)
+        if type(items) is not list or len(items) < _ONE_PASS_AFTER:
+            return False  # a short list: the lookups of `check_each` cost less than a pass
+        quote = self.contract.evidence_quotes[0]
+        texts = self.read_texts() if self.read_texts is not None else dict(self.index.texts())
+        spans: dict[tuple[str, str], QuoteSpan] = {}
+        artifact, found = self.artifact, []
+        for position, item in enumerate(items):
+            if type(item) is not dict:
+                return False
+            row_id, text = item.get(id_key), item.get(text_key)
+            if type(row_id) is not str or type(text) is not str:
+                return False
+            row_text = texts.get(row_id)
+            if row_text is None:
+                return False
+            span = spans.get((text, row_text))
+            if span is None:
+                if is_blank(text):
+                    return False
+                verdict = judge_quote(text, row_text, quote, row_id=row_id)
+                if isinstance(verdict, RejectedQuote):
+                    return False
+                span = spans[text, row_text] = verdict
+            found.append(
+                QuoteLocation(
+                    artifact, f"{listed}[{position}].{text_key}", row_id, span.start, span.end, text
+                )
+            )
+        self.texts = texts
+        self.collector.quotes.extend(found)
+        return True
+
+    def check_each(self, document: Any) -> None:
+        """`check`, value by value, whatever the document holds."""
         verified: list[tuple[str, str]] = []  # (location, row id): made citations below
         index = self.index
         for field_path in self.contract.evidence_fields:

@@ -65,9 +65,4 @@ def _recorded_rows(index: EvidenceIndex) -> SourceRows | None:
     them all (an index an older version wrote). The index of a round is the source's own
     (rebuilt from it, or built from it by this very process), so these are the source's
     values, without reading the file once more."""
-    rows: SourceRows = {}
-    for row_id, metadata in index.metadata_rows():
-        if metadata is None:
-            return None
-        rows[row_id] = dict(metadata)
-    return rows
+    return index.metadata_dicts()
