@@ -125,7 +125,6 @@ def _forget() -> None:
     document._remembered.clear()
     sentiment._remembered.clear()
     sentiment_model._distinct.clear()
-    units_module._remembered.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -12,16 +12,15 @@ from runlens_feedback.analyst.matching import ClauseWords, clause_words
 from runlens_feedback.analyst.sentiment import SentimentResult, score_text
 from runlens_feedback.analyst.text import Clause, detect_language, split_clauses
 from runlens_feedback.analyst.tokens import Token, kept_segments, release_segments, tokenize
-from runlens_feedback.analyst.units import Unit, UnitKind, remembered_units
+from runlens_feedback.analyst.units import Unit, UnitKind, clause_units
 
 
 @dataclass(frozen=True, slots=True)
 class _Reading:
-    """What one clause reads as, with offsets from where it starts: its tokens (`norm`,
-    start, end, `cjk`), its units (`term`, `kind`, `value`, start, end) and its
-    `ClauseWords` (whose offsets are already the clause's own)."""
+    """What one clause reads as: its units (`term`, `kind`, `value`, start, end), with
+    offsets from where it starts, and its `ClauseWords` (whose offsets are the clause's
+    own)."""
 
-    tokens: tuple[tuple[str, int, int, bool], ...]
     units: tuple[tuple[str, UnitKind, float, int, int], ...]
     words: ClauseWords
 
@@ -30,6 +29,7 @@ class _Reading:
 #: clauses ("太慢了", "the export fails"), and a clause's tokens, units and words depend on
 #: its characters alone (a run of Chinese characters never crosses a clause's bounds, and
 #: its words are jieba's for that run wherever it occurs; no lookup reads past the clause).
+#: About 10 MB when full.
 REMEMBERED_CLAUSES = 32_768
 _remembered: dict[str, _Reading] = {}
 _remembered_lock = threading.Lock()
@@ -56,13 +56,10 @@ class Document:
 
     @cached_property
     def tokens(self) -> tuple[tuple[Token, ...], ...]:
-        """The tokens of each clause (`tokenize`)."""
+        """The tokens of each clause (`tokenize`), read again when asked for: few rows need
+        them once their units and words are known."""
         return tuple(
-            tuple(
-                Token(norm, start + clause.start, end + clause.start, cjk)
-                for norm, start, end, cjk in reading.tokens
-            )
-            for clause, reading in zip(self.clauses, self._readings, strict=True)
+            tuple(tokenize(self.text, clause.start, clause.end)) for clause in self.clauses
         )
 
 
@@ -106,11 +103,8 @@ def _read(text: str, clause: Clause, segments: dict[tuple[int, int], list[str]] 
     """The reading of one clause of `text`, remembered by the clause's characters."""
     start, end = clause.start, clause.end
     tokens = tokenize(text, start, end, segments)
-    units = remembered_units(text, start, end, tokens)
+    units = clause_units(text, start, end, tokens)
     reading = _Reading(
-        tokens=tuple(
-            (token.norm, token.start - start, token.end - start, token.cjk) for token in tokens
-        ),
         units=tuple(
             (unit.term, unit.kind, unit.value, unit.start - start, unit.end - start)
             for unit in units

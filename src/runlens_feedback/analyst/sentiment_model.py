@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -110,7 +111,7 @@ def _features_of(text: str, lang: Lang, clause: Clause, units: Sequence[Unit]) -
 
 #: Clauses whose distinct features `score` remembers (the most recent ones): feedback
 #: repeats its clauses, and a clause's features depend on its characters (its units do,
-#: `units.remembered_units`), the language and whether it asks.
+#: `document.parse`), the language and whether it asks.
 REMEMBERED_CLAUSES = 32_768
 _distinct: dict[tuple[str, Lang, bool], tuple[str, ...]] = {}
 
@@ -122,7 +123,8 @@ def _distinct_features(
     key = (text[clause.start : clause.end], lang, clause.asks)
     found = _distinct.get(key)
     if found is None:
-        found = tuple(dict.fromkeys(_features_of(text, lang, clause, units)))
+        # one string per feature for every clause remembered: most recur ("w:慢", "b:too slow")
+        found = tuple(dict.fromkeys(map(sys.intern, _features_of(text, lang, clause, units))))
         if len(_distinct) >= REMEMBERED_CLAUSES:
             # another thread may have dropped it meanwhile
             with suppress(KeyError, RuntimeError, StopIteration):
