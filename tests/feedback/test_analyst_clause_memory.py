@@ -223,3 +223,23 @@ def test_a_shouted_word_counts_unless_the_whole_text_shouts() -> None:
     shouting = parse("SLOW EXPORT. IT IS BAD")
     assert calm.clause_text(0) == shouting.clause_text(0)
     assert calm.sentiment.clause_signal(0, 0) > shouting.sentiment.clause_signal(0, 0) > 0
+
+
+def _old_lookup(lex: Any, word: str) -> Any:
+    """`units._lookup` as it was: each list asked in turn."""
+    if word in lex.valences:
+        return "sentiment", lex.valences[word]
+    if word in lex.neutral:
+        return "word", 0.0
+    return units_module._role(lex, word)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_word_is_looked_up_as_each_list_asked_in_turn(lang: Lang) -> None:
+    from runlens_feedback.analyst.resources import lexicon
+
+    lex = lexicon(lang)
+    listed = set(lex.valences) | lex.neutral | lex.modifier_words()
+    odd = {"isn't", "dont", "won't", "can't", "n't", "", "ok", "不", "没有", "很好", "xyz"}
+    for word in sorted(listed | odd | {w + "n't" for w in list(listed)[:200]}):
+        assert units_module._lookup(lex, word) == _old_lookup(lex, word), word

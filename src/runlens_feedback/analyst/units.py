@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from runlens_feedback.analyst.labels import Lang
 from runlens_feedback.analyst.resources import Lexicon, lexicon
 from runlens_feedback.analyst.tokens import Token, tokenize
 
@@ -254,8 +255,24 @@ def _is_english_negation(word: str) -> bool:
 
 
 def _lookup(lex: Lexicon, word: str) -> tuple[UnitKind, float] | None:
-    if word in lex.valences:
-        return "sentiment", lex.valences[word]
-    if word in lex.neutral:
-        return "word", 0.0
-    return _role(lex, word)
+    """A word's valence, else its neutral mark, else its role (`_role`); `lex` is
+    `lexicon(lex.lang)`."""
+    found = _listed(lex.lang).get(word)
+    if found is None and lex.lang == "en" and _is_english_negation(word):
+        return "negator", 1.0
+    return found
+
+
+@cache
+def _listed(lang: Lang) -> dict[str, tuple[UnitKind, float]]:
+    """`_lookup` of every word the lexicon of `lang` lists, as one table: a clause's units
+    look up each window of its words in turn, and most windows are in no list."""
+    lex = lexicon(lang)
+    table: dict[str, tuple[UnitKind, float]] = {}
+    for word in lex.modifier_words():
+        role = _role(lex, word)
+        if role is not None:
+            table[word] = role
+    table.update((word, ("word", 0.0)) for word in lex.neutral)
+    table.update((word, ("sentiment", value)) for word, value in lex.valences.items())
+    return table
