@@ -109,28 +109,33 @@ def _features_of(text: str, lang: Lang, clause: Clause, units: Sequence[Unit]) -
     return features
 
 
-#: Clauses whose distinct features `score` remembers (the most recent ones): feedback
-#: repeats its clauses, and a clause's features depend on its characters (its units do,
-#: `document.parse`), the language and whether it asks.
+#: Clauses whose distinct features `score` remembers with their weights (the most recent
+#: ones): feedback repeats its clauses, and a clause's features depend on its characters
+#: (its units do, `document.parse`), the language and whether it asks.
 REMEMBERED_CLAUSES = 32_768
-_distinct: dict[tuple[str, Lang, bool], tuple[str, ...]] = {}
+_distinct: dict[tuple[str, Lang, bool], tuple[LinearModel, tuple[str, ...], tuple[float, ...]]] = {}
 
 
-def _distinct_features(
-    text: str, lang: Lang, clause: Clause, units: Sequence[Unit]
-) -> tuple[str, ...]:
-    """The distinct features of one clause in first-seen order, remembered by the clause."""
-    key = (text[clause.start : clause.end], lang, clause.asks)
+def _weighed_features(
+    model: LinearModel, text: str, clause: Clause, units: Sequence[Unit]
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The distinct features of one clause in first-seen order and the model's weight of
+    each (0 when it has none), remembered by the clause."""
+    key = (text[clause.start : clause.end], model.lang, clause.asks)
     found = _distinct.get(key)
-    if found is None:
+    if found is None or found[0] is not model:
         # one string per feature for every clause remembered: most recur ("w:慢", "b:too slow")
-        found = tuple(dict.fromkeys(map(sys.intern, _features_of(text, lang, clause, units))))
+        features = tuple(
+            dict.fromkeys(map(sys.intern, _features_of(text, model.lang, clause, units)))
+        )
+        weight = model.weight
+        found = (model, features, tuple(weight(f, 0.0) for f in features))
         if len(_distinct) >= REMEMBERED_CLAUSES:
             # another thread may have dropped it meanwhile
             with suppress(KeyError, RuntimeError, StopIteration):
                 del _distinct[next(iter(_distinct))]
         _distinct[key] = found
-    return found
+    return found[1], found[2]
 
 
 def text_features(
@@ -160,15 +165,14 @@ def score(
     # Distinct features in first-seen order (not set order, which varies with the hash seed
     # and would make float sums differ between processes).
     per_clause = [
-        _distinct_features(text, model.lang, clause, clause_units)
+        _weighed_features(model, text, clause, clause_units)
         for clause, clause_units in zip(clauses, units, strict=True)
     ]
-    occurrences = Counter(chain.from_iterable(per_clause))
+    occurrences = Counter(chain.from_iterable(features for features, _ in per_clause))
     value = 1.0 / math.sqrt(len(occurrences)) if occurrences else 0.0
-    weight = model.weight
     parts = tuple(
-        math.fsum([weight(f, 0.0) * value / occurrences[f] for f in features])
-        for features in per_clause
+        math.fsum([w * value / occurrences[f] for f, w in zip(features, weights, strict=True)])
+        for features, weights in per_clause
     )
     lex_pos, lex_neg = lexicon_inputs(positive, negative)
     logit = math.fsum((model.bias, *parts, model.lex_pos * lex_pos, model.lex_neg * lex_neg))
