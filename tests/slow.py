@@ -69,6 +69,11 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_generated_items_give_a_valid_backlog",
         "test_sample_backlog_cites_only_real_ids",
     ),
+    "tests/feedback/test_analyst_clause_memory.py": (
+        "test_a_remembered_clause_reads_as_a_fresh_one",
+        "test_a_clause_reads_as_its_tokens_and_units",
+        "test_the_sentiment_is_the_earlier_codes",
+    ),
     "tests/feedback/test_analyst_report.py": (
         "test_an_offline_run_on_chinese_input_completes_in_chinese",
     ),

@@ -22,6 +22,10 @@ MAX_METADATA_CHARS = 40
 
 Row = Mapping[str, str]
 
+#: `json.dumps(value, ensure_ascii=False)`, with one encoder made once: `json.dumps` makes a
+#: new encoder for every call given an argument, and a run encodes every row and item.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def batch_message(
     rows: Sequence[Row],
@@ -62,12 +66,9 @@ def batch_message(
         added = row_extras[position] if position < len(row_extras) else None
         if added:
             entry.update(added)
-        entries.append(json.dumps(entry, ensure_ascii=False))
-    head = [f'"task": {json.dumps(task, ensure_ascii=False)}']
-    head.extend(
-        f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
-        for key, value in (extra or {}).items()
-    )
+        entries.append(_dumps(entry))
+    head = [f'"task": {_dumps(task)}']
+    head.extend(f"{_dumps(key)}: {_dumps(value)}" for key, value in (extra or {}).items())
     body = ",\n".join(entries)
     return "{" + ",\n".join(head) + f',\n"rows": [\n{body}\n]}}'
 
@@ -105,5 +106,5 @@ def _json_lines(values: Sequence[Any]) -> tuple[bytes, ...]:
     """A JSON array as parts to join, one value per line."""
     if not values:
         return (b"[]",)
-    body = b",\n".join(json.dumps(v, ensure_ascii=False).encode("utf-8") for v in values)
+    body = b",\n".join(_dumps(v).encode("utf-8") for v in values)
     return (b"[\n", body, b"\n]")

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
+from runlens_feedback.analyst import document as document_module
 from runlens_feedback.analyst import rows as rows_module
 from runlens_feedback.analyst import tokens as tokens_module
-from runlens_feedback.analyst import units as units_module
 from runlens_feedback.analyst.document import parse
 from runlens_feedback.analyst.matching import clause_words, compile_keywords
 from runlens_feedback.analyst.rows import analyze_rows, analyze_text
 from runlens_feedback.analyst.text import split_clauses
 from runlens_feedback.analyst.tokens import cjk_words, forget_segmentations, tokenize
-from runlens_feedback.analyst.units import clause_units, remembered_units
+from runlens_feedback.analyst.units import clause_units
 
 PATTERNS = [
     "crash*",
@@ -34,10 +34,10 @@ PATTERNS = [
 @pytest.fixture(autouse=True)
 def _fresh() -> Iterator[None]:
     forget_segmentations()
-    units_module._remembered.clear()
+    document_module._remembered.clear()
     yield
     forget_segmentations()
-    units_module._remembered.clear()
+    document_module._remembered.clear()
 
 
 def _tokens(text: str) -> list[tokens_module.Token]:
@@ -77,17 +77,14 @@ def test_a_prefix_matches_only_at_the_start_of_a_word() -> None:
 
 def test_a_remembered_clause_takes_its_units_where_it_starts() -> None:
     text = "太慢了。导出失败，太慢了。The export is really slow"
-    for clause in split_clauses(text):
-        tokens = tokenize(text, clause.start, clause.end)
-        fresh = clause_units(text, clause.start, clause.end, tokens)
-        assert remembered_units(text, clause.start, clause.end, tokens) == fresh
-        assert remembered_units(text, clause.start, clause.end, tokens) == fresh
-    shifted = "好的，" + text
-    for clause in split_clauses(shifted):
-        tokens = tokenize(shifted, clause.start, clause.end)
-        fresh = clause_units(shifted, clause.start, clause.end, tokens)
-        assert remembered_units(shifted, clause.start, clause.end, tokens) == fresh
-    assert "太慢了" in units_module._remembered
+    for shift in ("", "好的，"):
+        shifted = shift + text
+        doc = parse(shifted)
+        for index, clause in enumerate(split_clauses(shifted)):
+            tokens = tokenize(shifted, clause.start, clause.end)
+            fresh = clause_units(shifted, clause.start, clause.end, tokens)
+            assert list(doc.units[index]) == fresh
+    assert "太慢了" in document_module._remembered
 
 
 def test_a_repeated_text_gets_its_own_id_and_flags() -> None:

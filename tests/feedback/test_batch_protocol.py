@@ -200,3 +200,76 @@ def payload_record(workspace: Path) -> dict[str, Any]:
         (workspace / "runtime" / "run.json").read_text(encoding="utf-8")
     )
     return record
+
+
+def _old_batch_message(
+    rows: list[dict[str, str]], extra: dict[str, Any], row_extras: list[dict[str, Any] | None]
+) -> str:
+    """`runlens.batch_message` as it was, with `json.dumps` making an encoder per value."""
+    from runlens.batch_protocol import MAX_METADATA_CHARS, MAX_TEXT_CHARS
+    from runlens.validation.cuts import cut_text
+
+    entries = []
+    for position, row in enumerate(rows):
+        text = row["text"]
+        shown = cut_text(text, MAX_TEXT_CHARS)
+        entry: dict[str, Any] = {"feedback_id": row["id"], "text": shown}
+        if len(shown) < len(text):
+            entry["text_cut"] = True
+        metadata = {
+            key: value
+            for key, value in row.items()
+            if key not in ("id", "text") and value and len(value) <= MAX_METADATA_CHARS
+        }
+        if metadata:
+            entry["metadata"] = metadata
+        added = row_extras[position] if position < len(row_extras) else None
+        if added:
+            entry.update(added)
+        entries.append(json.dumps(entry, ensure_ascii=False))
+    head = [f'"task": {json.dumps("Analyse.", ensure_ascii=False)}']
+    head.extend(
+        f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
+        for key, value in extra.items()
+    )
+    body = ",\n".join(entries)
+    return "{" + ",\n".join(head) + f',\n"rows": [\n{body}\n]}}'
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cells=st.lists(st.tuples(cell_text, cell_text, cell_text), min_size=1, max_size=8),
+    hints=st.lists(st.one_of(st.none(), cell_text), max_size=8),
+    themes=st.lists(st.dictionaries(cell_text, cell_text, max_size=3), max_size=3),
+)
+def test_batch_message_and_artifact_are_the_earlier_encodings(
+    cells: list[tuple[str, str, str]], hints: list[str | None], themes: list[dict[str, str]]
+) -> None:
+    """The message and the artifact are byte for byte what encoding each value with
+    `json.dumps(value, ensure_ascii=False)` gave."""
+    from runlens.batch_protocol import artifact_json
+    from runlens.batch_protocol import batch_message as core_batch_message
+
+    rows = [
+        {"id": f"r{n}", "text": text * (1 + 4000 // max(1, len(text)) * (n % 2)), "c": c, "d": d}
+        for n, (text, c, d) in enumerate(cells)
+    ]
+    extras = [{"theme_hint": hint} if hint else None for hint in hints]
+    assert core_batch_message(
+        rows,
+        "id",
+        "text",
+        task="Analyse.",
+        id_key="feedback_id",
+        extra={"themes": themes},
+        row_extras=extras,
+    ) == _old_batch_message(rows, {"themes": themes}, extras)
+    items: list[Any] = [*rows, *themes, "text", 1.5, None, [hints]]
+    old = b"".join(
+        (
+            b'{"items": [\n',
+            b",\n".join(json.dumps(v, ensure_ascii=False).encode("utf-8") for v in items),
+            b'\n],\n"failed_batches": []}\n',
+        )
+    )
+    assert artifact_json(items, []) == old

@@ -49,6 +49,7 @@ both sides are present, else `neutral`.
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from dataclasses import dataclass
 
 from runlens_feedback.analyst import sentiment_model
@@ -227,27 +228,64 @@ def lexicon_score(
     return _result(contributions)
 
 
+#: Clauses whose contributions `_clause_contributions` remembers (the most recent ones):
+#: feedback repeats its clauses, and what a clause contributes depends on its characters
+#: (its units do, `units.clause_units`), the language, its separator's "!" and "?", and,
+#: for English, whether the whole text is upper-case (no word of it then counts as shouted).
+REMEMBERED_CLAUSES = 32_768
+_remembered: dict[tuple[str, Lang, bool, bool, bool], tuple[tuple[int, float], ...]] = {}
+
+
 def _clause_contributions(
     text: str, lang: Lang, index: int, clause: Clause, units: list[Unit]
 ) -> list[_Raw]:
-    found: list[_Raw] = []
+    key = (
+        text[clause.start : clause.end],
+        lang,
+        clause.exclaims,
+        clause.asks,
+        lang == "en" and text.isupper(),
+    )
+    parts = _remembered.get(key)
+    if parts is None:
+        parts = _clause_parts(text, lang, clause, units)
+        if len(_remembered) >= REMEMBERED_CLAUSES:
+            # another thread may have dropped it meanwhile
+            with suppress(KeyError, RuntimeError, StopIteration):
+                del _remembered[next(iter(_remembered))]
+        _remembered[key] = parts
+    return [
+        _Raw(
+            index,
+            units[position] if position >= 0 else Unit("?", "word", 0.0, clause.start, clause.end),
+            value,
+        )
+        for position, value in parts
+    ]
+
+
+def _clause_parts(
+    text: str, lang: Lang, clause: Clause, units: list[Unit]
+) -> tuple[tuple[int, float], ...]:
+    """What one clause contributes: (the position of the unit it is anchored on, or -1 for
+    the whole clause, value), in order."""
+    found: list[tuple[int, float]] = []
     for position, unit in enumerate(units):
         if unit.kind == "sentiment":
             value = _modified(units, position, _WINDOW[lang])
             if not unit.term.isupper() and _is_shouted(text, unit, lang):
                 value *= _ALL_CAPS
-            found.append(_Raw(index, unit, value))
+            found.append((position, value))
         elif _is_excess(units, position, lang):
-            found.append(_Raw(index, units[position + 1], _EXCESS[unit.term]))
+            found.append((position + 1, _EXCESS[unit.term]))
         elif _is_negated_action(units, position, lang):
-            found.append(_Raw(index, units[position + 1], _NEGATED_ACTION))
+            found.append((position + 1, _NEGATED_ACTION))
     if clause.exclaims:
-        found = [_Raw(item.clause_index, item.unit, item.value * _EXCLAMATION) for item in found]
+        found = [(position, value * _EXCLAMATION) for position, value in found]
     if clause.asks and _has_question_word(text[clause.start : clause.end]):
-        anchor = Unit("?", "word", 0.0, clause.start, clause.end)
-        found.append(_Raw(index, anchor, _COMPLAINT_QUESTION))
-    found.extend(_merged_excess(units, index))
-    return found
+        found.append((-1, _COMPLAINT_QUESTION))
+    found.extend((position, _EXCESS["太"]) for position in _merged_excess(units))
+    return tuple(found)
 
 
 def _modified(units: list[Unit], position: int, window: int) -> float:
@@ -314,9 +352,10 @@ def _is_cjk_unit(unit: Unit) -> bool:
     return bool(unit.term) and not unit.term[0].isascii()
 
 
-def _merged_excess(units: list[Unit], index: int) -> list[_Raw]:
-    """A word jieba merged with 太 ("太小", "太多") at the end of a clause or before 了."""
-    found: list[_Raw] = []
+def _merged_excess(units: list[Unit]) -> list[int]:
+    """A word jieba merged with 太 ("太小", "太多") at the end of a clause or before 了: the
+    positions of such words."""
+    found: list[int] = []
     for position, unit in enumerate(units):
         term = unit.term
         if unit.kind != "word" or not term.startswith("太") or not 2 <= len(term) <= 3:
@@ -325,7 +364,7 @@ def _merged_excess(units: list[Unit], index: int) -> list[_Raw]:
             continue
         after = units[position + 1] if position + 1 < len(units) else None
         if after is None or after.term in _CLAUSE_FINAL:
-            found.append(_Raw(index, unit, _EXCESS["太"]))
+            found.append(position)
     return found
 
 

@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import sys
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
+from itertools import chain
 from types import MappingProxyType
 
 from runlens_feedback.analyst.labels import Lang
@@ -55,6 +59,12 @@ class LinearModel:
     lex_pos: float
     lex_neg: float
     neutral_margin: float
+    #: `weights.get` of a plain copy: a read-only view's `get` costs a second lookup, and the
+    #: model reads a weight for every feature of every row.
+    weight: Callable[[str, float], float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weight", dict(self.weights).get)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,29 +79,63 @@ def clause_features(
     text: str, lang: Lang, clauses: Sequence[Clause], units: Sequence[Sequence[Unit]]
 ) -> list[list[str]]:
     """The features of each clause, in order (a feature may repeat across clauses)."""
-    found: list[list[str]] = []
-    for clause, clause_units in zip(clauses, units, strict=True):
-        features: list[str] = []
-        negated = False
-        previous = ""
-        for unit in clause_units:
-            term = unit.term.lower()
-            if unit.kind in _SCOPE_ENDS:
-                negated = False
-            features.append(("n:" if negated else "w:") + term)
-            if previous:
-                features.append(f"b:{previous} {term}")
-            previous = term
-            if unit.kind == "negator":
-                negated = not negated
-        if lang == "zh":
-            for run in _CJK.finditer(text, clause.start, clause.end):
-                chars = run.group()
-                features.extend(f"c:{chars[i : i + 2]}" for i in range(len(chars) - 1))
-        if clause.asks:
-            features.append("q")
-        found.append(features)
-    return found
+    return [
+        _features_of(text, lang, clause, clause_units)
+        for clause, clause_units in zip(clauses, units, strict=True)
+    ]
+
+
+def _features_of(text: str, lang: Lang, clause: Clause, units: Sequence[Unit]) -> list[str]:
+    """The features of one clause and its units, in order."""
+    features: list[str] = []
+    negated = False
+    previous = ""
+    for unit in units:
+        term = unit.term.lower()
+        if unit.kind in _SCOPE_ENDS:
+            negated = False
+        features.append(("n:" if negated else "w:") + term)
+        if previous:
+            features.append(f"b:{previous} {term}")
+        previous = term
+        if unit.kind == "negator":
+            negated = not negated
+    if lang == "zh":
+        for run in _CJK.finditer(text, clause.start, clause.end):
+            chars = run.group()
+            features.extend(f"c:{chars[i : i + 2]}" for i in range(len(chars) - 1))
+    if clause.asks:
+        features.append("q")
+    return features
+
+
+#: Clauses whose distinct features `score` remembers with their weights (the most recent
+#: ones): feedback repeats its clauses, and a clause's features depend on its characters
+#: (its units do, `document.parse`), the language and whether it asks.
+REMEMBERED_CLAUSES = 32_768
+_distinct: dict[tuple[str, Lang, bool], tuple[LinearModel, tuple[str, ...], tuple[float, ...]]] = {}
+
+
+def _weighed_features(
+    model: LinearModel, text: str, clause: Clause, units: Sequence[Unit]
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The distinct features of one clause in first-seen order and the model's weight of
+    each (0 when it has none), remembered by the clause."""
+    key = (text[clause.start : clause.end], model.lang, clause.asks)
+    found = _distinct.get(key)
+    if found is None or found[0] is not model:
+        # one string per feature for every clause remembered: most recur ("w:慢", "b:too slow")
+        features = tuple(
+            dict.fromkeys(map(sys.intern, _features_of(text, model.lang, clause, units)))
+        )
+        weight = model.weight
+        found = (model, features, tuple(weight(f, 0.0) for f in features))
+        if len(_distinct) >= REMEMBERED_CLAUSES:
+            # another thread may have dropped it meanwhile
+            with suppress(KeyError, RuntimeError, StopIteration):
+                del _distinct[next(iter(_distinct))]
+        _distinct[key] = found
+    return found[1], found[2]
 
 
 def text_features(
@@ -120,16 +164,15 @@ def score(
     """The logit of `text` (positive means positive) and the per-clause feature parts."""
     # Distinct features in first-seen order (not set order, which varies with the hash seed
     # and would make float sums differ between processes).
-    per_clause = [list(dict.fromkeys(f)) for f in clause_features(text, model.lang, clauses, units)]
-    occurrences: dict[str, int] = {}
-    for features in per_clause:
-        for feature in features:
-            occurrences[feature] = occurrences.get(feature, 0) + 1
+    per_clause = [
+        _weighed_features(model, text, clause, clause_units)
+        for clause, clause_units in zip(clauses, units, strict=True)
+    ]
+    occurrences = Counter(chain.from_iterable(features for features, _ in per_clause))
     value = 1.0 / math.sqrt(len(occurrences)) if occurrences else 0.0
-    weights = model.weights
     parts = tuple(
-        math.fsum(weights.get(f, 0.0) * value / occurrences[f] for f in features)
-        for features in per_clause
+        math.fsum([w * value / occurrences[f] for f, w in zip(features, weights, strict=True)])
+        for features, weights in per_clause
     )
     lex_pos, lex_neg = lexicon_inputs(positive, negative)
     logit = math.fsum((model.bias, *parts, model.lex_pos * lex_pos, model.lex_neg * lex_neg))

@@ -10,11 +10,11 @@ found as substrings starting at a word boundary, so phrases that jieba splits di
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from runlens_feedback.analyst.labels import Lang
 from runlens_feedback.analyst.resources import Lexicon, lexicon
 from runlens_feedback.analyst.tokens import Token, tokenize
 
@@ -92,36 +92,6 @@ def clause_units(text: str, start: int, end: int, tokens: list[Token] | None = N
             found, index = _latin_units(tokens, index)
         units.extend(found)
     return _resolve_dual_roles(units)
-
-
-#: Clauses whose units `remembered_units` keeps (the most recent ones, about 20 MB).
-REMEMBERED_CLAUSES = 32_768
-_remembered: dict[str, tuple[tuple[str, UnitKind, float, int, int], ...]] = {}
-_remembered_lock = threading.Lock()
-
-
-def remembered_units(text: str, start: int, end: int, tokens: list[Token]) -> list[Unit]:
-    """`clause_units` of `text[start:end]` and its `tokenize` tokens, remembered by the
-    clause's text: the units of a clause depend on its characters alone (its tokens do,
-    and no lookup reads past the clause), so a clause seen before ("太慢了", "great app")
-    takes the units found then, moved to where it starts."""
-    clause = text[start:end]
-    known = _remembered.get(clause)
-    if known is None:
-        units = clause_units(text, start, end, tokens)
-        relative = tuple(
-            (unit.term, unit.kind, unit.value, unit.start - start, unit.end - start)
-            for unit in units
-        )
-        with _remembered_lock:
-            if len(_remembered) >= REMEMBERED_CLAUSES:
-                del _remembered[next(iter(_remembered))]
-            _remembered[clause] = relative
-        return units
-    return [
-        Unit(term, kind, value, unit_start + start, unit_end + start)
-        for term, kind, value, unit_start, unit_end in known
-    ]
 
 
 # --- Chinese -----------------------------------------------------------------------------
@@ -285,8 +255,24 @@ def _is_english_negation(word: str) -> bool:
 
 
 def _lookup(lex: Lexicon, word: str) -> tuple[UnitKind, float] | None:
-    if word in lex.valences:
-        return "sentiment", lex.valences[word]
-    if word in lex.neutral:
-        return "word", 0.0
-    return _role(lex, word)
+    """A word's valence, else its neutral mark, else its role (`_role`); `lex` is
+    `lexicon(lex.lang)`."""
+    found = _listed(lex.lang).get(word)
+    if found is None and lex.lang == "en" and _is_english_negation(word):
+        return "negator", 1.0
+    return found
+
+
+@cache
+def _listed(lang: Lang) -> dict[str, tuple[UnitKind, float]]:
+    """`_lookup` of every word the lexicon of `lang` lists, as one table: a clause's units
+    look up each window of its words in turn, and most windows are in no list."""
+    lex = lexicon(lang)
+    table: dict[str, tuple[UnitKind, float]] = {}
+    for word in lex.modifier_words():
+        role = _role(lex, word)
+        if role is not None:
+            table[word] = role
+    table.update((word, ("word", 0.0)) for word in lex.neutral)
+    table.update((word, ("sentiment", value)) for word, value in lex.valences.items())
+    return table
