@@ -101,7 +101,7 @@ _ONE_PASS_AFTER = 1000
 def _plain_shape(contract: ArtifactContract) -> tuple[str, str, str] | None:
     """`(list, text key, id key)` when the contract cites rows one way only: one quote rule
     whose text and id are two keys of the elements of one top-level list, its id path the
-    one evidence field (`items.evidence_text` quoting the row `items.feedback_id` names);
+    one evidence field (`rows.quote` quoting the row `rows.id` names);
     else None."""
     if len(contract.evidence_quotes) != 1:
         return None
