@@ -233,7 +233,7 @@ def run_command(as_json: bool, **options: Any) -> None:
     """
     from runlens.cli.common import exit_on_user_error
 
-    run, mirror = _opened(exit_on_user_error()(_prepare), options)
+    run, mirror = _opened(exit_on_user_error()(_prepare), options, drawn=not as_json)
     try:
         code = execute_run(run, as_json)
     finally:
@@ -243,7 +243,7 @@ def run_command(as_json: bool, **options: Any) -> None:
 
 
 def _opened(
-    prepare: Callable[..., tuple[Run, StoreMirror]], options: dict[str, Any]
+    prepare: Callable[..., tuple[Run, StoreMirror]], options: dict[str, Any], *, drawn: bool
 ) -> tuple[Run, StoreMirror]:
     """`prepare(**options)` with the cyclic garbage collector paused, then out of its way.
 
@@ -251,9 +251,10 @@ def _opened(
     modules whose classes, functions and schemas live as long as the process and are almost
     all in reference cycles. Each collection while they load walks them all again, so the
     collector waits until the run is open (reference counting frees everything else as
-    usual). When the command is the process's own (`runlens.cli.main`), the process ends with
-    the run: what it holds by then is frozen (`gc.freeze`), so the collections during the run
-    and the interpreter's at exit skip it instead of walking it once more each.
+    usual); the progress display (`drawn`) is loaded with them. When the command is the
+    process's own (`runlens.cli.main`), the process ends with the run: what it holds by then
+    is frozen (`gc.freeze`), so the collections during the run and the interpreter's at exit
+    skip it instead of walking it once more each.
     """
     import gc
 
@@ -263,6 +264,8 @@ def _opened(
     gc.disable()
     try:
         opened = prepare(**options)
+        if drawn:
+            import runlens.cli.progress  # noqa: F401  (rich, for `execute_run`)
     finally:
         if collecting:
             gc.enable()
