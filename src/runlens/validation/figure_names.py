@@ -31,11 +31,16 @@ class FigureNames:
         self.figures = tuple(figures)
         self.labels: dict[str, list[tuple[Figure, Label]]] = {}  # first term -> labels
         terms: set[str] = set()
+        by_first = self.labels
         for figure in self.figures:
             for label in figure.labels:
-                folded = tuple(term.casefold() for term in label)
-                if folded:
-                    self.labels.setdefault(folded[0], []).append((figure, folded))
+                if label:  # a report's figures have thousands of labels: folded at C speed
+                    folded = tuple(map(str.casefold, label))
+                    same_first = by_first.get(folded[0])
+                    if same_first is None:
+                        by_first[folded[0]] = [(figure, folded)]
+                    else:
+                        same_first.append((figure, folded))
                     terms.update(folded)
         self.placed: dict[str, list[Figure]] = {}  # row key -> figures placed in such rows
         named = set(terms)  # every word that names something: digits in it are no figure
@@ -60,11 +65,10 @@ class FigureNames:
         key = (number.percent, number.decimals)
         values = self._agreeing.get(key)
         if values is None:
+            # Figures of equal value agree with the same numbers: each value worked out once.
+            scaled = {figure.scaled for figure in self.figures if figure.fits(number)}
             values = self._agreeing[key] = frozenset(
-                value
-                for figure in self.figures
-                if figure.fits(number)
-                for value in rounding.agreeing(figure.scaled, number.decimals)
+                value for exact in scaled for value in rounding.agreeing(exact, number.decimals)
             )
         return number.value in values
 
