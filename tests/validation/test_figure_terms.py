@@ -15,7 +15,7 @@ from runlens.validation.figure_names import Folded, _spans, pattern
 #: case-insensitive kin (long s, the Kelvin sign, dotless i, dotted I), other scripts,
 #: digits, spaces of several kinds, punctuation and characters whose case-folding changes
 #: their length (ß, ﬁ).
-CHARS = "aAeEsS\u017fkK\u212aiI\u0131\u0130_09 \t\n\u00a0\u3000:-.#@ßﬁσςΣéÉжЖ分析未"
+CHARS = "aAeEsS\u017fkK\u212aiI\u0131\u0130_09 \t\n\x1c\x85\u00a0\u2028\u3000:-.#@ßﬁσςΣéÉжЖ分析未"
 text = st.text(alphabet=CHARS, max_size=40)
 term = st.text(alphabet=CHARS, min_size=0, max_size=8)
 
@@ -36,12 +36,32 @@ def finditer(term: str, text: str) -> list[tuple[int, int]]:
 )
 @example(term="s", text="sss es s ses")
 @example(term="es", text="eses eseses es")
+@example(term="high or critical", text="highor critical high orcritical high\x85or\u3000critical")
+@example(term="其他 主题", text="其他主题 其他\u00a0主题 其他 主题们")
+@example(term="items", text="\u0131tems \u0130tems ITEMS items\u0131 \u212aitems")
+@example(term="kinds", text="\u212ainds \u017fkinds kind\u017f \u0131 kinds")
 @example(term="", text="ab")
 @example(term=" ", text="a b")
 def test_a_term_is_found_where_its_pattern_matches(term: str, text: str) -> None:
     assert _spans(term, text) == finditer(term, text)
-    folded = term.casefold()
-    assert _spans(folded, text.casefold()) == finditer(folded, text.casefold())
+    folded, where = term.casefold(), Folded(text)
+    assert _spans(folded, where.text, plain=where.plain) == finditer(folded, where.text)
+
+
+#: ASCII, where a lowered text's terms of one word are searched as plain text (as in a
+#: case-folded text without the dotless i).
+ASCII = "aAeEsSkKiIxX_09 \t\n\x0b\x1c:-.#@"
+
+
+@settings(max_examples=300, deadline=None)
+@given(term=st.text(alphabet=ASCII, max_size=6), text=st.text(alphabet=ASCII, max_size=40))
+@example(term="rows", text="rows, rowses rowss rowe arrows rows_ rows2 rows")
+@example(term="s", text="sss es s ses")
+@example(term="x", text="xx x_x xs xes")
+def test_a_term_is_found_in_a_lowered_text_where_its_pattern_matches(term: str, text: str) -> None:
+    lowered = text.lower()
+    assert _spans(term, lowered, plain=True) == finditer(term, lowered)
+    assert Folded(text).find(term) == finditer(term, lowered)
 
 
 @settings(max_examples=200, deadline=None)
