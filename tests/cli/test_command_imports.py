@@ -50,8 +50,17 @@ NOT_SHOWING = (
 #: What `--help` does not need: no store, no records.
 NOT_HELPING = ("sqlalchemy", "pydantic", "rich")
 #: What a scripted run does not call: the offline analyst's theme discovery (its model writes
-#: the analysis), and urllib's request machinery (an XML escape does not need it).
-NOT_RUNNING = ("runlens_feedback.discovery", "urllib.request", "http.client", "xml.sax")
+#: the analysis), urllib's request machinery (an XML escape does not need it), ctypes (only a
+#: validator abandoned mid-round is handed an exception through it) and difflib (only a
+#: missing column is matched to the closest one).
+NOT_RUNNING = (
+    "runlens_feedback.discovery",
+    "urllib.request",
+    "http.client",
+    "xml.sax",
+    "ctypes",
+    "difflib",
+)
 
 #: `runlens ARGS` in the program's process, its exit status in `status`.
 RUN_MAIN = """

@@ -143,8 +143,16 @@ def cli() -> None:
     """RunLens: agent runs that complete only when their deliverables hold up."""
 
 
+#: Whether the command running is the process's own (`main`: the `runlens` script, `python -m
+#: runlens`) rather than one invoked inside a longer-lived process (an application, a test's
+#: `CliRunner`): only then may a command tune the process for its one use (`runlens run`).
+owns_process = False
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point. Usage errors exit 2 (click's convention, matching SPEC section 10)."""
+    global owns_process
+    owns_process = True
     try:
         return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="runlens")
     except SystemExit as done:

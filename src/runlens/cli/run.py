@@ -233,13 +233,45 @@ def run_command(as_json: bool, **options: Any) -> None:
     """
     from runlens.cli.common import exit_on_user_error
 
-    run, mirror = exit_on_user_error()(_prepare)(**options)
+    run, mirror = _opened(exit_on_user_error()(_prepare), options, drawn=not as_json)
     try:
         code = execute_run(run, as_json)
     finally:
         mirror.finish()
         mirror.store.close()
     raise SystemExit(code)
+
+
+def _opened(
+    prepare: Callable[..., tuple[Run, StoreMirror]], options: dict[str, Any], *, drawn: bool
+) -> tuple[Run, StoreMirror]:
+    """`prepare(**options)` with the cyclic garbage collector paused, then out of its way.
+
+    Opening a run imports most of the runtime, the plugin and its validators: hundreds of
+    modules whose classes, functions and schemas live as long as the process and are almost
+    all in reference cycles. Each collection while they load walks them all again, so the
+    collector waits until the run is open (reference counting frees everything else as
+    usual); the progress display (`drawn`) is loaded with them. When the command is the
+    process's own (`runlens.cli.main`), the process ends with the run: what it holds by then
+    is frozen (`gc.freeze`), so the collections during the run and the interpreter's at exit
+    skip it instead of walking it once more each.
+    """
+    import gc
+
+    from runlens import cli
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        opened = prepare(**options)
+        if drawn:
+            import runlens.cli.progress  # noqa: F401  (rich, for `execute_run`)
+    finally:
+        if collecting:
+            gc.enable()
+    if cli.owns_process:
+        gc.freeze()
+    return opened
 
 
 def run_options(

@@ -18,7 +18,6 @@ so the happy path carries no bookkeeping for them.
 from __future__ import annotations
 
 import csv
-import difflib
 import io
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -146,6 +145,8 @@ def closest(name: str, names: Sequence[str]) -> str | None:
     for candidate in names:
         if candidate.casefold() == folded:
             return candidate
+    import difflib
+
     by_folded = {candidate.casefold(): candidate for candidate in names}
     matches = difflib.get_close_matches(folded, list(by_folded), n=1, cutoff=0.6)
     return by_folded[matches[0]] if matches else None

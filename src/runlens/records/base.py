@@ -7,10 +7,15 @@ always write as required in their JSON Schema (`runlens.records.schemas`).
 
 from __future__ import annotations
 
+import inspect
+import threading
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
+from pydantic._internal._docs_extraction import extract_docstrings_from_cls
 
+#: The configuration of the records' TypedDicts (`with_config`), which read their attribute
+#: docstrings when their schema is built, on first use.
 RECORD_CONFIG: Final = ConfigDict(
     extra="forbid",
     use_attribute_docstrings=True,
@@ -22,8 +27,70 @@ RECORD_CONFIG: Final = ConfigDict(
 
 
 class Record(BaseModel):
-    model_config = RECORD_CONFIG
+    # Without `use_attribute_docstrings`: a model would read its attribute docstrings from
+    # its module's source when its class is made (about 2 ms a record, at every command's
+    # start), and they only describe the fields in the JSON Schema: `model_json_schema`
+    # gives the fields the same descriptions first (`describe_records`).
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_serialization_defaults_required=True,
+        defer_build=True,
+    )
 
     def encode(self) -> dict[str, Any]:
         """The JSON object to write."""
         return self.model_dump(mode="json")
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The record's JSON Schema (pydantic's), each field described by its attribute
+        docstring unless it has a description of its own."""
+        describe_records()
+        return super().model_json_schema(*args, **kwargs)
+
+
+_described: set[type[Record]] = set()
+_describing = threading.Lock()
+
+
+def describe_records() -> None:
+    """Describe every record's fields by their attribute docstrings, as
+    `use_attribute_docstrings` would have when their classes were made: a field without a
+    description of its own gets the docstring under it in the class that declares it. The
+    records whose schemas were built then build them again, in the order they were
+    defined (a record holding another reuses the other's schema)."""
+    with _describing:
+        records = [record for record in _records(Record) if record not in _described]
+        for record in records:
+            for name, field in record.__pydantic_fields__.items():
+                if field.description is None:
+                    field.description = _docstring(record, name)
+        for record in records:
+            # Names resolved in the record's module alone, as when it was first built.
+            record.model_rebuild(force=True, _parent_namespace_depth=0)
+        _described.update(records)
+
+
+def _records(record: type[Record]) -> list[type[Record]]:
+    found = []
+    for sub in record.__subclasses__():
+        found.append(sub)
+        found.extend(_records(sub))
+    return found
+
+
+def _docstring(record: type[Record], name: str) -> str | None:
+    for owner in record.__mro__:
+        if name in inspect.get_annotations(owner):
+            return _docstrings(owner).get(name) if issubclass(owner, Record) else None
+    return None
+
+
+_DOCSTRINGS: dict[type[Record], dict[str, str]] = {}
+
+
+def _docstrings(record: type[Record]) -> dict[str, str]:
+    found = _DOCSTRINGS.get(record)
+    if found is None:
+        found = _DOCSTRINGS[record] = extract_docstrings_from_cls(record, use_inspect=True)
+    return found

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import ctypes
 import gc
 import queue
 import threading
@@ -526,6 +525,8 @@ class _ValidatorBatch:
             self.abandoned = True
             worker = self.worker
             if worker is not None and worker.is_alive() and worker.ident is not None:
+                import ctypes
+
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(worker.ident), ctypes.py_object(_Abandoned)
                 )
