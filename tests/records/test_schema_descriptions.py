@@ -58,3 +58,49 @@ def test_the_schemas_are_the_published_ones_even_after_the_records_were_built() 
         assert isinstance(generated, dict)
         for name, text in generated.items():
             assert (PUBLISHED / name).read_text(encoding="utf-8") == text, (how, name)
+
+
+def test_attribute_docstrings_read_as_pydantic_reads_them() -> None:
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    from runlens.records import schemas  # noqa: F401  (every record class defined)
+    from runlens.records.base import Record, _records, attribute_docstrings
+
+    records = _records(Record)
+    assert len(records) >= 10
+    described = 0
+    for record in records:
+        expected = extract_docstrings_from_cls(record, use_inspect=True)
+        assert attribute_docstrings(record) == expected, record.__qualname__
+        described += len(expected)
+    assert described > 10
+
+
+def test_attribute_docstrings_of_an_odd_class() -> None:
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    from runlens.records.base import attribute_docstrings
+
+    class Odd:
+        """Not an attribute's."""
+
+        plain: int
+        described: int = 3
+        """  Indented
+            text, cleaned.
+        """
+        other = 4
+        """After an assignment without a type: not a docstring."""
+        last: str
+        "Single-quoted."
+
+        def method(self) -> None:
+            inner: int = 1
+            """Inside a function: not the class's."""
+            print(inner)
+
+    assert attribute_docstrings(Odd) == {
+        "described": "Indented\ntext, cleaned.",
+        "last": "Single-quoted.",
+    }
+    assert attribute_docstrings(Odd) == extract_docstrings_from_cls(Odd, use_inspect=True)

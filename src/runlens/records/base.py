@@ -7,12 +7,14 @@ always write as required in their JSON Schema (`runlens.records.schemas`).
 
 from __future__ import annotations
 
+import ast
 import inspect
+import itertools
+import textwrap
 import threading
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
-from pydantic._internal._docs_extraction import extract_docstrings_from_cls
 
 #: The configuration of the records' TypedDicts (`with_config`), which read their attribute
 #: docstrings when their schema is built, on first use.
@@ -92,5 +94,31 @@ _DOCSTRINGS: dict[type[Record], dict[str, str]] = {}
 def _docstrings(record: type[Record]) -> dict[str, str]:
     found = _DOCSTRINGS.get(record)
     if found is None:
-        found = _DOCSTRINGS[record] = extract_docstrings_from_cls(record, use_inspect=True)
+        found = _DOCSTRINGS[record] = attribute_docstrings(record)
+    return found
+
+
+def attribute_docstrings(cls: type) -> dict[str, str]:
+    """The docstrings of a class's annotated attributes, as `use_attribute_docstrings` reads
+    them: a string statement right after `name: type` (or `name: type = value`) in the
+    class's own body, cleaned as `inspect.cleandoc` cleans a docstring. Empty when the
+    source cannot be read."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    statement = ast.parse(source).body[0]
+    if not isinstance(statement, ast.ClassDef):
+        return {}
+    found: dict[str, str] = {}
+    body = statement.body
+    for annotated, after in itertools.pairwise(body):
+        if (
+            isinstance(annotated, ast.AnnAssign)
+            and isinstance(annotated.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            found[annotated.target.id] = inspect.cleandoc(after.value.value)
     return found
