@@ -8,17 +8,42 @@ the workspace; writes only under `artifacts/`. Anything that resolves outside th
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Final, overload
 
 from runlens.errors import ToolError
 
 ARTIFACTS: Final = "artifacts"
 RUNTIME: Final = "runtime"
 INPUT: Final = "input"
+
+
+class _Under:
+    """A path of a workspace: `relative` under its root, made on first use and then kept in
+    the instance's `__dict__`, where later reads find it without calling here."""
+
+    __slots__ = ("name", "relative")
+
+    def __init__(self, relative: str) -> None:
+        self.relative = relative
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, workspace: None, owner: type | None = None) -> _Under: ...
+
+    @overload
+    def __get__(self, workspace: Workspace, owner: type | None = None) -> Path: ...
+
+    def __get__(self, workspace: Workspace | None, owner: type | None = None) -> Path | _Under:
+        if workspace is None:
+            return self
+        path = workspace.__dict__[self.name] = workspace.root / self.relative
+        return path
 
 
 class Workspace:
@@ -48,52 +73,19 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
 
-    # The paths below are made on first use, then kept (`cached_property` stores each in
-    # the instance): a reader of one workspace (a store mirror, a sync) uses a few of them.
-
-    @functools.cached_property
-    def artifacts(self) -> Path:
-        return self.root / ARTIFACTS
-
-    @functools.cached_property
-    def runtime(self) -> Path:
-        return self.root / RUNTIME
-
-    @functools.cached_property
-    def input(self) -> Path:
-        return self.root / INPUT
-
-    @functools.cached_property
-    def evidence_index(self) -> Path:
-        return self.root / self.EVIDENCE_INDEX
-
-    @functools.cached_property
-    def run_record(self) -> Path:
-        return self.root / self.RUN_RECORD
-
-    @functools.cached_property
-    def events(self) -> Path:
-        return self.root / self.EVENTS
-
-    @functools.cached_property
-    def trace(self) -> Path:
-        return self.root / self.TRACE
-
-    @functools.cached_property
-    def system_prompt(self) -> Path:
-        return self.root / self.SYSTEM_PROMPT
-
-    @functools.cached_property
-    def lock(self) -> Path:
-        return self.root / self.LOCK
-
-    @functools.cached_property
-    def citations(self) -> Path:
-        return self.root / self.CITATIONS
-
-    @functools.cached_property
-    def manifest(self) -> Path:
-        return self.root / self.MANIFEST
+    # Each path is made on first use, then kept in the instance (`_Under`): a reader of one
+    # workspace (a store mirror, a sync) uses a few of them.
+    artifacts = _Under(ARTIFACTS)
+    runtime = _Under(RUNTIME)
+    input = _Under(INPUT)
+    evidence_index = _Under(EVIDENCE_INDEX)
+    run_record = _Under(RUN_RECORD)
+    events = _Under(EVENTS)
+    trace = _Under(TRACE)
+    system_prompt = _Under(SYSTEM_PROMPT)
+    lock = _Under(LOCK)
+    citations = _Under(CITATIONS)
+    manifest = _Under(MANIFEST)
 
     def create(self) -> None:
         """Make the workspace's folders, as `Path.mkdir(exist_ok=True)` would (the root with
