@@ -258,7 +258,9 @@ def _stale_figures(
 
     documents: dict[str, Any] = {}
     for name in rule.sources:
-        document = _rows_of(run_index) if name == SOURCE_ROWS else _json_document(workspace / name)
+        document = (
+            run_index.metadata_dicts() if name == SOURCE_ROWS else _json_document(workspace / name)
+        )
         if document is None:
             return None
         documents[name] = document
@@ -268,7 +270,7 @@ def _stale_figures(
     stale: dict[str, tuple[str, ...]] = {}
     renewed_documents = dict(documents)
     if SOURCE_ROWS in documents:
-        renewed_documents[SOURCE_ROWS] = _rows_of(file_index)
+        renewed_documents[SOURCE_ROWS] = file_index.metadata_dicts()
     renewed = _compute(rule, renewed_documents, file_index)
     _differing(original, renewed, tuple(changes), stale)
     doubted = dict(documents)
@@ -312,17 +314,6 @@ def _compute(
         return {figure.key: figure for figure in figures}
     except Exception:  # see the docstring
         return None
-
-
-def _rows_of(index: EvidenceIndex) -> dict[str, dict[str, str]] | None:
-    """`SOURCE_ROWS` of an index: every row's other columns by id (None when the index does
-    not record them)."""
-    rows: dict[str, dict[str, str]] = {}
-    for row_id, metadata in index.metadata_rows():
-        if metadata is None:
-            return None
-        rows[row_id] = dict(metadata)
-    return rows
 
 
 def _in_doubt(
