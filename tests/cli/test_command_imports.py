@@ -51,10 +51,12 @@ NOT_SHOWING = (
 NOT_HELPING = ("sqlalchemy", "pydantic", "rich")
 #: What a scripted run does not call: the offline analyst's theme discovery (its model writes
 #: the analysis), urllib's request machinery (an XML escape does not need it), ctypes (only a
-#: validator abandoned mid-round is handed an exception through it) and difflib (only a
-#: missing column is matched to the closest one).
+#: validator abandoned mid-round is handed an exception through it), difflib (only a
+#: missing column is matched to the closest one) and jsonschema (only a schema it alone can
+#: judge, or a document or tool arguments the compiled check rejects, need it).
 NOT_RUNNING = (
     "runlens_feedback.discovery",
+    "jsonschema",
     "urllib.request",
     "http.client",
     "xml.sax",

@@ -6,11 +6,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, SchemaError
 
-from runlens.schema import compiled
+from runlens.schema import _KEYWORDS, _surely_a_schema, compiled
 from runlens_feedback.contracts import CONTRACTS
 
 SCHEMAS = [c.json_schema for c in CONTRACTS if c.json_schema is not None]
@@ -65,3 +66,104 @@ def test_defaults_are_not_filled_into_the_document() -> None:
     document: dict[str, Any] = {}
     assert list(compiled(schema).errors(document)) == []
     assert document == {}
+
+
+# Schemas built from the keywords `_surely_a_schema` knows (and some it does not), with values
+# on both sides of what the metaschema allows.
+_BORDERLINE: list[Any] = [
+    None,
+    True,
+    False,
+    -1,
+    0,
+    1,
+    2,
+    1.0,
+    0.5,
+    -0.5,
+    float("nan"),
+    float("inf"),
+    10**30,
+    "",
+    "x",
+    "string",
+    "integer",
+    "strng",
+    "(",
+    "a+",
+    "\\S",
+    "[a-",
+    "(?P<n>x)",
+    "x{2,1}",
+    "https://json-schema.org/draft/2020-12/schema",
+    "http://json-schema.org/draft-07/schema#",
+    [],
+    ["a"],
+    ["a", "a"],
+    ["string"],
+    ["string", "string"],
+    ["string", "null"],
+    [1],
+    [{}],
+    [True],
+    {},
+    {"a": {}},
+    {"a": 1},
+    {"a": True},
+]
+_borderline = st.sampled_from(_BORDERLINE)
+_keywords = st.sampled_from(
+    [*_KEYWORDS, "$ref", "$defs", "patternProperties", "prefixItems", "dependentRequired", "x"]
+)
+
+
+def _schemas(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    value = (
+        _borderline
+        | children
+        | st.lists(children, max_size=2)
+        | st.dictionaries(st.sampled_from(["a", "b"]), children, max_size=2)
+    )
+    return st.dictionaries(_keywords, value, max_size=3)
+
+
+hostile_schemas = st.recursive(st.booleans() | _schemas(_borderline), _schemas, max_leaves=6)
+
+
+@settings(max_examples=500, deadline=None)
+@given(schema=hostile_schemas)
+def test_a_schema_vouched_for_is_one_jsonschema_accepts(schema: Any) -> None:
+    if _surely_a_schema(schema):
+        Draft202012Validator.check_schema(schema)  # raises SchemaError if it were not
+
+
+def test_each_keyword_with_each_borderline_value() -> None:
+    vouched = 0
+    for keyword in _KEYWORDS:
+        for value in _BORDERLINE:
+            for schema in ({keyword: value}, {"items": {keyword: value}}):
+                if _surely_a_schema(schema):
+                    vouched += 1
+                    Draft202012Validator.check_schema(schema)
+    assert vouched > len(_KEYWORDS)  # the check vouches for many, not none
+
+
+def test_every_schema_of_the_contracts_is_vouched_for() -> None:
+    # So they are compiled without loading jsonschema (a run's tools: test_command_imports).
+    assert all(_surely_a_schema(schema) for schema in SCHEMAS)
+
+
+def test_a_schema_not_vouched_for_gets_jsonschema_s_error() -> None:
+    for bad in (
+        {"type": "strng"},
+        {"required": ["a", "a"]},
+        {"pattern": "("},
+        {"minLength": -1},
+        {"multipleOf": 0},
+    ):
+        assert not _surely_a_schema(bad)
+        with pytest.raises(SchemaError) as raised:
+            compiled(bad)
+        with pytest.raises(SchemaError) as expected:
+            Draft202012Validator.check_schema(bad)
+        assert raised.value.message == expected.value.message

@@ -17,8 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema.exceptions import best_match
-
 from runlens.errors import InputError, TaskError, ToolError
 from runlens.models.messages import ToolCall, ToolSpec
 from runlens.schema import CompiledSchema, compiled
@@ -75,6 +73,8 @@ class ToolRegistry:
         checker = self._checkers[call.name]
         if checker.surely_valid(call.arguments):
             return None
+        from jsonschema.exceptions import best_match  # loaded only for arguments found wrong
+
         error = best_match(checker.validator.iter_errors(call.arguments))
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path) or "arguments"

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
-
-from jsonschema import SchemaError, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from runlens.contracts import ArtifactContract, JsonRules, walk
 from runlens.contracts.paths import found_values, split
@@ -28,6 +26,9 @@ from runlens.validation.base import (
     shorten,
     show_value,
 )
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 _MESSAGE_LIMIT = 200
 
@@ -96,7 +97,12 @@ def check_json(
 def _compile(contract: ArtifactContract) -> CompiledSchema:
     try:
         return compiled(contract.json_schema or {})
-    except SchemaError as error:
+    except Exception as error:
+        # jsonschema is loaded by then: only its metaschema check raises SchemaError.
+        from jsonschema import SchemaError
+
+        if not isinstance(error, SchemaError):
+            raise
         raise ContractError(
             f"the json_schema of {contract.name} is not a valid JSON Schema: {error.message}"
         ) from error
