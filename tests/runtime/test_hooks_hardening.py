@@ -616,3 +616,29 @@ def test_a_hook_in_code_without_a_settings_folder_runs_in_the_workspace(tmp_path
     (tmp_path / ANALYSIS).write_text("{}", encoding="utf-8")
     hook = CommandHook(HookEvent.STOP, f"test -f {ANALYSIS} || exit 2", timeout=20)
     assert not hook.decide({}, tmp_path).blocked
+
+
+def test_the_settings_models_are_built_when_a_file_is_first_read(tmp_path: Path) -> None:
+    # Not at import: a run without a settings file does not pay for their validators.
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"command": "true"}]}]}}))
+    program = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from runlens.hooks import settings as s\n"
+        "models = (s.CommandEntry, s.MatcherGroup, s.HookTable, s.HooksSettings)\n"
+        "print([m.__pydantic_complete__ for m in models])\n"
+        "read = s.read_settings(Path(sys.argv[1]))\n"
+        "print(read.hooks.Stop[0].hooks[0].command, s.HooksSettings.__pydantic_complete__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(settings)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.stdout.splitlines() == [
+        "[False, False, False, False]",
+        "true True",
+    ]

@@ -46,7 +46,9 @@ _SHELL_SPECIAL = set("$`~*?[=")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # defer_build: the validators are made when a settings file is first read, not at the
+    # start of every run (most have none).
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class CommandEntry(_Strict):
@@ -109,7 +111,7 @@ class HookTable(_Strict):
 class HooksSettings(BaseModel):
     """A whole settings file. Keys other than `hooks` are other tools' business."""
 
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True, defer_build=True)
 
     hooks: HookTable
 
