@@ -247,7 +247,10 @@ SLOW: dict[str, tuple[str, ...]] = {
     "tests/validation/test_rounding.py": (
         "test_every_share_the_writer_writes_the_checker_accepts",
     ),
-    "tests/validation/test_schema.py": ("test_the_fast_check_agrees_with_jsonschema",),
+    "tests/validation/test_schema.py": (
+        "test_the_fast_check_agrees_with_jsonschema",
+        "test_a_schema_vouched_for_is_one_jsonschema_accepts",
+    ),
     "tests/workers/test_executor_ids.py": (),
     "tests/workers/test_model_server.py": (
         "test_a_run_completes_and_an_identical_run_sends_identical_requests",
