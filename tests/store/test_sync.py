@@ -202,6 +202,33 @@ def test_without_validator_events_run_findings_come_first() -> None:
     assert _report_order(findings, events) == findings[::-1]
 
 
+def test_report_events_are_read_only_when_findings_have_an_order_to_take() -> None:
+    from runlens.records.readers import EventView, FindingView, ManifestView
+    from runlens.store.sync import _results
+
+    wide = FindingView(validator="RunWideCheck", artifact="", code="run_budget_exceeded")
+    cited = FindingView(validator="Evidence", artifact="a.json", code="unknown_evidence_id")
+    events = [
+        EventView(type="validator.completed", data={"validator": "Evidence", "round": 1}),
+        EventView(type="validator.completed", data={"validator": "RunWideCheck", "round": 1}),
+    ]
+    asked: list[int] = []
+
+    def given() -> list[EventView]:
+        asked.append(1)
+        return events
+
+    for findings in ([], [wide], [cited], [wide, cited]):
+        manifest = ManifestView(findings=findings)
+        lazily = _results(manifest, given)
+        assert lazily == _results(manifest, events)
+        assert len(asked) == (1 if len(findings) > 1 else 0)
+    assert [f.validator for f in _results(ManifestView(findings=[wide, cited]), given)[1]] == [
+        "Evidence",
+        "RunWideCheck",
+    ]
+
+
 def test_index_home_adds_then_skips_unchanged_and_names_damage(
     store: RunStore, tmp_path: Path, feedback_csv: Path, good_documents: Documents
 ) -> None:

@@ -202,10 +202,13 @@ class StoreMirror:
         self._take()
         if self._behind:
             return False
-        report_events = [
-            *self._report_events,
-            *event_views(e for e in self._unwritten if e.get("type") == _REPORT_ORDER)[0],
-        ]
+        unwritten = self._unwritten
+
+        def report_events() -> list[EventView]:
+            """Read only for a run with findings to order (most runs have none or one)."""
+            taken = event_views(e for e in unwritten if e.get("type") == _REPORT_ORDER)[0]
+            return [*self._report_events, *taken]
+
         done = finish_streamed(
             self.store,
             self.workspace,

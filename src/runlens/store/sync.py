@@ -26,7 +26,7 @@ that records the run ended is synced as any other. A worker's own sync at the en
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -206,7 +206,7 @@ def finish_streamed(
     run_id: str,
     *,
     unwritten: Sequence[dict[str, Any]],
-    report_events: Sequence[EventView],
+    report_events: ReportEvents,
     origin: Origin | None,
     lock_seconds: float | None = None,
     written: WrittenRecords | None = None,
@@ -217,7 +217,8 @@ def finish_streamed(
     written (`unwritten`), the run's fields from its final `run.json`, its artifacts,
     findings and citations, and its end state. The event log is not read again:
     `report_events` are the run's `validator.completed` events, which order its findings
-    (`_report_order`). Nor are the record files the run's end handed over as it wrote them
+    (`_report_order`), or what gives them, asked only when there are two findings or more
+    to order. Nor are the record files the run's end handed over as it wrote them
     (`written`), while `run.json` is still the size written (one rewritten since is read).
 
     False, and nothing written, when the workspace does not record the run `run_id` ended
@@ -263,6 +264,10 @@ def _parsed_view(cls: type[V], raw: bytes, label: str) -> RecordRead[V]:
     return RecordRead(view, [], damaged)
 
 
+#: The events that order a run's findings (`_report_order`), or what gives them on demand.
+ReportEvents = Sequence[EventView] | Callable[[], Sequence[EventView]]
+
+
 @dataclass
 class _State:
     """What a workspace records of its run, as the store's columns: `fields` (`index_run`),
@@ -277,7 +282,7 @@ class _State:
 def _state(
     root: Workspace,
     view: RunView,
-    events: Sequence[EventView],
+    events: ReportEvents,
     event_problems: list[str],
     origin: Origin | None,
     *,
@@ -591,16 +596,20 @@ def _findings_by_code(record: RunRecordView) -> dict[str, int] | None:
 
 
 def _results(
-    manifest: ManifestView, events: Sequence[EventView]
+    manifest: ManifestView, events: ReportEvents
 ) -> tuple[list[ArtifactRow], list[FindingRow]]:
     """The manifest's artifacts, and every finding of the run: each artifact's and the run's
     own (the manifest's top-level `findings`), in the order of the run's report as far as
-    the events tell it (`_report_order`)."""
+    the events tell it (`_report_order`; `events` is asked for them only when there are two
+    findings or more: one or none is in that order already)."""
     artifacts = [
         row for row in map(ArtifactRow.from_manifest, manifest.artifacts) if row is not None
     ]
+    found = manifest.all_findings()
+    if len(found) > 1:
+        found = _report_order(found, events() if callable(events) else events)
     findings: list[FindingRow] = []
-    for finding in _report_order(manifest.all_findings(), events):
+    for finding in found:
         findings.append(FindingRow.from_finding(len(findings), finding))
     return artifacts, findings
 
