@@ -17,6 +17,7 @@ from runlens.verdict.keys import (
     SigningKeyError,
     init_key,
     key_id,
+    load_private_key,
     load_public_keys,
     signing_key,
 )
@@ -130,3 +131,42 @@ def test_public_keys_come_from_the_files_given_else_from_the_home(tmp_path: Path
     assert set(only) == {second.keyid}
     with pytest.raises(SigningKeyError, match="holds a private key"):
         load_public_keys([tmp_path / "keys" / "a.pem"], tmp_path)
+
+
+def test_a_key_file_replaced_on_disk_is_the_one_the_next_signature_uses(tmp_path: Path) -> None:
+    first = signing_key(tmp_path, environ={})
+    again = signing_key(tmp_path, environ={})
+    assert again.keyid == first.keyid
+    message = b"DSSEv1 statement"
+    first.public_key.verify(again.sign(message), message)
+
+    path = tmp_path / "keys" / "default.pem"
+    replacement = tmp_path / "other"
+    other = init_key("other", replacement)
+    path.chmod(0o600)
+    path.write_bytes((replacement / "keys" / "other.pem").read_bytes())
+    replaced = signing_key(tmp_path, environ={})
+
+    assert replaced.keyid == other.keyid != first.keyid
+    other.public_key.verify(replaced.sign(message), message)
+    assert replaced.signer() == {"keyid": other.keyid, "name": "default", "source": "home"}
+
+
+def test_the_same_key_file_read_under_another_name_says_that_name(tmp_path: Path) -> None:
+    made = init_key("ci", tmp_path)
+    path = tmp_path / "keys" / "ci.pem"
+    home = signing_key(tmp_path, environ={"RUNLENS_SIGNING_KEY": str(path)})
+    named = load_private_key(path, "ci-reviewer", "reviewer")
+
+    assert home.keyid == named.keyid == made.keyid
+    assert home.signer() == {"keyid": made.keyid, "name": "ci", "source": "env"}
+    assert named.signer() == {"keyid": made.keyid, "name": "ci-reviewer", "source": "reviewer"}
+
+
+def test_a_damaged_key_file_is_named_even_after_a_good_one_was_read(tmp_path: Path) -> None:
+    signing_key(tmp_path, environ={})
+    path = tmp_path / "keys" / "default.pem"
+    path.chmod(0o600)
+    path.write_bytes(b"-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")
+    with pytest.raises(SigningKeyError, match="is not a PEM private key"):
+        signing_key(tmp_path, environ={})

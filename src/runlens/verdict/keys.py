@@ -6,8 +6,10 @@ Keys live under `$RUNLENS_HOME/keys/` (the runs home, `runlens.records.io.runs_h
 its raw 32-byte public key, the `keyid` of the DSSE signatures it makes.
 
 A run signs with the private key file `RUNLENS_SIGNING_KEY` names, else with the home's
-`default` key, made on first use (with a one-line notice on stderr). The private key is held
-in memory only while signing: it never enters a record, an event, a log line or the store.
+`default` key, made on first use (with a one-line notice on stderr). The private key never
+enters a record, an event, a log line or the store. A process keeps the keys it has parsed,
+by the bytes of their files (`_PARSED`): each run still reads its key file, so a key replaced
+on disk is the one the next run signs with, but parsing the PEM is done once.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ KEYS_FOLDER: Final = "keys"
 PRIVATE_SUFFIX: Final = ".pem"
 PUBLIC_SUFFIX: Final = ".pub.pem"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: The default key's file name in `keys/`.
+_DEFAULT_FILE: Final = f"{DEFAULT_NAME}{PRIVATE_SUFFIX}"
 
 
 class SigningKeyError(UserError):
@@ -187,8 +191,18 @@ def _read(path: Path) -> bytes:
         os.close(handle)
 
 
+#: The keys parsed in this process, by the bytes of their PEM files: a run signs with the
+#: key it has just read, parsed once (a key file's bytes say everything its key is).
+_PARSED: dict[bytes, tuple[Ed25519PrivateKey, str]] = {}
+#: How many parsed keys are kept (a home's key, `RUNLENS_SIGNING_KEY`'s, reviewers').
+_PARSED_LIMIT: Final = 16
+
+
 def _private_key(path: Path, data: bytes, label: str, source: str) -> SigningKey:
     """The Ed25519 private key in `data`, read from `path`."""
+    parsed = _PARSED.get(data)
+    if parsed is not None:
+        return SigningKey(parsed[0], parsed[1], label, source)
     try:
         private_key = serialization.load_pem_private_key(data, password=None)
     except TypeError as error:  # encrypted: no way to ask for its password here
@@ -200,7 +214,11 @@ def _private_key(path: Path, data: bytes, label: str, source: str) -> SigningKey
     if not isinstance(private_key, Ed25519PrivateKey):
         kind = type(private_key).__name__.lstrip("_").removesuffix("PrivateKey") or "other"
         raise SigningKeyError(f"signing key {path} is a {kind} key, not an Ed25519 key")
-    return SigningKey(private_key, key_id(private_key.public_key()), label, source)
+    keyid = key_id(private_key.public_key())
+    if len(_PARSED) >= _PARSED_LIMIT:
+        _PARSED.clear()
+    _PARSED[bytes(data)] = (private_key, keyid)
+    return SigningKey(private_key, keyid, label, source)
 
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
@@ -253,7 +271,7 @@ def signing_key(
     if configured:
         path = Path(configured).expanduser()
         return load_private_key(path, _label(path), "env")
-    path = private_path(DEFAULT_NAME, home)
+    path = runs_home(home).joinpath(KEYS_FOLDER, _DEFAULT_FILE)  # `private_path`'s
     try:
         # The usual case in one read; a key that cannot be read goes the way below, which
         # says why (or makes the key).
