@@ -74,72 +74,105 @@ def _span_id(run_id: str, key: str) -> str:
     return hashlib.sha256(f"{run_id}/{key}".encode()).hexdigest()[:16]
 
 
+class _SpanIds:
+    """`_span_id` for one run: the hash of `{run_id}/` taken once, then copied per span."""
+
+    __slots__ = ("_prefix",)
+
+    def __init__(self, run_id: str) -> None:
+        self._prefix = hashlib.sha256(f"{run_id}/".encode())
+
+    def __call__(self, key: str) -> str:
+        digest = self._prefix.copy()
+        digest.update(key.encode())
+        return digest.hexdigest()[:16]
+
+
 def _nanos(seconds: float) -> int:
     return int(seconds * _NANOS)
 
 
 def build_trace(run_id: str, events: list[Event], *, plugin: str, model: str, status: str) -> Trace:
-    """Spans for the run, each model call, tool call and validator, parent-linked."""
+    """Spans for the run, each model call, tool call and validator, parent-linked.
+
+    Every span but the root is a `CLIENT` child of the root; the loop below builds each one
+    in place (this runs once per run, over every event)."""
     trace_id = hashlib.sha256(run_id.encode()).hexdigest()[:32]
-    root_id = _span_id(run_id, "run")
+    span_id = _SpanIds(run_id)
+    root_id = span_id("run")
     spans: list[Span] = []
     open_tools: dict[str, Event] = {}
     start = events[0].at if events else 0.0
     end = events[-1].at if events else 0.0
     provider = model.split(":", 1)[0]
+    chat = f"chat {model}"
     for event in events:
-        data = event.data
-        if event.type == "model.called":
+        kind = event.type
+        if kind == "model.called":
+            data = event.data
             began = event.at - float(data.get("duration_ms", 0)) / 1000
-            attributes = {
+            attributes: dict[str, Any] = {
                 "gen_ai.operation.name": "chat",
                 "gen_ai.provider.name": provider,
                 "gen_ai.request.model": model,
                 "gen_ai.response.finish_reasons": [data.get("finish_reason") or "stop"],
-                "runlens.turn": data.get("turn"),
-                "runlens.purpose": data.get("purpose", "turn"),
             }
+            turn = data.get("turn")
+            if turn is not None:
+                attributes["runlens.turn"] = turn
+            purpose = data.get("purpose", "turn")
+            if purpose is not None:
+                attributes["runlens.purpose"] = purpose
             for key in ("input_tokens", "output_tokens"):
-                if data.get(key) is not None:
-                    attributes[f"gen_ai.usage.{key}"] = data[key]
+                value = data.get(key)
+                if value is not None:
+                    attributes[f"gen_ai.usage.{key}"] = value
             spans.append(
-                _span(
-                    trace_id,
-                    _span_id(run_id, f"model/{event.seq}"),
-                    root_id,
-                    f"chat {model}",
-                    began,
-                    event.at,
-                    attributes,
-                )
+                {
+                    "trace_id": trace_id,
+                    "span_id": span_id(f"model/{event.seq}"),
+                    "parent_span_id": root_id,
+                    "name": chat,
+                    "kind": "CLIENT",
+                    "start_time_unix_nano": int(began * _NANOS),
+                    "end_time_unix_nano": int(max(event.at, began) * _NANOS),
+                    "attributes": attributes,
+                    "status": {"code": "OK"},
+                }
             )
-        elif event.type == "tool.called":
-            open_tools[str(data.get("tool_call_id"))] = event
-        elif event.type in ("tool.completed", "tool.failed"):
+        elif kind == "tool.called":
+            open_tools[str(event.data.get("tool_call_id"))] = event
+        elif kind == "tool.completed" or kind == "tool.failed":
+            data = event.data
             call_id = str(data.get("tool_call_id"))
             opened = open_tools.pop(call_id, event)
+            name = data.get("name")
+            attributes = {"gen_ai.operation.name": "execute_tool"}
+            if name is not None:
+                attributes["gen_ai.tool.name"] = name
+            attributes["gen_ai.tool.call.id"] = call_id
+            error = data.get("error") if kind == "tool.failed" else None
+            began = opened.at
             spans.append(
-                _span(
-                    trace_id,
-                    _span_id(run_id, f"tool/{opened.seq}"),
-                    root_id,
-                    f"execute_tool {data.get('name')}",
-                    opened.at,
-                    event.at,
-                    {
-                        "gen_ai.operation.name": "execute_tool",
-                        "gen_ai.tool.name": data.get("name"),
-                        "gen_ai.tool.call.id": call_id,
-                    },
-                    error=data.get("error") if event.type == "tool.failed" else None,
-                )
+                {
+                    "trace_id": trace_id,
+                    "span_id": span_id(f"tool/{opened.seq}"),
+                    "parent_span_id": root_id,
+                    "name": f"execute_tool {name}",
+                    "kind": "CLIENT",
+                    "start_time_unix_nano": int(began * _NANOS),
+                    "end_time_unix_nano": int(max(event.at, began) * _NANOS),
+                    "attributes": attributes,
+                    "status": {"code": "ERROR", "message": error} if error else {"code": "OK"},
+                }
             )
-        elif event.type == "validator.completed":
+        elif kind == "validator.completed":
+            data = event.data
             began = event.at - float(data.get("duration_ms", 0)) / 1000
             spans.append(
                 _span(
                     trace_id,
-                    _span_id(run_id, f"validator/{event.seq}"),
+                    span_id(f"validator/{event.seq}"),
                     root_id,
                     f"validate {data.get('validator')}",
                     began,
