@@ -235,6 +235,11 @@ class Run(RunRecords):
             await self._execute_with(context, registry)
         finally:
             registry.close()  # its tool threads go to the pool (they end unless a run takes them)
+            # The loop holds the context and the context the loop's `call_model`: a cycle
+            # that kept the whole run (its events, messages, records) alive until the next
+            # garbage collection. Model calls are for the run's duration: once its loop is
+            # over, the context lets go of it, and the run is freed as soon as it ends.
+            context.call_model = None
 
     async def _execute_with(self, context: ToolContext, registry: ToolRegistry) -> None:
         self._register_hooks()

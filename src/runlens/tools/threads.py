@@ -256,15 +256,25 @@ class _ToolThread:
                     continue  # a run's own idle thread (its registry not closed): waits on
                 if job is None:
                     return
-                context, call, function, tool_context, arguments = job
-                thread.name = f"runlens-tool-{call.name[:40]}"
-                # In a copy of the caller's context: the tool sees the run's context variables
-                # (its cancel scope among them) as a thread of its own would.
-                with contextlib.suppress(BaseException):  # `body` hands the call's errors over
-                    context.run(call.body, self, function, tool_context, arguments)
+                self._run(thread, job)
+                # Nothing of the call is kept while the thread waits for the next one (the
+                # run's context, through it the run itself).
+                job = None
         finally:
             if self._loop is not None:
                 _close_loop(self._loop)
+
+    def _run(
+        self,
+        thread: threading.Thread,
+        job: tuple[contextvars.Context, _Call, ToolFunction, ToolContext, Mapping[str, Any]],
+    ) -> None:
+        context, call, function, tool_context, arguments = job
+        thread.name = f"runlens-tool-{call.name[:40]}"
+        # In a copy of the caller's context: the tool sees the run's context variables
+        # (its cancel scope among them) as a thread of its own would.
+        with contextlib.suppress(BaseException):  # `body` hands the call's errors over
+            context.run(call.body, self, function, tool_context, arguments)
 
     def run_async(self, awaitable: Awaitable[T]) -> T:
         """`asyncio.run(awaitable)` on this thread's loop: the tasks the tool leaves running
