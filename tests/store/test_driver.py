@@ -448,15 +448,21 @@ def test_a_first_write_inserts_the_row_an_upsert_writes_and_never_revives_an_end
             "updated_at": "2026-12-01T10:00:00Z",
         }
         store.upsert_run("run_upsert", **fields)
-        store._upsert("run_first", fields, new=True)
+        assert store._insert_new("run_first", fields)
         assert _raw_rows(store.engine, t.runs, "run_upsert") == _raw_rows(
             store.engine, t.runs, "run_first"
         )
+        assert not store._insert_new("run_first", {**fields, "plugin": "other"})
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.plugin == "p\x00"  # held: left as it is
         store.finish("run_first", "completed")
-        store._upsert("run_first", {**fields, "status": "running"}, new=True)
+        store.upsert_run("run_first", **{**fields, "status": "running"})
         detail = store.get_run("run_first")
         assert detail is not None and detail.status == "completed"
-        store._upsert("run_first", {"warnings": ["w"]}, new=True)  # not live: it is set
+        store.upsert_run("run_first", warnings=["w"])  # not live: it is set
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.warnings == ["w"] and detail.status == "completed"
+        store.upsert_run("run_first", status="running", warnings=["x"])  # live: never set
         detail = store.get_run("run_first")
         assert detail is not None and detail.warnings == ["w"] and detail.status == "completed"
     finally:

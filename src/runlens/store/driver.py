@@ -22,7 +22,7 @@ here begins or ends a transaction.
     event_rows         the encoded rows of a run's events (those with a usable `seq`)
     insert_rows        a table's rows in one INSERT (events skip those held)
     insert_encoded     the same, of rows already encoded
-    update_run         the run's row: the columns given
+    update_run         the run's row: the columns given (unless its status is one kept)
     insert_run         a new run's row (on conflict: the columns named set, or nothing)
     run_status         the run's status (the row locked on PostgreSQL)
     raise_last_seq     each run's `last_seq` raised to the top of its new events
@@ -91,6 +91,10 @@ class Table:
 
     name: str
     columns: tuple[Column, ...]
+
+    def __hash__(self) -> int:
+        # By name, not by every column: the statements made for a table are cached by it.
+        return hash(self.name)
 
     @functools.cached_property
     def by_name(self) -> dict[str, Column]:
@@ -364,23 +368,36 @@ def event_rows(
 
 
 @functools.cache
-def _update_run_sql(engine: Engine, names: tuple[str, ...]) -> str:
+def _update_run_sql(engine: Engine, names: tuple[str, ...], kept: int = 0) -> str:
     columns = [RUNS.by_name[name] for name in names]
     sets = ", ".join(
         f"{column.name}={mark}"
         for column, mark in zip(columns, _marks(engine, columns), strict=True)
     )
     (key,) = _marks(engine, [RUNS.by_name["run_id"]])
-    return f"UPDATE runs SET {sets} WHERE runs.run_id = {key}"
+    unless = ""
+    if kept:
+        marks = ", ".join(_marks(engine, [RUNS.by_name["status"]] * kept))
+        unless = f" AND runs.status NOT IN ({marks})"
+    return f"UPDATE runs SET {sets} WHERE runs.run_id = {key}{unless}"
 
 
-def update_run(driver: Any, engine: Engine, run_id: str, values: Mapping[str, Any]) -> int:
-    """Set the run's columns `values` names; how many rows changed (0: no such run)."""
+def update_run(
+    driver: Any,
+    engine: Engine,
+    run_id: str,
+    values: Mapping[str, Any],
+    *,
+    keep: Sequence[str] = (),
+) -> int:
+    """Set the run's columns `values` names; how many rows changed (0: no such run, or,
+    with `keep`, a run whose status is one of those, left as it is)."""
     names = tuple(values)
-    sql = _update_run_sql(engine, names)
+    sql = _update_run_sql(engine, names, len(keep))
     columns = RUNS.by_name
     params = [_encode(columns[name], values[name]) for name in names]
     params.append(_encode(columns["run_id"], run_id))
+    params.extend(_encode(columns["status"], status) for status in keep)
     cursor = driver.cursor()
     try:
         cursor.execute(sql, params)

@@ -218,6 +218,7 @@ class StoreMirror:
             origin=self.origin,
             lock_seconds=self._lock_seconds,
             written=self._written,
+            new=not self._created,
         )
         if done:
             self._unwritten = []

@@ -210,6 +210,7 @@ def finish_streamed(
     origin: Origin | None,
     lock_seconds: float | None = None,
     written: WrittenRecords | None = None,
+    new: bool = False,
 ) -> bool:
     """The end of a run whose events a live mirror has streamed (`StoreMirror.finish`):
     what the store does not hold yet is written once, in one transaction
@@ -220,6 +221,7 @@ def finish_streamed(
     (`_report_order`), or what gives them, asked only when there are two findings or more
     to order. Nor are the record files the run's end handed over as it wrote them
     (`written`), while `run.json` is still the size written (one rewritten since is read).
+    `new`: the mirror has not written the run yet (`RunStore.end_run`'s `new`).
 
     False, and nothing written, when the workspace does not record the run `run_id` ended
     with a record read whole: `sync_workspace` then reads the workspace as a reader would.
@@ -251,6 +253,7 @@ def finish_streamed(
         state.results,
         state.final,
         lock_seconds=lock_seconds,
+        new=new,
     )
     return True
 

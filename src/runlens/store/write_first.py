@@ -206,8 +206,11 @@ class WriteFirstStore:
         final: Mapping[str, Any] | None = None,
         *,
         lock_seconds: float | None = None,
+        new: bool = False,
     ) -> None:
-        self._now.end_run(run_id, status, fields, events, results, final, lock_seconds=lock_seconds)
+        self._now.end_run(
+            run_id, status, fields, events, results, final, lock_seconds=lock_seconds, new=new
+        )
 
     def cancels_requested(self, run_ids: Collection[str]) -> set[str]:
         if self._full is not None:
