@@ -286,9 +286,11 @@ class StoreMirror:
         """What writing `batch` publishes (the run's row the first time, the fields its
         events change), and what the mirror then holds as written, to apply once the
         batch is in the store."""
+        events, _ = event_views(e for e in batch if e.get("type") in _FOLDED)
+        if self._created and not events:  # nothing in the batch changes the run's fields
+            return Published(self.run_id, batch), lambda: None
         if self._record is None:
             self._record = read_run_record(self.workspace.run_record).view
-        events, _ = event_views(e for e in batch if e.get("type") in _FOLDED)
         folded = live_record(self._record, events) if self._record is not None else None
         fields: dict[str, Any] = {}
         if folded is not None:
