@@ -43,7 +43,7 @@ import re
 from _json import encode_basestring_ascii, make_encoder
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, Literal, Protocol, TypeGuard, cast
 
 import orjson
 
@@ -332,12 +332,37 @@ def usable_seq(seq: Any) -> TypeGuard[int]:
     return isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= MAX_SEQ
 
 
-def event_rows(
-    run_id: str, events: Iterable[Mapping[str, Any]]
-) -> tuple[list[tuple[Any, ...]], int | None]:
+class EventRecord(Protocol):
+    """An event given as an object (`runlens.records.events.Event`) rather than a mapping."""
+
+    @property
+    def seq(self) -> Any: ...
+    @property
+    def ts(self) -> Any: ...
+    @property
+    def type(self) -> Any: ...
+    @property
+    def data(self) -> Any: ...
+
+
+#: A run's events as `event_rows` takes them: mappings (`{seq, ts, type, data}`), or a
+#: sequence of `EventRecord`s (what a live mirror takes from its run, not made into dicts).
+Events = Iterable[Mapping[str, Any]] | Sequence[EventRecord]
+
+
+def event_rows(run_id: str, events: Events) -> tuple[list[tuple[Any, ...]], int | None]:
     """The `events` rows (encoded, in `EVENTS`' column order) of the events with a usable
     `seq`, and the highest of those (None when there is none). An event's `ts` and `type`
     are text (empty when missing), its `data` an object (`{}` when it is not one)."""
+    if isinstance(events, Sequence) and events and not isinstance(events[0], Mapping):
+        return _record_rows(run_id, cast("Sequence[EventRecord]", events))
+    return _mapping_rows(run_id, cast("Iterable[Mapping[str, Any]]", events))
+
+
+def _mapping_rows(
+    run_id: str, events: Iterable[Mapping[str, Any]]
+) -> tuple[list[tuple[Any, ...]], int | None]:
+    """`event_rows` of events given as mappings."""
     key = _encode(_RUN_ID, run_id)
     rows: list[tuple[Any, ...]] = []
     append = rows.append
@@ -363,6 +388,38 @@ def event_rows(
         if type(kind) is not str or len(kind) > 100 or not kind.isascii() or "\x00" in kind:
             kind = encode_text(str(kind), 100)
         data = event.get("data")
+        append((key, seq, ts, kind, encode_json_text(data if isinstance(data, dict) else {})))
+    return rows, (top if rows else None)
+
+
+def _record_rows(
+    run_id: str, events: Sequence[EventRecord]
+) -> tuple[list[tuple[Any, ...]], int | None]:
+    """`event_rows` of events given as objects: the same rows, read from their attributes
+    (a run's events, as a mirror takes them, without a dict made of each)."""
+    key = _encode(_RUN_ID, run_id)
+    rows: list[tuple[Any, ...]] = []
+    append = rows.append
+    top = -1
+    for event in events:
+        given = event.seq
+        if type(given) is int:
+            if not 0 <= given <= MAX_SEQ:
+                continue
+            seq = given
+        elif usable_seq(given):
+            seq = int(given)
+        else:
+            continue
+        if seq > top:
+            top = seq
+        ts = event.ts or ""
+        if type(ts) is not str or len(ts) > 40 or not ts.isascii() or "\x00" in ts:
+            ts = encode_text(str(ts), 40)
+        kind = event.type or ""
+        if type(kind) is not str or len(kind) > 100 or not kind.isascii() or "\x00" in kind:
+            kind = encode_text(str(kind), 100)
+        data = event.data
         append((key, seq, ts, kind, encode_json_text(data if isinstance(data, dict) else {})))
     return rows, (top if rows else None)
 

@@ -26,7 +26,7 @@ that records the run ended is synced as any other. A worker's own sync at the en
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -67,6 +67,7 @@ from runlens.tools.workspace import Workspace
 
 if TYPE_CHECKING:
     from runlens.store.db import RunStore
+    from runlens.store.driver import EventRecord
 
 __all__ = [
     "IndexReport",
@@ -205,7 +206,7 @@ def finish_streamed(
     workspace: Path | Workspace,
     run_id: str,
     *,
-    unwritten: Sequence[dict[str, Any]],
+    unwritten: Sequence[Mapping[str, Any]] | Sequence[EventRecord],
     report_events: ReportEvents,
     origin: Origin | None,
     lock_seconds: float | None = None,

@@ -183,7 +183,7 @@ class WriteFirstStore:
     def publish(
         self,
         run_id: str,
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         *,
         first: Mapping[str, Any] | None = None,
         live: Mapping[str, Any] | None = None,
@@ -201,7 +201,7 @@ class WriteFirstStore:
         run_id: str,
         status: str,
         fields: Mapping[str, Any],
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         results: Results | None,
         final: Mapping[str, Any] | None = None,
         *,

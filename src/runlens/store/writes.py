@@ -45,7 +45,7 @@ class Published:
     """One live run's batch for `RunWrites.publish_many`: `publish`'s arguments."""
 
     run_id: str
-    events: Sequence[Mapping[str, Any]]
+    events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord]
     first: Mapping[str, Any] | None = None
     live: Mapping[str, Any] | None = None
 
@@ -115,7 +115,7 @@ class RunWrites(StoreBase):
     def publish(
         self,
         run_id: str,
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         *,
         first: Mapping[str, Any] | None = None,
         live: Mapping[str, Any] | None = None,
@@ -180,7 +180,7 @@ class RunWrites(StoreBase):
         run_id: str,
         status: str,
         fields: Mapping[str, Any],
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         results: Results | None,
         final: Mapping[str, Any] | None = None,
         *,
