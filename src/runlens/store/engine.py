@@ -199,6 +199,25 @@ def _upgrade(engine: Engine, url: str) -> None:
                 _driver_execute(connection, "PRAGMA foreign_keys=ON")
 
 
+def _set_local(connection: Connection, setting: str) -> None:
+    """`SET LOCAL setting` in the transaction of `connection` (PostgreSQL), through the
+    driver: SQLAlchemy's execution of a text costs more than the statement's round trip.
+    Through SQLAlchemy when someone listens to its statements (a tracer, a test)."""
+    sql = f"SET LOCAL {setting}"
+    if connection.dispatch.before_cursor_execute:
+        import sqlalchemy as sa
+
+        connection.execute(sa.text(sql))
+        return
+    driver = connection.connection.driver_connection
+    assert driver is not None, "an open connection has a driver connection"
+    try:
+        driver.execute(sql).close()
+    except connection.dialect.loaded_dbapi.Error as error:
+        connection._handle_dbapi_exception(error, sql, (), None, None)
+        raise  # not reached: the call above raises SQLAlchemy's error
+
+
 def _driver_execute(connection: Connection, sql: str) -> None:
     """Run `sql` on the driver's connection itself, outside SQLAlchemy's transactions."""
     driver = connection.connection.driver_connection
@@ -301,11 +320,7 @@ class StoreBase:
             try:
                 with connection.begin():
                     if not sqlite and lock_seconds is not None:
-                        import sqlalchemy as sa
-
-                        connection.execute(
-                            sa.text(f"SET LOCAL lock_timeout = {int(lock_seconds * 1000)}")
-                        )
+                        _set_local(connection, f"lock_timeout = {int(lock_seconds * 1000)}")
                     yield connection
             finally:
                 if sqlite and lock_seconds is not None and not connection.closed:
