@@ -64,21 +64,23 @@ def _mirrored_run(
     queue_size: int = 50_000,
     live_batches: bool = False,
     watched: RunStore | None = None,
+    redacting: bool = True,
 ) -> StoreMirror:
     """A run of the feedback plugin mirrored into `store` as `runlens run` mirrors it, its
-    key (`SECRET`) redacted; finished. `live_batches`: the run waits, before validating,
-    until the mirror has written some of its events (as `watched` reads them, else `store`)."""
+    key (`SECRET`) redacted (unless not `redacting`: a mirror with nothing to redact);
+    finished. `live_batches`: the run waits, before validating, until the mirror has
+    written some of its events (as `watched` reads them, else `store`)."""
     plugin = load_plugin("feedback-analysis")
     script = turns(*documents)
     script[1]["content"] = f"Writing, with {SECRET} echoed."
     model = ScriptedModel(script)
-    settings = RunSettings(secrets=(SECRET,))
+    settings = RunSettings(secrets=(SECRET,) if redacting else ())
     mirror = StoreMirror(
         store,
         run_id,
         workspace,
         on_cancel=lambda _reason: None,
-        redact=redactor(settings.secrets),
+        redact=redactor(settings.secrets) if redacting else None,
         flush_seconds=flush_seconds,
         queue_size=queue_size,
     )
@@ -153,6 +155,46 @@ def test_a_mirrored_runs_rows_equal_what_a_reindex_of_its_workspace_writes(
     assert _rows(store, "run_mirrored")["events"] == []
     assert sync_workspace(store, workspace) == "run_mirrored"
     assert _rows(store, "run_mirrored") == mirrored
+
+
+@pytest.mark.parametrize(
+    ("failing", "flush_seconds", "live_batches"),
+    [(False, 0.01, True), (True, 0.01, True), (True, 3600, False)],
+    ids=["streamed", "streamed-failing", "at-the-end"],
+)
+def test_a_mirror_with_nothing_to_redact_stores_what_a_reindex_writes(
+    store: RunStore,
+    tmp_path: Path,
+    feedback_csv: Path,
+    good_documents: Documents,
+    failing: bool,
+    flush_seconds: float,
+    live_batches: bool,
+) -> None:
+    """A mirror without a redactor keeps the run's events as they are (not made into
+    dicts): the rows are the same."""
+    workspace = tmp_path / "ws"
+    documents = failing_documents(good_documents) if failing else good_documents
+    mirror = _mirrored_run(
+        store,
+        workspace,
+        feedback_csv,
+        documents,
+        run_id="run_plain",
+        flush_seconds=flush_seconds,
+        live_batches=live_batches,
+        redacting=False,
+    )
+    assert mirror.healthy
+    mirrored = _rows(store, "run_plain")
+    assert mirrored["runs"][0]["status"] == ("failed" if failing else "completed")
+    assert store.events("run_plain") == list(read_events(workspace / "runtime" / "events.jsonl"))
+    assert mirrored["artifacts"] and mirrored["citations"]
+    if failing:
+        assert len(mirrored["findings"]) > 1  # ordered by the report's events
+    store.delete_run("run_plain")
+    assert sync_workspace(store, workspace) == "run_plain"
+    assert _rows(store, "run_plain") == mirrored
 
 
 @pytest.mark.parametrize(
