@@ -201,7 +201,7 @@ def test_the_engine_module_loads_without_sqlalchemy() -> None:
 def test_a_sqlite_connection_configured_alone_has_the_engines_settings(tmp_path: Path) -> None:
     from runlens.store.engine import _engine, configure_sqlite
 
-    pragmas = ("busy_timeout", "journal_mode", "synchronous", "foreign_keys")
+    pragmas = ("busy_timeout", "journal_mode", "synchronous", "foreign_keys", "journal_size_limit")
     engine = _engine(f"sqlite:///{tmp_path / 'a.db'}")
     try:
         with engine.connect() as connection:
@@ -218,7 +218,7 @@ def test_a_sqlite_connection_configured_alone_has_the_engines_settings(tmp_path:
         assert alone.isolation_level is None and engine_isolation is None
     finally:
         alone.close()
-    assert through_engine == [(30_000,), ("wal",), (1,), (1,)]
+    assert through_engine == [(30_000,), ("wal",), (1,), (1,), (16 * 1024 * 1024,)]
 
 
 @pytest.mark.parametrize("listening", [False, True])

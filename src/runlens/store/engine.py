@@ -124,16 +124,24 @@ def _configure_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+#: How large a SQLite store's write-ahead log file stays once a checkpoint has emptied it:
+#: a log that grew while readers kept the checkpoints from catching up (a long replay
+#: watched from the UI) is cut back to this, not kept at its largest.
+WAL_LIMIT_BYTES = 16 * 1024 * 1024
+
+
 def configure_sqlite(dbapi_connection: Any) -> None:
     """The settings of every connection to a SQLite store (a `sqlite3.Connection`): the
-    busy timeout, WAL mode, `synchronous=NORMAL`, foreign keys on, and transactions left to
-    the caller (`BEGIN IMMEDIATE` for a write, never the driver's implicit `BEGIN`)."""
+    busy timeout, WAL mode, `synchronous=NORMAL`, the log's size limit (`WAL_LIMIT_BYTES`),
+    foreign keys on, and transactions left to the caller (`BEGIN IMMEDIATE` for a write,
+    never the driver's implicit `BEGIN`)."""
     dbapi_connection.isolation_level = None  # the driver leaves transactions to us
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout={BUSY_MS}")
     if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
         _while_locked(lambda: cursor.execute("PRAGMA journal_mode=WAL"))
     cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
