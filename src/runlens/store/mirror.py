@@ -80,6 +80,7 @@ _FOLDED = frozenset(
         _REPORT_ORDER,
     }
 )
+#: The event types asked for when a run's findings need ordering.
 _REPORT_TYPES = frozenset({_REPORT_ORDER})
 #: What `on_cancel` is given as the reason the run ends `cancelled`.
 CANCEL_REASON = "cancelled on request from the run store (runlens ui or the API)"
@@ -267,11 +268,10 @@ class StoreMirror:
             return
         for event in taken:
             data = event.to_dict()
-            if redact is not None:
-                text = json.dumps(data, ensure_ascii=False)
-                redacted = redact(text)
-                if redacted != text:  # a secret was blanked out: the data as redacted
-                    data = json.loads(redacted)
+            text = json.dumps(data, ensure_ascii=False)
+            redacted = redact(text)
+            if redacted != text:  # a secret was blanked out: the data as redacted
+                data = json.loads(redacted)
             self._unwritten.append(data)
 
     def _write(self, batch: list[Any]) -> None:
