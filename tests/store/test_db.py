@@ -201,7 +201,7 @@ def test_the_engine_module_loads_without_sqlalchemy() -> None:
 def test_a_sqlite_connection_configured_alone_has_the_engines_settings(tmp_path: Path) -> None:
     from runlens.store.engine import _engine, configure_sqlite
 
-    pragmas = ("busy_timeout", "journal_mode", "synchronous", "foreign_keys")
+    pragmas = ("busy_timeout", "journal_mode", "synchronous", "foreign_keys", "journal_size_limit")
     engine = _engine(f"sqlite:///{tmp_path / 'a.db'}")
     try:
         with engine.connect() as connection:
@@ -218,4 +218,46 @@ def test_a_sqlite_connection_configured_alone_has_the_engines_settings(tmp_path:
         assert alone.isolation_level is None and engine_isolation is None
     finally:
         alone.close()
-    assert through_engine == [(30_000,), ("wal",), (1,), (1,)]
+    assert through_engine == [(30_000,), ("wal",), (1,), (1,), (16 * 1024 * 1024,)]
+
+
+@pytest.mark.parametrize("listening", [False, True])
+def test_a_bounded_transaction_waits_for_locks_that_long_and_no_other_does(
+    store: RunStore, listening: bool
+) -> None:
+    """`transaction(lock_seconds=...)` bounds how long its statements wait for a lock
+    (PostgreSQL's `lock_timeout`, SQLite's busy timeout) for that transaction alone; a
+    listener to the engine's statements hears the setting (when one listens, it goes
+    through SQLAlchemy)."""
+    import sqlalchemy as sa
+
+    heard: list[str] = []
+
+    def hear(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        heard.append(statement)
+
+    if listening:
+        sa.event.listen(store.engine, "before_cursor_execute", hear)
+    setting = (
+        "PRAGMA busy_timeout" if store.engine.dialect.name == "sqlite" else "SHOW lock_timeout"
+    )
+
+    def current() -> str:
+        with store._read() as connection:
+            return str(connection.exec_driver_sql(setting).scalar())
+
+    try:
+        default = current()
+        with store.transaction(lock_seconds=0.25):
+            bounded = current()
+            store.upsert_run("run_bounded", plugin="p", model="m", status="running", workspace="")
+        with store.transaction():
+            after = current()
+    finally:
+        if listening:
+            sa.event.remove(store.engine, "before_cursor_execute", hear)
+    assert bounded == ("250" if store.engine.dialect.name == "sqlite" else "250ms")
+    assert after == default != bounded
+    assert store.get_run("run_bounded") is not None
+    if listening and store.engine.dialect.name != "sqlite":
+        assert "SET LOCAL lock_timeout = 250" in heard

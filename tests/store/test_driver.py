@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import random
 from collections import OrderedDict
+from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
+from runlens.records.events import Event
 from runlens.store import driver as d
 from runlens.store import open_store
 from runlens.store import tables as t
@@ -213,6 +215,35 @@ def test_event_rows_are_what_they_were_for_every_kind_of_field() -> None:
         rows, top = d.event_rows(run_id, events)
         assert (rows, top) == _event_rows_before(run_id, events), events
         assert [type(row[1]) for row in rows] == [int] * len(rows)
+        # The same events as objects (a mirror's, not made into dicts): the same rows.
+        records = [_Record(**event) for event in events]
+        assert d.event_rows(run_id, records) == (rows, top), events
+
+
+@dataclass(frozen=True)
+class _Record:
+    """An event as an object, as `runlens.records.events.Event` is (a field missing from
+    the mapping is None here, as `get` gives it there)."""
+
+    seq: Any = None
+    ts: Any = None
+    type: Any = None
+    data: Any = None
+
+
+def test_a_runs_own_events_make_the_rows_their_dicts_make() -> None:
+    events = [
+        Event(number, "2026-12-06T10:00:00.000000+00:00", "run_x", kind, data)
+        for number, (kind, data) in enumerate(
+            [("run.created", {"plugin": "p"}), ("tool.called", HOSTILE_JSON[4])]
+            + [("model.called", value) for value in HOSTILE_JSON],
+            start=1,
+        )
+    ]
+    assert d.event_rows("run_x", events) == d.event_rows(
+        "run_x", [event.to_dict() for event in events]
+    )
+    assert d.event_rows("run_x", []) == ([], None)
 
 
 def test_encode_json_text_of_a_value_that_holds_itself_fails_as_the_walk_does() -> None:
@@ -448,15 +479,21 @@ def test_a_first_write_inserts_the_row_an_upsert_writes_and_never_revives_an_end
             "updated_at": "2026-12-01T10:00:00Z",
         }
         store.upsert_run("run_upsert", **fields)
-        store._upsert("run_first", fields, new=True)
+        assert store._insert_new("run_first", fields)
         assert _raw_rows(store.engine, t.runs, "run_upsert") == _raw_rows(
             store.engine, t.runs, "run_first"
         )
+        assert not store._insert_new("run_first", {**fields, "plugin": "other"})
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.plugin == "p\x00"  # held: left as it is
         store.finish("run_first", "completed")
-        store._upsert("run_first", {**fields, "status": "running"}, new=True)
+        store.upsert_run("run_first", **{**fields, "status": "running"})
         detail = store.get_run("run_first")
         assert detail is not None and detail.status == "completed"
-        store._upsert("run_first", {"warnings": ["w"]}, new=True)  # not live: it is set
+        store.upsert_run("run_first", warnings=["w"])  # not live: it is set
+        detail = store.get_run("run_first")
+        assert detail is not None and detail.warnings == ["w"] and detail.status == "completed"
+        store.upsert_run("run_first", status="running", warnings=["x"])  # live: never set
         detail = store.get_run("run_first")
         assert detail is not None and detail.warnings == ["w"] and detail.status == "completed"
     finally:

@@ -21,6 +21,7 @@ from runlens.records import io as records_io
 from runlens.records import readers
 from runlens.records.events import Event, read_events
 from runlens.records.io import WrittenRecords, encode_record, read_json_object
+from runlens.records.status import InvalidTransition
 from runlens.runtime.run import Run, RunSettings
 from runlens.secrets import redactor
 from runlens.store import RunStore, StoreMirror, open_store, sync_workspace, tables
@@ -63,21 +64,23 @@ def _mirrored_run(
     queue_size: int = 50_000,
     live_batches: bool = False,
     watched: RunStore | None = None,
+    redacting: bool = True,
 ) -> StoreMirror:
     """A run of the feedback plugin mirrored into `store` as `runlens run` mirrors it, its
-    key (`SECRET`) redacted; finished. `live_batches`: the run waits, before validating,
-    until the mirror has written some of its events (as `watched` reads them, else `store`)."""
+    key (`SECRET`) redacted (unless not `redacting`: a mirror with nothing to redact);
+    finished. `live_batches`: the run waits, before validating, until the mirror has
+    written some of its events (as `watched` reads them, else `store`)."""
     plugin = load_plugin("feedback-analysis")
     script = turns(*documents)
     script[1]["content"] = f"Writing, with {SECRET} echoed."
     model = ScriptedModel(script)
-    settings = RunSettings(secrets=(SECRET,))
+    settings = RunSettings(secrets=(SECRET,) if redacting else ())
     mirror = StoreMirror(
         store,
         run_id,
         workspace,
         on_cancel=lambda _reason: None,
-        redact=redactor(settings.secrets),
+        redact=redactor(settings.secrets) if redacting else None,
         flush_seconds=flush_seconds,
         queue_size=queue_size,
     )
@@ -152,6 +155,46 @@ def test_a_mirrored_runs_rows_equal_what_a_reindex_of_its_workspace_writes(
     assert _rows(store, "run_mirrored")["events"] == []
     assert sync_workspace(store, workspace) == "run_mirrored"
     assert _rows(store, "run_mirrored") == mirrored
+
+
+@pytest.mark.parametrize(
+    ("failing", "flush_seconds", "live_batches"),
+    [(False, 0.01, True), (True, 0.01, True), (True, 3600, False)],
+    ids=["streamed", "streamed-failing", "at-the-end"],
+)
+def test_a_mirror_with_nothing_to_redact_stores_what_a_reindex_writes(
+    store: RunStore,
+    tmp_path: Path,
+    feedback_csv: Path,
+    good_documents: Documents,
+    failing: bool,
+    flush_seconds: float,
+    live_batches: bool,
+) -> None:
+    """A mirror without a redactor keeps the run's events as they are (not made into
+    dicts): the rows are the same."""
+    workspace = tmp_path / "ws"
+    documents = failing_documents(good_documents) if failing else good_documents
+    mirror = _mirrored_run(
+        store,
+        workspace,
+        feedback_csv,
+        documents,
+        run_id="run_plain",
+        flush_seconds=flush_seconds,
+        live_batches=live_batches,
+        redacting=False,
+    )
+    assert mirror.healthy
+    mirrored = _rows(store, "run_plain")
+    assert mirrored["runs"][0]["status"] == ("failed" if failing else "completed")
+    assert store.events("run_plain") == list(read_events(workspace / "runtime" / "events.jsonl"))
+    assert mirrored["artifacts"] and mirrored["citations"]
+    if failing:
+        assert len(mirrored["findings"]) > 1  # ordered by the report's events
+    store.delete_run("run_plain")
+    assert sync_workspace(store, workspace) == "run_plain"
+    assert _rows(store, "run_plain") == mirrored
 
 
 @pytest.mark.parametrize(
@@ -438,3 +481,77 @@ def test_the_runs_thread_only_queues_events(
     finally:
         store.close()
     assert while_live and published and not while_live & published
+
+
+def test_a_first_batch_stores_the_row_its_first_and_live_fields_store_one_after_the_other(
+    store: RunStore,
+) -> None:
+    """A mirror's first batch inserts its run with the live fields in one statement: the
+    row is the one the first fields, the events and then the live fields store in turn."""
+    first = {"plugin": "p\x00", "model": "m", "workspace": "/w\ud800", "status": "created"}
+    live = {"status": "running", "plan": [{"id": "s", "status": "running"}], "warnings": ["w"]}
+    store.publish("run_together", _events("run_together", 1, 3), first=first, live=live)
+    store.upsert_run("run_in_turn", **first)
+    store.append_events("run_in_turn", _events("run_in_turn", 1, 3))
+    store.upsert_run("run_in_turn", **live)
+    together, in_turn = _rows(store, "run_together"), _rows(store, "run_in_turn")
+    for rows in (together, in_turn):
+        for table_rows in rows.values():
+            for row in table_rows:
+                row.pop("run_id")
+    assert together == in_turn
+    assert together["runs"][0]["status"] == "running" and together["runs"][0]["last_seq"] == 3
+
+
+def test_a_first_batch_never_revives_a_run_the_store_holds_ended(store: RunStore) -> None:
+    first = {"plugin": "p", "model": "m", "workspace": "/w", "status": "created"}
+    store.upsert_run("run_ended", plugin="old", model="m", workspace="/old", status="running")
+    store.finish("run_ended", "completed")
+    live = {"status": "running", "warnings": ["late"]}
+    store.publish("run_ended", _events("run_ended", 1, 2), first=first, live=live)
+    detail = store.get_run("run_ended")
+    assert detail is not None
+    assert (detail.status, detail.plugin, detail.warnings) == ("completed", "old", [])
+    assert store.event_count("run_ended") == 2
+    # A live run the store holds takes the first and live fields, as before.
+    store.upsert_run("run_live", plugin="old", model="m", workspace="/old", status="queued")
+    store.publish("run_live", _events("run_live", 1, 1), first=first, live=live)
+    detail = store.get_run("run_live")
+    assert detail is not None
+    assert (detail.status, detail.plugin, detail.warnings) == ("running", "p", ["late"])
+
+
+@pytest.mark.parametrize("held", ["none", "live", "ended", "worker"])
+def test_the_end_of_a_run_the_mirror_never_wrote_is_what_it_is_otherwise(
+    store: RunStore, held: str
+) -> None:
+    """`end_run(new=True)` (a mirror that never wrote its run: the row inserted first) leaves
+    the rows `end_run` leaves, whatever the store holds of the run already."""
+    fields = {"plugin": "p", "model": "m", "workspace": "/w", "problems": ["\x00"]}
+    final = {"finished_at": "2026-12-06T10:00:00.000+00:00"}
+    outcomes: list[Any] = []
+    for run_id, new in (("run_old_way", False), ("run_new_way", True)):
+        if held != "none":
+            store.upsert_run(run_id, plugin="x", model="x", workspace="/x", status="running")
+            store.append_events(run_id, _events(run_id, 1, 2))
+        if held == "ended":
+            store.finish(run_id, "failed")
+        if held == "worker":
+            store.upsert_run(run_id, worker="w1")
+            store.finish(run_id, "failed")
+        try:
+            store.end_run(run_id, "completed", fields, _events(run_id, 1, 5), None, final, new=new)
+        except InvalidTransition as error:
+            outcomes.append(str(error))
+        else:
+            rows = _rows(store, run_id)
+            for table_rows in rows.values():
+                for row in table_rows:
+                    row.pop("run_id")
+            outcomes.append(rows)
+    assert outcomes[0] == outcomes[1]
+    if held == "worker":
+        assert isinstance(outcomes[0], str)  # a worker's run ended once stays as it ended
+    else:
+        assert outcomes[0]["runs"][0]["status"] == "completed"
+        assert outcomes[0]["runs"][0]["last_seq"] == 5

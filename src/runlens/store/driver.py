@@ -22,7 +22,7 @@ here begins or ends a transaction.
     event_rows         the encoded rows of a run's events (those with a usable `seq`)
     insert_rows        a table's rows in one INSERT (events skip those held)
     insert_encoded     the same, of rows already encoded
-    update_run         the run's row: the columns given
+    update_run         the run's row: the columns given (unless its status is one kept)
     insert_run         a new run's row (on conflict: the columns named set, or nothing)
     run_status         the run's status (the row locked on PostgreSQL)
     raise_last_seq     each run's `last_seq` raised to the top of its new events
@@ -43,7 +43,7 @@ import re
 from _json import encode_basestring_ascii, make_encoder
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, Literal, Protocol, TypeGuard, cast
 
 import orjson
 
@@ -91,6 +91,10 @@ class Table:
 
     name: str
     columns: tuple[Column, ...]
+
+    def __hash__(self) -> int:
+        # By name, not by every column: the statements made for a table are cached by it.
+        return hash(self.name)
 
     @functools.cached_property
     def by_name(self) -> dict[str, Column]:
@@ -328,12 +332,37 @@ def usable_seq(seq: Any) -> TypeGuard[int]:
     return isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= MAX_SEQ
 
 
-def event_rows(
-    run_id: str, events: Iterable[Mapping[str, Any]]
-) -> tuple[list[tuple[Any, ...]], int | None]:
+class EventRecord(Protocol):
+    """An event given as an object (`runlens.records.events.Event`) rather than a mapping."""
+
+    @property
+    def seq(self) -> Any: ...
+    @property
+    def ts(self) -> Any: ...
+    @property
+    def type(self) -> Any: ...
+    @property
+    def data(self) -> Any: ...
+
+
+#: A run's events as `event_rows` takes them: mappings (`{seq, ts, type, data}`), or a
+#: sequence of `EventRecord`s (what a live mirror takes from its run, not made into dicts).
+Events = Iterable[Mapping[str, Any]] | Sequence[EventRecord]
+
+
+def event_rows(run_id: str, events: Events) -> tuple[list[tuple[Any, ...]], int | None]:
     """The `events` rows (encoded, in `EVENTS`' column order) of the events with a usable
     `seq`, and the highest of those (None when there is none). An event's `ts` and `type`
     are text (empty when missing), its `data` an object (`{}` when it is not one)."""
+    if isinstance(events, Sequence) and events and not isinstance(events[0], Mapping):
+        return _record_rows(run_id, cast("Sequence[EventRecord]", events))
+    return _mapping_rows(run_id, cast("Iterable[Mapping[str, Any]]", events))
+
+
+def _mapping_rows(
+    run_id: str, events: Iterable[Mapping[str, Any]]
+) -> tuple[list[tuple[Any, ...]], int | None]:
+    """`event_rows` of events given as mappings."""
     key = _encode(_RUN_ID, run_id)
     rows: list[tuple[Any, ...]] = []
     append = rows.append
@@ -363,24 +392,69 @@ def event_rows(
     return rows, (top if rows else None)
 
 
+def _record_rows(
+    run_id: str, events: Sequence[EventRecord]
+) -> tuple[list[tuple[Any, ...]], int | None]:
+    """`event_rows` of events given as objects: the same rows, read from their attributes
+    (a run's events, as a mirror takes them, without a dict made of each)."""
+    key = _encode(_RUN_ID, run_id)
+    rows: list[tuple[Any, ...]] = []
+    append = rows.append
+    top = -1
+    for event in events:
+        given = event.seq
+        if type(given) is int:
+            if not 0 <= given <= MAX_SEQ:
+                continue
+            seq = given
+        elif usable_seq(given):
+            seq = int(given)
+        else:
+            continue
+        if seq > top:
+            top = seq
+        ts = event.ts or ""
+        if type(ts) is not str or len(ts) > 40 or not ts.isascii() or "\x00" in ts:
+            ts = encode_text(str(ts), 40)
+        kind = event.type or ""
+        if type(kind) is not str or len(kind) > 100 or not kind.isascii() or "\x00" in kind:
+            kind = encode_text(str(kind), 100)
+        data = event.data
+        append((key, seq, ts, kind, encode_json_text(data if isinstance(data, dict) else {})))
+    return rows, (top if rows else None)
+
+
 @functools.cache
-def _update_run_sql(engine: Engine, names: tuple[str, ...]) -> str:
+def _update_run_sql(engine: Engine, names: tuple[str, ...], kept: int = 0) -> str:
     columns = [RUNS.by_name[name] for name in names]
     sets = ", ".join(
         f"{column.name}={mark}"
         for column, mark in zip(columns, _marks(engine, columns), strict=True)
     )
     (key,) = _marks(engine, [RUNS.by_name["run_id"]])
-    return f"UPDATE runs SET {sets} WHERE runs.run_id = {key}"
+    unless = ""
+    if kept:
+        marks = ", ".join(_marks(engine, [RUNS.by_name["status"]] * kept))
+        unless = f" AND runs.status NOT IN ({marks})"
+    return f"UPDATE runs SET {sets} WHERE runs.run_id = {key}{unless}"
 
 
-def update_run(driver: Any, engine: Engine, run_id: str, values: Mapping[str, Any]) -> int:
-    """Set the run's columns `values` names; how many rows changed (0: no such run)."""
+def update_run(
+    driver: Any,
+    engine: Engine,
+    run_id: str,
+    values: Mapping[str, Any],
+    *,
+    keep: Sequence[str] = (),
+) -> int:
+    """Set the run's columns `values` names; how many rows changed (0: no such run, or,
+    with `keep`, a run whose status is one of those, left as it is)."""
     names = tuple(values)
-    sql = _update_run_sql(engine, names)
+    sql = _update_run_sql(engine, names, len(keep))
     columns = RUNS.by_name
     params = [_encode(columns[name], values[name]) for name in names]
     params.append(_encode(columns["run_id"], run_id))
+    params.extend(_encode(columns["status"], status) for status in keep)
     cursor = driver.cursor()
     try:
         cursor.execute(sql, params)

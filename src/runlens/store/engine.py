@@ -124,16 +124,24 @@ def _configure_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+#: How large a SQLite store's write-ahead log file stays once a checkpoint has emptied it:
+#: a log that grew while readers kept the checkpoints from catching up (a long replay
+#: watched from the UI) is cut back to this, not kept at its largest.
+WAL_LIMIT_BYTES = 16 * 1024 * 1024
+
+
 def configure_sqlite(dbapi_connection: Any) -> None:
     """The settings of every connection to a SQLite store (a `sqlite3.Connection`): the
-    busy timeout, WAL mode, `synchronous=NORMAL`, foreign keys on, and transactions left to
-    the caller (`BEGIN IMMEDIATE` for a write, never the driver's implicit `BEGIN`)."""
+    busy timeout, WAL mode, `synchronous=NORMAL`, the log's size limit (`WAL_LIMIT_BYTES`),
+    foreign keys on, and transactions left to the caller (`BEGIN IMMEDIATE` for a write,
+    never the driver's implicit `BEGIN`)."""
     dbapi_connection.isolation_level = None  # the driver leaves transactions to us
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout={BUSY_MS}")
     if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
         _while_locked(lambda: cursor.execute("PRAGMA journal_mode=WAL"))
     cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
@@ -197,6 +205,25 @@ def _upgrade(engine: Engine, url: str) -> None:
         finally:
             if sqlite:
                 _driver_execute(connection, "PRAGMA foreign_keys=ON")
+
+
+def _set_local(connection: Connection, setting: str) -> None:
+    """`SET LOCAL setting` in the transaction of `connection` (PostgreSQL), through the
+    driver: SQLAlchemy's execution of a text costs more than the statement's round trip.
+    Through SQLAlchemy when someone listens to its statements (a tracer, a test)."""
+    sql = f"SET LOCAL {setting}"
+    if connection.dispatch.before_cursor_execute:
+        import sqlalchemy as sa
+
+        connection.execute(sa.text(sql))
+        return
+    driver = connection.connection.driver_connection
+    assert driver is not None, "an open connection has a driver connection"
+    try:
+        driver.execute(sql).close()
+    except connection.dialect.loaded_dbapi.Error as error:
+        connection._handle_dbapi_exception(error, sql, (), None, None)
+        raise  # not reached: the call above raises SQLAlchemy's error
 
 
 def _driver_execute(connection: Connection, sql: str) -> None:
@@ -301,11 +328,7 @@ class StoreBase:
             try:
                 with connection.begin():
                     if not sqlite and lock_seconds is not None:
-                        import sqlalchemy as sa
-
-                        connection.execute(
-                            sa.text(f"SET LOCAL lock_timeout = {int(lock_seconds * 1000)}")
-                        )
+                        _set_local(connection, f"lock_timeout = {int(lock_seconds * 1000)}")
                     yield connection
             finally:
                 if sqlite and lock_seconds is not None and not connection.closed:

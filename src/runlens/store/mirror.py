@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -80,6 +80,8 @@ _FOLDED = frozenset(
         _REPORT_ORDER,
     }
 )
+#: The event types asked for when a run's findings need ordering.
+_REPORT_TYPES = frozenset({_REPORT_ORDER})
 #: What `on_cancel` is given as the reason the run ends `cancelled`.
 CANCEL_REASON = "cancelled on request from the run store (runlens ui or the API)"
 
@@ -121,8 +123,9 @@ class StoreMirror:
         self._queue_size = queue_size
         #: Events published and not yet taken by the thread (appends and pops are atomic).
         self._queue: deque[Event] = deque()
-        #: Events taken, encoded, not yet in the store (a write failed, or not yet tried).
-        self._unwritten: list[dict[str, Any]] = []
+        #: Events taken, not yet in the store (a write failed, or not yet tried): the events
+        #: themselves, or, when the mirror redacts them, redacted as dicts.
+        self._unwritten: list[Any] = []
         #: Whether an event found the queue full: the rest of the run comes from its workspace.
         self._behind = False
         #: The run's `validator.completed` events (the order of its findings), as written.
@@ -206,7 +209,7 @@ class StoreMirror:
 
         def report_events() -> list[EventView]:
             """Read only for a run with findings to order (most runs have none or one)."""
-            taken = event_views(e for e in unwritten if e.get("type") == _REPORT_ORDER)[0]
+            taken = event_views(_of_types(unwritten, _REPORT_TYPES))[0]
             return [*self._report_events, *taken]
 
         done = finish_streamed(
@@ -218,6 +221,7 @@ class StoreMirror:
             origin=self.origin,
             lock_seconds=self._lock_seconds,
             written=self._written,
+            new=not self._created,
         )
         if done:
             self._unwritten = []
@@ -243,9 +247,10 @@ class StoreMirror:
             self.healthy = True
 
     def _take(self) -> None:
-        """Move the queued events to `_unwritten`, redacted and encoded as the store keeps
-        them; past `queue_size` waiting, stop writing the run live (`finish` reads the rest
-        from the workspace)."""
+        """Move the queued events to `_unwritten`, redacted as the store keeps them (a
+        mirror that redacts nothing keeps the events as they are: the store's rows are
+        encoded from them); past `queue_size` waiting, stop writing the run live (`finish`
+        reads the rest from the workspace)."""
         taken: list[Event] = []
         while True:
             try:
@@ -258,16 +263,18 @@ class StoreMirror:
             self._unwritten = []
             return
         redact = self._redact
+        if redact is None:
+            self._unwritten.extend(taken)
+            return
         for event in taken:
             data = event.to_dict()
-            if redact is not None:
-                text = json.dumps(data, ensure_ascii=False)
-                redacted = redact(text)
-                if redacted != text:  # a secret was blanked out: the data as redacted
-                    data = json.loads(redacted)
+            text = json.dumps(data, ensure_ascii=False)
+            redacted = redact(text)
+            if redacted != text:  # a secret was blanked out: the data as redacted
+                data = json.loads(redacted)
             self._unwritten.append(data)
 
-    def _write(self, batch: list[dict[str, Any]]) -> None:
+    def _write(self, batch: list[Any]) -> None:
         """Write one batch in one transaction: its events, the run's fields they change and
         (the first time) the run itself all reach the store, or none does and the batch is
         tried again whole."""
@@ -281,13 +288,15 @@ class StoreMirror:
         )
         written()
 
-    def _prepare(self, batch: list[dict[str, Any]]) -> tuple[Published, Callable[[], None]]:
+    def _prepare(self, batch: list[Any]) -> tuple[Published, Callable[[], None]]:
         """What writing `batch` publishes (the run's row the first time, the fields its
         events change), and what the mirror then holds as written, to apply once the
         batch is in the store."""
+        events, _ = event_views(_of_types(batch, _FOLDED))
+        if self._created and not events:  # nothing in the batch changes the run's fields
+            return Published(self.run_id, batch), lambda: None
         if self._record is None:
             self._record = read_run_record(self.workspace.run_record).view
-        events, _ = event_views(e for e in batch if e.get("type") in _FOLDED)
         folded = live_record(self._record, events) if self._record is not None else None
         fields: dict[str, Any] = {}
         if folded is not None:
@@ -505,6 +514,17 @@ def _poll_together(mirrors: list[StoreMirror]) -> None:
                     mirror._failed(error)
     for mirror in mirrors:
         mirror._due_poll = time.monotonic() + mirror._poll_seconds
+
+
+def _of_types(batch: list[Any], types: frozenset[str]) -> Iterator[Mapping[str, Any]]:
+    """The events of `batch` (`Event`s, or dicts as redacted) of one of `types`, as
+    dicts."""
+    for event in batch:
+        if isinstance(event, Event):
+            if event.type in types:
+                yield event.to_dict()
+        elif event.get("type") in types:
+            yield event
 
 
 def _warn_on_stderr(message: str) -> None:

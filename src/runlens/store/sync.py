@@ -26,7 +26,7 @@ that records the run ended is synced as any other. A worker's own sync at the en
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -67,6 +67,7 @@ from runlens.tools.workspace import Workspace
 
 if TYPE_CHECKING:
     from runlens.store.db import RunStore
+    from runlens.store.driver import EventRecord
 
 __all__ = [
     "IndexReport",
@@ -205,11 +206,12 @@ def finish_streamed(
     workspace: Path | Workspace,
     run_id: str,
     *,
-    unwritten: Sequence[dict[str, Any]],
+    unwritten: Sequence[Mapping[str, Any]] | Sequence[EventRecord],
     report_events: ReportEvents,
     origin: Origin | None,
     lock_seconds: float | None = None,
     written: WrittenRecords | None = None,
+    new: bool = False,
 ) -> bool:
     """The end of a run whose events a live mirror has streamed (`StoreMirror.finish`):
     what the store does not hold yet is written once, in one transaction
@@ -220,6 +222,7 @@ def finish_streamed(
     (`_report_order`), or what gives them, asked only when there are two findings or more
     to order. Nor are the record files the run's end handed over as it wrote them
     (`written`), while `run.json` is still the size written (one rewritten since is read).
+    `new`: the mirror has not written the run yet (`RunStore.end_run`'s `new`).
 
     False, and nothing written, when the workspace does not record the run `run_id` ended
     with a record read whole: `sync_workspace` then reads the workspace as a reader would.
@@ -251,6 +254,7 @@ def finish_streamed(
         state.results,
         state.final,
         lock_seconds=lock_seconds,
+        new=new,
     )
     return True
 

@@ -183,7 +183,7 @@ class WriteFirstStore:
     def publish(
         self,
         run_id: str,
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         *,
         first: Mapping[str, Any] | None = None,
         live: Mapping[str, Any] | None = None,
@@ -201,13 +201,16 @@ class WriteFirstStore:
         run_id: str,
         status: str,
         fields: Mapping[str, Any],
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         results: Results | None,
         final: Mapping[str, Any] | None = None,
         *,
         lock_seconds: float | None = None,
+        new: bool = False,
     ) -> None:
-        self._now.end_run(run_id, status, fields, events, results, final, lock_seconds=lock_seconds)
+        self._now.end_run(
+            run_id, status, fields, events, results, final, lock_seconds=lock_seconds, new=new
+        )
 
     def cancels_requested(self, run_ids: Collection[str]) -> set[str]:
         if self._full is not None:

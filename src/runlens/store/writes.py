@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 MAX_SEQ: Final = d.MAX_SEQ
 #: Fields `upsert_run` may set (the `runs` columns besides `run_id`).
 RUN_FIELDS: Final = frozenset(column.name for column in d.RUNS.columns) - {"run_id"}
+#: The statuses a run never leaves, as the store holds them (in a fixed order).
+_ENDED: Final = tuple(sorted(str(getattr(status, "value", status)) for status in TERMINAL))
 #: A run's results: its artifacts, findings and citations.
 Results = tuple[Sequence["ArtifactRow"], Sequence["FindingRow"], Sequence["CitationRow"]]
 
@@ -43,7 +45,7 @@ class Published:
     """One live run's batch for `RunWrites.publish_many`: `publish`'s arguments."""
 
     run_id: str
-    events: Sequence[Mapping[str, Any]]
+    events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord]
     first: Mapping[str, Any] | None = None
     live: Mapping[str, Any] | None = None
 
@@ -60,16 +62,27 @@ class RunWrites(StoreBase):
         below are the product's way in; this is theirs (and the tests')."""
         self._upsert(run_id, fields)
 
-    def _upsert(self, run_id: str, fields: Mapping[str, Any], *, new: bool = False) -> None:
-        """`upsert_run`; `new`: the run is most likely not in the store yet (a mirror's
-        first write), so its row is inserted first, one statement instead of three, and
-        only a run the store holds already takes the way of `upsert_run`."""
+    def _upsert(self, run_id: str, fields: Mapping[str, Any]) -> None:
+        """`upsert_run`."""
+        values = self._values(fields)
+        with self._writing() as (driver, engine):
+            self._upsert_run(driver, engine, run_id, values)
+
+    def _insert_new(self, run_id: str, fields: Mapping[str, Any]) -> bool:
+        """Insert the run's row with `fields` (as `upsert_run` would write a new run) when
+        the store does not hold the run, in one statement; whether it did (a run it holds
+        is left as it is). A mirror's first write: the run is most likely new."""
+        values = self._values(fields)
+        with self._writing() as (driver, engine):
+            return d.insert_run(driver, engine, self._new_row(run_id, values), skip_held=True)
+
+    @staticmethod
+    def _values(fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The run's columns `fields` sets, `updated_at` now unless given."""
         unknown = set(fields) - RUN_FIELDS
         if unknown:
             raise ValueError(f"not fields of a run: {', '.join(sorted(unknown))}")
-        values = {**fields, "updated_at": fields.get("updated_at") or utc_now()}
-        with self._writing() as (driver, engine):
-            self._upsert_run(driver, engine, run_id, values, new=new)
+        return {**fields, "updated_at": fields.get("updated_at") or utc_now()}
 
     def _new_row(self, run_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """The row of a run the store does not hold yet: `values`, and what a run first
@@ -87,22 +100,22 @@ class RunWrites(StoreBase):
         engine: d.Engine,
         run_id: str,
         values: dict[str, Any],
-        *,
-        new: bool = False,
     ) -> None:
-        row = self._new_row(run_id, values)
-        if new and d.insert_run(driver, engine, row, skip_held=True):
-            return  # the row `insert_run` below would have written
-        if values.get("status") in LIVE and is_terminal(d.run_status(driver, engine, run_id)):
-            return  # a stale reader: the run's own end stays
-        if d.update_run(driver, engine, run_id, values):
+        if values.get("status") in LIVE:
+            # A live status never replaces an end (a stale reader: the run's own end stays):
+            # a run that has not ended is updated in one statement, as usual.
+            if d.update_run(driver, engine, run_id, values, keep=_ENDED):
+                return
+            if is_terminal(d.run_status(driver, engine, run_id)):
+                return
+        elif d.update_run(driver, engine, run_id, values):
             return
-        d.insert_run(driver, engine, row, update=list(values))
+        d.insert_run(driver, engine, self._new_row(run_id, values), update=list(values))
 
     def publish(
         self,
         run_id: str,
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         *,
         first: Mapping[str, Any] | None = None,
         live: Mapping[str, Any] | None = None,
@@ -123,9 +136,16 @@ class RunWrites(StoreBase):
             if batch.live is not None and is_terminal(batch.live.get("status")):
                 raise InvalidTransition("a run's end is written by `finish`, not published")
         with self._writing(lock_seconds):
-            for batch in batches:
-                if batch.first is not None:
-                    self._upsert(batch.run_id, batch.first, new=True)
+            # A run the store does not hold yet takes its live fields with its first row,
+            # in one statement (where the store holds it, they are set below as usual).
+            created: set[int] = set()
+            for number, batch in enumerate(batches):
+                if batch.first is None:
+                    continue
+                if self._insert_new(batch.run_id, {**batch.first, **(batch.live or {})}):
+                    created.add(number)
+                else:
+                    self._upsert(batch.run_id, batch.first)
             rows: list[tuple[Any, ...]] = []
             tops: list[tuple[str, int]] = []
             for batch in batches:
@@ -137,8 +157,8 @@ class RunWrites(StoreBase):
                 with self._writing() as (driver, engine), d.pipelined(driver, engine):
                     d.insert_encoded(driver, engine, d.EVENTS, rows)
                     d.raise_last_seq(driver, engine, tops, utc_now())
-            for batch in batches:
-                if batch.live:
+            for number, batch in enumerate(batches):
+                if batch.live and number not in created:
                     self.upsert_run(batch.run_id, **batch.live)
 
     def append_events(self, run_id: str, events: Sequence[Mapping[str, Any]]) -> int:
@@ -160,18 +180,23 @@ class RunWrites(StoreBase):
         run_id: str,
         status: str,
         fields: Mapping[str, Any],
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Mapping[str, Any]] | Sequence[d.EventRecord],
         results: Results | None,
         final: Mapping[str, Any] | None = None,
         *,
         lock_seconds: float | None = None,
+        new: bool = False,
     ) -> None:
         """A local run's end in one transaction of few statements, whatever its size: the
         rows `index_run(**fields)`, `append_events(events)`, `replace_results(*results)` and
         `finish(status, **final)` would leave one after the other. The run's row is written
         once (`status` checked as `finish` checks it), then the events the store does not
         hold and the results. The end of a run a mirror has streamed
-        (`runlens.store.sync.finish_streamed`)."""
+        (`runlens.store.sync.finish_streamed`).
+
+        `new`: the run is most likely not in the store yet (a mirror that never wrote it):
+        its row is inserted first, one statement where the store does not hold it, and only
+        a run the store holds already is read and updated as otherwise."""
         if status not in TERMINAL:
             raise InvalidTransition(f"{status!r} is not an end state")
         values: dict[str, Any] = dict(fields)
@@ -185,7 +210,13 @@ class RunWrites(StoreBase):
         values["updated_at"] = utc_now()
         rows, top = d.event_rows(run_id, events)
         with self._writing(lock_seconds) as (driver, engine):
-            held = d.run_end_state(driver, engine, run_id)
+            inserted = False
+            if new:
+                row = self._new_row(run_id, values)
+                if top is not None:
+                    row["last_seq"] = top
+                inserted = d.insert_run(driver, engine, row, skip_held=True)
+            held = None if inserted else d.run_end_state(driver, engine, run_id)
             if held is not None:
                 current, worker, _ = held
                 if worker is not None or not is_terminal(current):
@@ -193,7 +224,9 @@ class RunWrites(StoreBase):
             if top is not None and (held is None or held[2] < top):
                 values["last_seq"] = top
             with d.pipelined(driver, engine):  # the rest: one round trip on PostgreSQL
-                if held is None:
+                if inserted:
+                    pass  # the row as the insert below would write it
+                elif held is None:
                     d.insert_run(driver, engine, self._new_row(run_id, values))
                 else:
                     d.update_run(driver, engine, run_id, values)
