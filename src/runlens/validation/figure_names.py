@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
 from itertools import accumulate
@@ -52,7 +52,11 @@ class FigureNames:
                 named.update(term.casefold() for label in figure.place.table for term in label)
         self.terms = sorted(terms)
         self.term_set = frozenset(self.terms)
+        #: Each term with its first word and whether its words have a case (`_shape`), to
+        #: leave out at once a term `_spans` would find nowhere (`occurrences`).
+        self._searched = _searched(self.terms)
         self.digit_terms = sorted(term for term in named if any(c.isdigit() for c in term))
+        self._digit_searched = _searched(self.digit_terms)
         #: Every word of every term, as a count may have them between it and its unit.
         self.words = frozenset(word for term in named for word in term.split())
         #: (percent, decimals) -> every value stated so that it agrees with some figure.
@@ -79,7 +83,7 @@ class FigureNames:
         "high or critical", 分析 in 未分析."""
         found: dict[str, list[Span]] = {}
         folded = Folded(text)
-        for term in self.terms:
+        for term in folded.candidates(self._searched):
             spans = [span for span in folded.find(term) if not ignored.contains(*span)]
             if spans:
                 found[term] = spans
@@ -119,7 +123,9 @@ class FigureNames:
     def hiding(self, text: str) -> list[Span]:
         """Occurrences of terms with digits: a number inside a name is part of the name."""
         folded = Folded(text)
-        return [span for term in self.digit_terms for span in folded.find(term)]
+        return [
+            span for term in folded.candidates(self._digit_searched) for span in folded.find(term)
+        ]
 
 
 _END = 2**62  # beyond the end of any text
@@ -195,12 +201,26 @@ class Folded:
         if text.isascii():
             self.text, self.starts, self.plain = text.lower(), None, True
             return
-        parts = [char.casefold() for char in text]
-        self.text = "".join(parts)
-        self.starts = [0, *accumulate(map(len, parts))]  # folded offset of each character
+        # Case-folding maps each character on its own (no context, unlike `lower`'s final
+        # sigma): when no character folds to more than one, offsets are the text's own.
+        folded = text.casefold()
+        if len(folded) == len(text):
+            self.text, self.starts = folded, None
+        else:
+            parts = [char.casefold() for char in text]
+            self.text = "".join(parts)
+            self.starts = [0, *accumulate(map(len, parts))]  # folded offset of each character
         #: Whether an ASCII word matches only itself here, case-insensitively: of the
         #: characters that match an ASCII letter so, case-folding leaves the dotless ı alone.
         self.plain = "\u0131" not in self.text
+
+    def candidates(self, searched: Iterable[tuple[str, str, bool | None]]) -> Iterator[str]:
+        """The terms of `searched` (`_searched`) that `find` may find here: all but those
+        whose first word it would search as plain text and that is not in the text."""
+        text, plain = self.text, self.plain
+        for term, first, caseless in searched:
+            if caseless is None or not (plain or caseless) or first in text:
+                yield term
 
     def find(self, term: str) -> list[Span]:
         """The spans of `term` (case-folded) in the text, in the text's offsets."""
@@ -261,6 +281,17 @@ def _spans(term: str, text: str, plain: bool = False) -> list[Span]:
         spans.append((start, end))
         at = end
     return spans
+
+
+def _searched(terms: Iterable[str]) -> list[tuple[str, str, bool | None]]:
+    """Each term with its first word ("" for a term of no words) and whether its words have
+    a case (`_shape`): what `Folded.candidates` needs to leave out at once a term `_spans`
+    would search for as plain text and not find."""
+    searched = []
+    for term in terms:
+        words = term.split()
+        searched.append((term, words[0] if words else "", _shape(term)[0]))
+    return searched
 
 
 def _words_at(text: str, words: list[str], at: int) -> int:
