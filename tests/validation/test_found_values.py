@@ -13,6 +13,7 @@ from typing import Any
 
 from runlens.contracts import walk, walk_pairs
 from runlens.contracts.paths import found_items, found_pairs, found_values
+from runlens.validation.listed import field_values
 
 _KEYS = ("items", "row_id", "ids", "a", "b")
 _PATHS = (
@@ -125,3 +126,26 @@ def test_walk_pairs_on_the_usual_item_list() -> None:
     assert list(found_pairs(document, "items.a", "items.row_id")) == [
         ("items[0].a", "q", "items[0].row_id", "r1")
     ]
+
+
+def _usual(rng: random.Random) -> Any:
+    """A document whose `items` is mostly a list of objects (the shape `field_values` reads
+    in one comprehension), sometimes with an element of another shape."""
+    items: list[Any] = [
+        {key: _node(rng, 1) for key in rng.sample(_KEYS, rng.randrange(len(_KEYS) + 1))}
+        for _ in range(rng.randrange(6))
+    ]
+    if items and rng.random() < 0.3:
+        items[rng.randrange(len(items))] = _node(rng, 2)
+    return {"items": items, "a": _node(rng, 2)}
+
+
+def test_field_values_are_the_values_found_values_finds() -> None:
+    """`field_values` (the coverage check's ids) against `found_values`."""
+    rng = random.Random(2029)
+    for n in range(4000):
+        document = _usual(rng) if n % 2 else _node(rng, 4)
+        for path in _PATHS:
+            if isinstance(path, str):
+                expected = list(found_values(document, path))
+                assert field_values(document, path) == expected, (document, path)
