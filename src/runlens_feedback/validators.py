@@ -31,7 +31,7 @@ class BacklogThemeValidator:
         readable, backlog = context.load_document(BACKLOG)
         if not (analysed and readable):
             return collector.result()  # unreadable artifacts are the JSON validator's finding
-        themes = _themes_by_row(analysis)
+        themes = _themes_by_row(analysis, _cited(backlog))
         for position, entry in enumerate(_items(backlog)):
             theme = _theme(entry)
             ids = entry.get("evidence_feedback_ids")
@@ -66,21 +66,35 @@ def _theme(item: dict[str, Any]) -> str | None:
     return group_key({"theme": theme})[0]
 
 
-def _themes_by_row(analysis: Any) -> dict[str, str]:
-    """Each row's theme as `_theme` groups it (the first item of a row wins), each distinct
-    theme text worked out once."""
+def _cited(backlog: Any) -> set[str]:
+    """The ids the backlog's items of a theme cite: the rows whose theme is compared."""
+    cited: set[str] = set()
+    for entry in _items(backlog):
+        ids = entry.get("evidence_feedback_ids")
+        if _theme(entry) is not None and isinstance(ids, list):
+            cited.update(row_id for row_id in ids if isinstance(row_id, str))
+    return cited
+
+
+def _themes_by_row(analysis: Any, wanted: set[str]) -> dict[str, str]:
+    """The theme of each row of `wanted` as `_theme` groups it (the first item of a row that
+    names one wins), each distinct theme text worked out once; the items of other rows are
+    passed over on their id alone."""
     themes: dict[str, str] = {}
     grouped: dict[str, str | None] = {}
     for item in _items(analysis):
-        row_id, named = item.get("feedback_id"), item.get("theme")
+        row_id = item.get("feedback_id")
+        if not isinstance(row_id, str) or row_id not in wanted or row_id in themes:
+            continue
+        named = item.get("theme")
         if type(named) is str:
             if named not in grouped:
                 grouped[named] = _theme(item)
             theme = grouped[named]
         else:
             theme = _theme(item)
-        if isinstance(row_id, str) and theme is not None:
-            themes.setdefault(row_id, theme)
+        if theme is not None:
+            themes[row_id] = theme
     return themes
 
 
