@@ -22,6 +22,7 @@ import re
 import string
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -64,18 +65,27 @@ class TextBlock:
 
 def text_blocks(markdown: str) -> Iterator[TextBlock]:
     """Every block of `markdown` a reader sees as text, in document order."""
+    return iter(_text_blocks(markdown))
+
+
+@lru_cache(maxsize=8)
+def _text_blocks(markdown: str) -> tuple[TextBlock, ...]:
+    """`text_blocks`, worked out once per text: a round reads the report's blocks for its
+    citations and twice for its figures (the blocks are immutable)."""
     # Normalised as markdown-it normalises its input, so lines and columns agree with it.
     source = read_markdown(markdown)
     lines = _SourceLines(source.split("\n"))
     heading_level = 0
+    blocks = []
     for token in _PARSER.parse(source):
         if token.type == "heading_open":
             heading_level = int(token.tag[1:]) if token.level == 0 else 0
         elif token.type == "inline" and token.map:
-            yield _inline_block(token, lines, heading_level)
+            blocks.append(_inline_block(token, lines, heading_level))
             heading_level = 0
         elif token.type in _VERBATIM_BLOCKS and token.map:
-            yield _verbatim_block(token, lines)
+            blocks.append(_verbatim_block(token, lines))
+    return tuple(blocks)
 
 
 def _inline_block(token: Token, lines: _SourceLines, heading_level: int) -> TextBlock:
