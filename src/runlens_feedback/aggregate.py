@@ -55,7 +55,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from math import isnan
 from operator import neg
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -464,22 +464,34 @@ def grouped_rows(
     group and whether it is a problem row (`actionable_items`) told in the same loop."""
     groups: dict[tuple[str, str], list[Item]] = {}
     problems: dict[tuple[str, str], list[Item]] = {}
+    # Per text theme, what its items need: where they go and how their group judges them.
+    by_theme: dict[str, _Slot] = {}
     for item in items:
         theme = item.get("theme")
-        found = _theme_group(theme) if type(theme) is str else None
-        key: tuple[str, str] = group_key(item) if found is None else found
-        members = groups.get(key)
-        if members is None:
-            members = groups[key] = []
-            problems[key] = []
-        members.append(item)
+        slot = by_theme.get(theme) if type(theme) is str else None
+        if slot is None:
+            found = _theme_group(theme) if type(theme) is str else None
+            key: tuple[str, str] = group_key(item) if found is None else found
+            members = groups.get(key)
+            if members is None:
+                members = groups[key] = []
+                problems[key] = []
+            slot = _Slot(
+                members.append,
+                problems[key].append,
+                key[0] not in (PRAISE_THEME, EMPTY_THEME),
+                key[0] == FEATURE_REQUEST,
+            )
+            if found is not None and type(theme) is str:  # the same for every item naming it
+                by_theme[theme] = slot
+        slot.add_member(item)
         sentiment = item.get("sentiment")
         if (
             sentiment in _ACTIONABLE_SENTIMENTS
-            and key[0] not in (PRAISE_THEME, EMPTY_THEME)
-            and (sentiment != "neutral" or key[0] == FEATURE_REQUEST or severity_rank(item) > 0)
+            and slot.may_be_problem
+            and (sentiment != "neutral" or slot.requests or severity_rank(item) > 0)
         ):
-            problems[key].append(item)
+            slot.add_problem(item)
     ranked = sorted(
         (key for key in groups if key != _OTHER and key[0] not in (PRAISE_THEME, EMPTY_THEME)),
         key=lambda key: -len(groups[key]),  # stable: first seen first among equals
@@ -497,6 +509,17 @@ def grouped_rows(
         for key, members in groups.items()
     }
     return groups, counted
+
+
+class _Slot(NamedTuple):
+    """Where `grouped_rows` puts the items of one group, and what their group says of them:
+    whether its rows may be problem rows (not praise nor empty) and whether it is the
+    feature requests (where a neutral row is a problem row too)."""
+
+    add_member: Callable[[Item], None]
+    add_problem: Callable[[Item], None]
+    may_be_problem: bool
+    requests: bool
 
 
 def _positive(items: Sequence[Item], row_texts: RowTexts | None = None) -> dict[str, Any]:
