@@ -166,13 +166,15 @@ def names_in(labels: Iterable[Label], texts: Sequence[str]) -> tuple[int, int]:
     them (each term at an occurrence of its own), then the most characters; (0, 0) when
     none is."""
     best = (0, 0)
+    read: list[Folded] = []  # the texts case-folded, once, when a label needs them
     for label in labels:
         folded = tuple(term.casefold() for term in label)
         score = (len(folded), sum(map(len, folded)))
         if not folded or score <= best:
             continue
-        for text in texts:
-            where = Folded(text)
+        if not read:
+            read = [Folded(text) for text in texts]
+        for text, where in zip(texts, read, strict=True):
             found = {term: where.find(term) for term in folded}
             if assigned(folded, found, (0, len(text))):
                 best = score
