@@ -8,8 +8,9 @@ its raw 32-byte public key, the `keyid` of the DSSE signatures it makes.
 A run signs with the private key file `RUNLENS_SIGNING_KEY` names, else with the home's
 `default` key, made on first use (with a one-line notice on stderr). The private key never
 enters a record, an event, a log line or the store. A process keeps the keys it has parsed,
-by the bytes of their files (`_PARSED`): each run still reads its key file, so a key replaced
-on disk is the one the next run signs with, but parsing the PEM is done once.
+by the SHA-256 of their files' bytes (`_PARSED`; the PEM text itself is not kept): each run
+still reads its key file, so a key replaced on disk is the one the next run signs with, but
+parsing the PEM is done once.
 """
 
 from __future__ import annotations
@@ -191,8 +192,8 @@ def _read(path: Path) -> bytes:
         os.close(handle)
 
 
-#: The keys parsed in this process, by the bytes of their PEM files: a run signs with the
-#: key it has just read, parsed once (a key file's bytes say everything its key is).
+#: The keys parsed in this process, by the SHA-256 of their PEM files' bytes: a run signs
+#: with the key it has just read, parsed once (a key file's bytes say everything its key is).
 _PARSED: dict[bytes, tuple[Ed25519PrivateKey, str]] = {}
 #: How many parsed keys are kept (a home's key, `RUNLENS_SIGNING_KEY`'s, reviewers').
 _PARSED_LIMIT: Final = 16
@@ -200,7 +201,8 @@ _PARSED_LIMIT: Final = 16
 
 def _private_key(path: Path, data: bytes, label: str, source: str) -> SigningKey:
     """The Ed25519 private key in `data`, read from `path`."""
-    parsed = _PARSED.get(data)
+    digest = hashlib.sha256(data).digest()
+    parsed = _PARSED.get(digest)
     if parsed is not None:
         return SigningKey(parsed[0], parsed[1], label, source)
     try:
@@ -217,7 +219,7 @@ def _private_key(path: Path, data: bytes, label: str, source: str) -> SigningKey
     keyid = key_id(private_key.public_key())
     if len(_PARSED) >= _PARSED_LIMIT:
         _PARSED.clear()
-    _PARSED[bytes(data)] = (private_key, keyid)
+    _PARSED[digest] = (private_key, keyid)
     return SigningKey(private_key, keyid, label, source)
 
 
