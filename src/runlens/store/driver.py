@@ -363,33 +363,8 @@ def _mapping_rows(
     run_id: str, events: Iterable[Mapping[str, Any]]
 ) -> tuple[list[tuple[Any, ...]], int | None]:
     """`event_rows` of events given as mappings."""
-    key = _encode(_RUN_ID, run_id)
-    rows: list[tuple[Any, ...]] = []
-    append = rows.append
-    top = -1
-    # Written out for the usual event (a plain `int` seq, ASCII `str` time and type, which
-    # `encode_text` keeps as they are): a run's end encodes every event it did not stream.
-    for event in events:
-        given = event.get("seq")
-        if type(given) is int:
-            if not 0 <= given <= MAX_SEQ:
-                continue
-            seq = given
-        elif usable_seq(given):
-            seq = int(given)
-        else:
-            continue
-        if seq > top:
-            top = seq
-        ts = event.get("ts") or ""
-        if type(ts) is not str or len(ts) > 40 or not ts.isascii() or "\x00" in ts:
-            ts = encode_text(str(ts), 40)
-        kind = event.get("type") or ""
-        if type(kind) is not str or len(kind) > 100 or not kind.isascii() or "\x00" in kind:
-            kind = encode_text(str(kind), 100)
-        data = event.get("data")
-        append((key, seq, ts, kind, encode_json_text(data if isinstance(data, dict) else {})))
-    return rows, (top if rows else None)
+    fields = ((e.get("seq"), e.get("ts"), e.get("type"), e.get("data")) for e in events)
+    return _fields_rows(run_id, fields)
 
 
 def _record_rows(
@@ -397,12 +372,20 @@ def _record_rows(
 ) -> tuple[list[tuple[Any, ...]], int | None]:
     """`event_rows` of events given as objects: the same rows, read from their attributes
     (a run's events, as a mirror takes them, without a dict made of each)."""
+    return _fields_rows(run_id, ((e.seq, e.ts, e.type, e.data) for e in events))
+
+
+def _fields_rows(
+    run_id: str, events: Iterable[tuple[Any, Any, Any, Any]]
+) -> tuple[list[tuple[Any, ...]], int | None]:
+    """`event_rows` of events given as their `(seq, ts, type, data)`."""
     key = _encode(_RUN_ID, run_id)
     rows: list[tuple[Any, ...]] = []
     append = rows.append
     top = -1
-    for event in events:
-        given = event.seq
+    # Written out for the usual event (a plain `int` seq, ASCII `str` time and type, which
+    # `encode_text` keeps as they are): a run's end encodes every event it did not stream.
+    for given, ts, kind, data in events:
         if type(given) is int:
             if not 0 <= given <= MAX_SEQ:
                 continue
@@ -413,13 +396,12 @@ def _record_rows(
             continue
         if seq > top:
             top = seq
-        ts = event.ts or ""
+        ts = ts or ""
         if type(ts) is not str or len(ts) > 40 or not ts.isascii() or "\x00" in ts:
             ts = encode_text(str(ts), 40)
-        kind = event.type or ""
+        kind = kind or ""
         if type(kind) is not str or len(kind) > 100 or not kind.isascii() or "\x00" in kind:
             kind = encode_text(str(kind), 100)
-        data = event.data
         append((key, seq, ts, kind, encode_json_text(data if isinstance(data, dict) else {})))
     return rows, (top if rows else None)
 
