@@ -26,7 +26,8 @@ def _nanos(seconds: float) -> int:
 def _reference_spans(
     run_id: str, events: list[Event], *, plugin: str, model: str, status: str
 ) -> list[dict[str, Any]]:
-    """The spans of the builder before it built them in place (verbatim but for types)."""
+    """The spans of the builder before span ids were hashed from a per-run prefix (verbatim
+    but for types)."""
     trace_id = hashlib.sha256(run_id.encode()).hexdigest()[:32]
     root_id = _span_id(run_id, "run")
     spans: list[dict[str, Any]] = []

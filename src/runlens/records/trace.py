@@ -70,12 +70,9 @@ class Trace(Record):
         return dict(self)
 
 
-def _span_id(run_id: str, key: str) -> str:
-    return hashlib.sha256(f"{run_id}/{key}".encode()).hexdigest()[:16]
-
-
 class _SpanIds:
-    """`_span_id` for one run: the hash of `{run_id}/` taken once, then copied per span."""
+    """A run's span ids: the first 16 hex digits of the SHA-256 of `{run_id}/{key}`, the
+    hash of `{run_id}/` taken once and copied per span."""
 
     __slots__ = ("_prefix",)
 
@@ -93,10 +90,7 @@ def _nanos(seconds: float) -> int:
 
 
 def build_trace(run_id: str, events: list[Event], *, plugin: str, model: str, status: str) -> Trace:
-    """Spans for the run, each model call, tool call and validator, parent-linked.
-
-    Every span but the root is a `CLIENT` child of the root; the loop below builds each one
-    in place (this runs once per run, over every event)."""
+    """Spans for the run, each model call, tool call and validator, parent-linked."""
     trace_id = hashlib.sha256(run_id.encode()).hexdigest()[:32]
     span_id = _SpanIds(run_id)
     root_id = span_id("run")
@@ -105,69 +99,54 @@ def build_trace(run_id: str, events: list[Event], *, plugin: str, model: str, st
     start = events[0].at if events else 0.0
     end = events[-1].at if events else 0.0
     provider = model.split(":", 1)[0]
-    chat = f"chat {model}"
     for event in events:
-        kind = event.type
-        if kind == "model.called":
-            data = event.data
+        data = event.data
+        if event.type == "model.called":
             began = event.at - float(data.get("duration_ms", 0)) / 1000
-            attributes: dict[str, Any] = {
+            attributes = {
                 "gen_ai.operation.name": "chat",
                 "gen_ai.provider.name": provider,
                 "gen_ai.request.model": model,
                 "gen_ai.response.finish_reasons": [data.get("finish_reason") or "stop"],
+                "runlens.turn": data.get("turn"),
+                "runlens.purpose": data.get("purpose", "turn"),
             }
-            turn = data.get("turn")
-            if turn is not None:
-                attributes["runlens.turn"] = turn
-            purpose = data.get("purpose", "turn")
-            if purpose is not None:
-                attributes["runlens.purpose"] = purpose
             for key in ("input_tokens", "output_tokens"):
-                value = data.get(key)
-                if value is not None:
-                    attributes[f"gen_ai.usage.{key}"] = value
+                if data.get(key) is not None:
+                    attributes[f"gen_ai.usage.{key}"] = data[key]
             spans.append(
-                {
-                    "trace_id": trace_id,
-                    "span_id": span_id(f"model/{event.seq}"),
-                    "parent_span_id": root_id,
-                    "name": chat,
-                    "kind": "CLIENT",
-                    "start_time_unix_nano": int(began * _NANOS),
-                    "end_time_unix_nano": int(max(event.at, began) * _NANOS),
-                    "attributes": attributes,
-                    "status": {"code": "OK"},
-                }
+                _span(
+                    trace_id,
+                    span_id(f"model/{event.seq}"),
+                    root_id,
+                    f"chat {model}",
+                    began,
+                    event.at,
+                    attributes,
+                )
             )
-        elif kind == "tool.called":
-            open_tools[str(event.data.get("tool_call_id"))] = event
-        elif kind == "tool.completed" or kind == "tool.failed":
-            data = event.data
+        elif event.type == "tool.called":
+            open_tools[str(data.get("tool_call_id"))] = event
+        elif event.type in ("tool.completed", "tool.failed"):
             call_id = str(data.get("tool_call_id"))
             opened = open_tools.pop(call_id, event)
-            name = data.get("name")
-            attributes = {"gen_ai.operation.name": "execute_tool"}
-            if name is not None:
-                attributes["gen_ai.tool.name"] = name
-            attributes["gen_ai.tool.call.id"] = call_id
-            error = data.get("error") if kind == "tool.failed" else None
-            began = opened.at
             spans.append(
-                {
-                    "trace_id": trace_id,
-                    "span_id": span_id(f"tool/{opened.seq}"),
-                    "parent_span_id": root_id,
-                    "name": f"execute_tool {name}",
-                    "kind": "CLIENT",
-                    "start_time_unix_nano": int(began * _NANOS),
-                    "end_time_unix_nano": int(max(event.at, began) * _NANOS),
-                    "attributes": attributes,
-                    "status": {"code": "ERROR", "message": error} if error else {"code": "OK"},
-                }
+                _span(
+                    trace_id,
+                    span_id(f"tool/{opened.seq}"),
+                    root_id,
+                    f"execute_tool {data.get('name')}",
+                    opened.at,
+                    event.at,
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": data.get("name"),
+                        "gen_ai.tool.call.id": call_id,
+                    },
+                    error=data.get("error") if event.type == "tool.failed" else None,
+                )
             )
-        elif kind == "validator.completed":
-            data = event.data
+        elif event.type == "validator.completed":
             began = event.at - float(data.get("duration_ms", 0)) / 1000
             spans.append(
                 _span(
