@@ -8,20 +8,12 @@ the workspace; writes only under `artifacts/`. Anything that resolves outside th
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
-import stat
 from pathlib import Path, PurePosixPath
 from typing import Final, overload
 
 from runlens.errors import ToolError
-
-_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
-#: A file created here, never one that was there (nor a link or a FIFO by that name).
-_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC
-#: Bytes sent at a time by `_copy_descriptor` (what `shutil` reads at a time, at least).
-_COPY_CHUNK: Final = 1 << 23
 
 ARTIFACTS: Final = "artifacts"
 RUNTIME: Final = "runtime"
@@ -116,29 +108,8 @@ class Workspace:
                     raise
 
     def copy_input(self, source: Path) -> Path:
-        """Copy the input file into `input/`, read-only, keeping its name.
-
-        What `shutil.copyfile` and `chmod(0o444)` do, through two descriptors: a regular
-        file copied to a name that did not exist (the usual case: the workspace is new)
-        needs none of copyfile's checks (the same file twice, a FIFO at either end), as the
-        target is created exclusively. Anything else goes through `shutil.copyfile`."""
+        """Copy the input file into `input/`, read-only, keeping its name."""
         target = self.input / source.name
-        reading = os.open(source, os.O_RDONLY | _CLOEXEC)
-        try:
-            if stat.S_ISREG(os.fstat(reading).st_mode):
-                try:
-                    writing = os.open(target, _NEW_FILE, 0o666)
-                except FileExistsError:
-                    pass
-                else:
-                    try:
-                        _copy_descriptor(reading, writing)
-                        os.fchmod(writing, 0o444)
-                    finally:
-                        os.close(writing)
-                    return target
-        finally:
-            os.close(reading)
         shutil.copyfile(source, target)
         target.chmod(0o444)
         return target
@@ -174,34 +145,3 @@ class Workspace:
         if not resolved.is_relative_to(self.root):  # the root itself, or anything under it
             raise ToolError(f"path refused: {path!r} resolves outside the workspace")
         return resolved
-
-
-def _copy_descriptor(reading: int, writing: int) -> None:
-    """Every byte of `reading` (from its start) to `writing`: `sendfile` where the system
-    copies in the kernel, as `shutil.copyfile` does, else reads and writes."""
-    offset = 0
-    while True:
-        try:
-            sent = os.sendfile(writing, reading, offset, _COPY_CHUNK)
-        except OSError as error:
-            if offset == 0 and error.errno in _NO_SENDFILE:
-                break
-            raise
-        except AttributeError:  # no `os.sendfile` on this platform
-            break
-        if sent == 0:
-            return
-        offset += sent
-    os.lseek(reading, 0, os.SEEK_SET)
-    while chunk := os.read(reading, _COPY_CHUNK):
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(writing, view) :]
-
-
-#: What `sendfile` says where it cannot copy between two files (as `shutil` reads it).
-_NO_SENDFILE: Final = frozenset(
-    code
-    for code in (getattr(errno, name, None) for name in ("EINVAL", "ENOSYS", "ENOTSUP"))
-    if code is not None
-)
