@@ -297,6 +297,68 @@ def test_the_end_of_a_mirrored_run_reads_no_record_file_the_run_handed_over(
     assert _rows(store, "run_handed") == mirrored
 
 
+def test_a_streamed_run_is_folded_onto_the_record_the_run_handed_over(
+    store: RunStore,
+    tmp_path: Path,
+    feedback_csv: Path,
+    good_documents: Documents,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The runtime hands the mirror `run.json` as it wrote it when the run started running
+    (`record_started`): the live batches fold the run's status and plan onto it without
+    reading it back (a batch before the run started finds no file to read), and the run's
+    rows still equal what a reindex of its workspace writes."""
+    read: list[str] = []
+
+    def reading(path: Path, label: str) -> Any:
+        value, problem = read_json_object(path, label)
+        if value is not None or problem is not None:  # a file there to read
+            read.append(path.name)
+        return value, problem
+
+    monkeypatch.setattr(readers, "read_json_object", reading)
+    started: list[bytes] = []
+    original = StoreMirror.record_started
+
+    def record_started(mirror: StoreMirror, raw: bytes) -> None:
+        started.append(raw)
+        original(mirror, raw)
+
+    monkeypatch.setattr(StoreMirror, "record_started", record_started)
+    live: list[dict[str, Any]] = []
+    original_prepare = StoreMirror._prepare
+
+    def prepare(mirror: StoreMirror, batch: list[Any]) -> Any:
+        published, written = original_prepare(mirror, batch)
+        if published.live:
+            live.append(dict(published.live))
+        return published, written
+
+    monkeypatch.setattr(StoreMirror, "_prepare", prepare)
+    workspace = tmp_path / "ws"
+    mirror = _mirrored_run(
+        store,
+        workspace,
+        feedback_csv,
+        good_documents,
+        run_id="run_started",
+        flush_seconds=0.01,
+        live_batches=True,
+    )
+    assert mirror.healthy and len(started) == 1
+    first = readers.parse_view(readers.RunRecordView, started[0], "run.json").view
+    assert first is not None and first.status == "running" and first.run_id == "run_started"
+    assert "run.json" not in read
+    # The live batches wrote the run's status and plan, folded onto the record handed over.
+    assert live and {fields.get("status") for fields in live} <= {"running", "validating"}
+    assert [step["id"] for step in live[-1]["plan"]] == [step.id for step in first.plan]
+    mirrored = _rows(store, "run_started")
+    assert mirrored["runs"][0]["status"] == "completed"
+    store.delete_run("run_started")
+    assert sync_workspace(store, workspace) == "run_started"
+    assert _rows(store, "run_started") == mirrored
+
+
 def test_a_run_record_rewritten_after_the_hand_over_is_read_as_it_is_now(
     store: RunStore, tmp_path: Path
 ) -> None:

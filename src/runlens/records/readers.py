@@ -33,7 +33,7 @@ from typing import Any, Final, Generic, Self, TypeVar, Union, get_args, get_orig
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from runlens.records.eventlog import read_event_log
-from runlens.records.io import read_json_object
+from runlens.records.io import parse_json_object, read_json_object
 from runlens.tools.workspace import Workspace
 
 _DROP: Final = object()
@@ -322,6 +322,16 @@ def read_view(cls: type[V], path: Path, label: str) -> RecordRead[V]:
     if raw is None:
         return RecordRead(None, [problem] if problem else [])
     view, damaged = cls.lenient(raw, f"{label}: ")
+    return RecordRead(view, [], damaged)
+
+
+def parse_view(cls: type[V], raw: bytes, label: str) -> RecordRead[V]:
+    """A record file's bytes `raw` as a `cls` view, as `read_view` reads the file (for a
+    record handed over as it was written, not read back)."""
+    value, problem = parse_json_object(raw, label)
+    if value is None:
+        return RecordRead(None, [problem] if problem else [])
+    view, damaged = cls.lenient(value, f"{label}: ")
     return RecordRead(view, [], damaged)
 
 

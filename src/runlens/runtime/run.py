@@ -120,6 +120,10 @@ class Run(RunRecords):
         self.records_taken = [
             take for s in subscribers if (take := getattr(s, "records_written", None)) is not None
         ]
+        # And the run record it starts from, as written (`_transition`).
+        self.records_started = [
+            take for s in subscribers if (take := getattr(s, "record_started", None)) is not None
+        ]
         self.events = EventLog(
             self.workspace.events,
             self.run_id,
@@ -437,7 +441,9 @@ class Run(RunRecords):
             # The one write before the end: it makes the workspace a run that `runlens runs`
             # lists and a reader can settle if the process dies. Later changes of status are
             # events (`run.validating`, `repair.requested`), folded in by readers.
-            self._write_run_record()
+            written = self._write_run_record()
+            for take in self.records_started:
+                take(written)
 
     def _emit(self, name: str, data: Mapping[str, Any]) -> None:
         """For tools: publish a batch event, or a plugin's own (`EventLog.emit`)."""

@@ -68,6 +68,9 @@ class RunRecords:
     verdict_current: bool
     #: What takes the record files the run's end wrote (`records_written` of a subscriber).
     records_taken: list[Callable[[WrittenRecords], None]]
+    #: What takes `runtime/run.json` as the run wrote it when it started running
+    #: (`record_started` of a subscriber).
+    records_started: list[Callable[[bytes], None]]
     _input_relative: str
     _redact_secrets: Callable[[str], str] | None
     _warn: Callable[[str], None]
@@ -146,10 +149,12 @@ class RunRecords:
             review_findings=list(self.settings.review_findings),
         )
 
-    def _write_run_record(self, record: RunRecord | None = None) -> None:
+    def _write_run_record(self, record: RunRecord | None = None) -> bytes:
+        """Write `runtime/run.json` (the run as it is now unless `record` is given); the
+        bytes written."""
         if record is None:
             record = self._run_record()
-        self._write_record(self.workspace.run_record, encode_record(record.encode()))
+        return self._write_record(self.workspace.run_record, encode_record(record.encode()))
 
     def _write_record(self, path: Path, encoded: bytes) -> bytes:
         """Secrets blanked out (in the encoded text), then written atomically; the bytes

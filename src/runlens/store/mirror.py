@@ -26,7 +26,8 @@ records, so the store never shows a run ended without its artifacts. It writes w
 store does not hold yet, once, in one transaction (`finish_streamed`): the events not yet
 written, the run's fields from its final `run.json`, its artifacts, findings and citations,
 then its end state; the events it has streamed are not read back, nor the record files the
-run's end handed it as it wrote them (`records_written`). A run whose workspace does
+run's end handed it as it wrote them (`records_written`), nor the run record the live
+batches fold the run's status onto (`record_started`). A run whose workspace does
 not record its end, a mirror that fell behind, and a worker's mirror (`worker`,
 `upload_files`, which names the worker in the run's first write and puts every workspace file
 in the store first) sync the workspace instead (`sync_workspace`).
@@ -47,7 +48,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from runlens.errors import one_line
 from runlens.records.events import Event
 from runlens.records.io import WrittenRecords
-from runlens.records.readers import EventView, RunRecordView, event_views, read_run_record
+from runlens.records.readers import (
+    EventView,
+    RunRecordView,
+    event_views,
+    parse_view,
+    read_run_record,
+)
 from runlens.records.run_record import live_record
 from runlens.records.status import RunStatus
 from runlens.store.sync import finish_streamed, sync_workspace
@@ -138,6 +145,8 @@ class StoreMirror:
         #: The run's live fields as last written (a batch that changes none writes none).
         self._live: dict[str, Any] = {}
         self._record: RunRecordView | None = None
+        #: `runtime/run.json` as the run wrote it when it started running (`record_started`).
+        self._started_record: bytes | None = None
         self._cancelled = False
         self._warned = False
         #: The record files the run's end wrote, as the runtime handed them (`finish`
@@ -154,6 +163,11 @@ class StoreMirror:
             self._behind = True
             return
         self._queue.append(event)
+
+    def record_started(self, raw: bytes) -> None:
+        """Take `runtime/run.json` as the run wrote it when it started running: the record
+        the live fields are folded onto (`_prepare`), not read back from the workspace."""
+        self._started_record = raw
 
     def records_written(self, records: WrittenRecords) -> None:
         """Take the record files the run's end wrote, as written (the runtime hands them to
@@ -296,7 +310,12 @@ class StoreMirror:
         if self._created and not events:  # nothing in the batch changes the run's fields
             return Published(self.run_id, batch), lambda: None
         if self._record is None:
-            self._record = read_run_record(self.workspace.run_record).view
+            started = self._started_record
+            self._record = (
+                read_run_record(self.workspace.run_record).view
+                if started is None
+                else parse_view(RunRecordView, started, Workspace.RUN_RECORD).view
+            )
         folded = live_record(self._record, events) if self._record is not None else None
         fields: dict[str, Any] = {}
         if folded is not None:

@@ -33,14 +33,13 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from runlens.errors import one_line
 from runlens.records.citations import FailedCitationRecord, TextSpanRecord, read_citations
-from runlens.records.io import WrittenRecords, parse_json_object
+from runlens.records.io import WrittenRecords
 from runlens.records.readers import (
     EventView,
     FindingView,
     ManifestView,
-    RecordRead,
     RunRecordView,
-    V,
+    parse_view,
     read_events,
     read_manifest,
     read_run_record,
@@ -237,7 +236,7 @@ def finish_streamed(
     read = (
         read_run_record(root.run_record)
         if written is None
-        else _parsed_view(RunRecordView, written.run_record, Workspace.RUN_RECORD)
+        else parse_view(RunRecordView, written.run_record, Workspace.RUN_RECORD)
     )
     record = read.view
     if record is None or read.problems or read.damaged or record.run_id != run_id:
@@ -257,15 +256,6 @@ def finish_streamed(
         new=new,
     )
     return True
-
-
-def _parsed_view(cls: type[V], raw: bytes, label: str) -> RecordRead[V]:
-    """A record file's bytes as a `cls` view, as `read_view` reads the file."""
-    value, problem = parse_json_object(raw, label)
-    if value is None:
-        return RecordRead(None, [problem] if problem else [])
-    view, damaged = cls.lenient(value, f"{label}: ")
-    return RecordRead(view, [], damaged)
 
 
 #: The events that order a run's findings (`_report_order`), or what gives them on demand.
@@ -304,7 +294,7 @@ def _state(
         read = (
             read_manifest(root.manifest)
             if written is None
-            else _parsed_view(ManifestView, written.manifest, Workspace.MANIFEST)
+            else parse_view(ManifestView, written.manifest, Workspace.MANIFEST)
         )
         manifest = read.view
         problems.extend([*read.problems, *read.damaged])
