@@ -14,6 +14,10 @@
    `0006_citation_order` (`(run_id, artifact)` and `(run_id, row_id)`), so the two figures
    come from the same data in the same process, and restores them.
 
+The reader view is measured twice: as a reader who opens it again sees it (the report's
+parse kept from the view before, `runlens.ui.markdown`), and as it is first shown (the parse
+dropped before each request: `first view`).
+
 Prints; asserts nothing. The goal: the reader view's p95 at most 50 ms for 100,000 rows.
 """
 
@@ -37,6 +41,7 @@ from runlens.plugins import load_plugin
 from runlens.runtime.run import run_plugin
 from runlens.store import open_store, sync_workspace
 from runlens.store.db import RunStore
+from runlens.ui import markdown
 from runlens.ui.app import create_app
 from runlens.ui.context import UIConfig
 
@@ -44,6 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_offline import DATA, cached_csv  # a sibling script, not a package
 from bench_peers import goal_row
 
+#: The reader view as first shown: the report's Markdown parsed at each request.
+FIRST_VIEW = "reader view, first view"
 #: The citation indexes before and after revision 0006 (name, columns).
 _BEFORE = (
     ("ix_citations_run_id_artifact", ("run_id", "artifact")),
@@ -136,6 +143,7 @@ def main() -> None:
         report = next(row.name for row in run.artifacts if row.name.endswith(".md"))
         pages = {
             "reader view (/report)": f"/runs/{run_id}/report",
+            FIRST_VIEW: f"/runs/{run_id}/report",
             f"artifact page ({Path(report).name})": f"/runs/{run_id}/artifacts/{report}",
         }
         measured: dict[tuple[str, str], list[float]] = {}
@@ -145,26 +153,37 @@ def main() -> None:
                     _indexes(store, drop=_AFTER, create=indexes)
                 print(f"\n{args.rows:,} rows, {args.requests} requests each, {label}:")
                 for page, path in pages.items():
-                    seconds = _times(lambda p=path: client.get(p).status_code, args.requests)
+                    first = page == FIRST_VIEW
+
+                    def get(path: str = path, first: bool = first) -> int:
+                        if first:  # the report never shown before: its parse not kept
+                            markdown._parsed.cache_clear()
+                        return client.get(path).status_code
+
+                    seconds = _times(get, args.requests)
                     measured[(label, page)] = seconds
                     print(_line(page, seconds))
             _indexes(store, drop=_BEFORE, create=_AFTER)
         store.close()
     _print_goal(args.rows, measured["indexes of 0006", "reader view (/report)"],
-                measured["indexes before 0006", "reader view (/report)"])  # fmt: skip
+                measured["indexes before 0006", "reader view (/report)"],
+                measured["indexes of 0006", FIRST_VIEW])  # fmt: skip
 
 
-def _print_goal(rows: int, now: list[float], before: list[float]) -> None:
+def _print_goal(rows: int, now: list[float], before: list[float], first: list[float]) -> None:
     """The goal row: the reader view's p95 (≤ 50 ms for a 100,000-row run), beside its p95
-    with the citation indexes before 0006."""
+    with the citation indexes before 0006 and its p95 when the report is shown for the first
+    time (its Markdown parsed again at each view)."""
     p95 = statistics.quantiles(now, n=20, method="inclusive")[-1] * 1000
     old = statistics.quantiles(before, n=20, method="inclusive")[-1] * 1000
+    cold = statistics.quantiles(first, n=20, method="inclusive")[-1] * 1000
     p50 = statistics.median(now) * 1000
     print("\nGoals\n| goal | figure | comparison | met? |\n| --- | --- | --- | --- |")
     goal_row(
         f"reader view p95 of a {rows:,}-row run, SQLite store (≤ 50 ms)",
         f"p95 {p95:.1f} ms (p50 {p50:.1f} ms)",
-        f"indexes before 0006: p95 {old:.1f} ms, same run",
+        f"first view of the report: p95 {cold:.1f} ms; indexes before 0006: p95 {old:.1f} ms,"
+        " same run",
         p95 <= 50 if rows >= 100_000 else None,
     )
 

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from runlens.store.rows import CitationRow, FindingRow
+from runlens.ui import markdown
 from runlens.ui.markdown import is_relative, render_markdown, safe_href
 
 
@@ -308,3 +309,38 @@ def test_blocks_carry_line_anchors() -> None:
     elements = render(REPORT)
     anchors = {a["id"] for a in elements.named("span") if a.get("class") == "line-anchor"}
     assert {"line-1", "line-3", "line-5", "line-7", "line-9"} <= anchors
+
+
+def test_a_kept_parse_carries_nothing_of_one_view_into_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A document's parse is kept for its next view, which reads the same as a view of a
+    fresh parse: the citations linked and findings placed in one view are not in the next."""
+    linked = citation(1, 5, "fb_001", "takes three minutes")
+    failed = citation(2, 7, "fb_003", "The dashboard is perfect", status="failed", reason="r")
+    views: list[dict[str, object]] = [
+        {"citations": [linked]},
+        {},
+        {"citations": [failed], "findings": [finding(1, 3)]},
+        {"citations": [linked, failed], "stale": {"fb_001": "changed"}},
+        {},
+    ]
+
+    def view_of(**kwargs: object) -> str:
+        return str(render_markdown(REPORT, evidence_href=evidence, **kwargs))  # type: ignore[arg-type]
+
+    def fresh(**kwargs: object) -> str:
+        markdown._parsed.cache_clear()
+        return view_of(**kwargs)
+
+    expected = [fresh(**view) for view in views]
+    markdown._parsed.cache_clear()
+    shown = [view_of(**view) for view in views]
+    assert shown == expected
+    assert "fb_001</a>" in shown[0] and "fb_001</a>" not in shown[1]
+    assert markdown._parsed.cache_info().hits == len(views) - 1
+    # A document past the size kept is parsed at each view.
+    monkeypatch.setattr(markdown, "_KEPT_PARSE_CHARS", len(REPORT) - 1)
+    markdown._parsed.cache_clear()
+    assert str(render_markdown(REPORT, evidence_href=evidence)) == expected[1]
+    assert markdown._parsed.cache_info().currsize == 0

@@ -13,10 +13,17 @@ names and the id after it become links to the row's evidence page, styled `verif
 the characters at the spans the validator recorded, or for a run recorded before spans
 were, where a search finds them). Findings with a line are shown after the block that holds
 that line (markdown-it maps blocks to lines); findings without one head the document.
+
+Parsing is most of what showing a report costs, and a report is shown again and again: the
+parse of a document (up to `_KEPT_PARSE_CHARS`) is kept, for the last `_KEPT_PARSES`
+documents, as markdown-it's tokens, which nothing here changes afterwards (a block whose
+citations are linked is a copy with new children).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +47,9 @@ _LEAF_OPENERS = frozenset({"paragraph_open", "heading_open", "table_open"})
 _LEAF_SINGLES = frozenset({"fence", "code_block", "html_block", "hr"})
 #: A token type the parser never makes: pre-rendered, already escaped HTML of this module.
 _HTML = "runlens_html"
+#: How many documents' parses are kept, and up to which size (in characters) one is.
+_KEPT_PARSES = 16
+_KEPT_PARSE_CHARS = 1 << 20
 
 
 def safe_href(url: str) -> bool:
@@ -93,18 +103,27 @@ def render_markdown(
     `image_href` says where an image may be loaded from (None: shown as text). `stale` (row
     id -> change) marks the citations of rows a newer input changed."""
     parser = _parser()
-    tokens = parser.parse(text)
+    parsed = _parsed(text) if len(text) <= _KEPT_PARSE_CHARS else tuple(parser.parse(text))
     cited = _citations_by_line(citations)
-    placed = _place_findings(tokens, findings)
+    placed = _place_findings(parsed, findings)
     lines = frozenset(f.line for f in findings if f.line)
     env = _Env(Linker(evidence_href, lines, dict(stale or {})), link_href, image_href)
-    tokens = list(_annotate(tokens, cited, placed, env, InlineOffsets(text)))
+    tokens = list(_annotate(parsed, cited, placed, env, InlineOffsets(text)))
     header = findings_note([f for f in findings if f.line is None])
     body = parser.renderer.render(tokens, parser.options, {"runlens": env})
     return Markup(header + body)
 
 
+@functools.lru_cache(maxsize=_KEPT_PARSES)
+def _parsed(text: str) -> tuple[Token, ...]:
+    """`text`'s tokens, kept: the callers read them and never change them."""
+    return tuple(_parser().parse(text))
+
+
+@functools.cache
 def _parser() -> MarkdownIt:
+    """The process's parser and renderer (neither keeps anything of a document between
+    calls: the renderer is handed its state in `env`)."""
     parser = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
     parser.validateLink = safe_href  # type: ignore[method-assign]
     renderer = parser.renderer
@@ -254,8 +273,9 @@ def _annotate(
             pending = _in_lines(cited, states, *block_lines)
             located = any(c.located for c in pending)
             offsets = written.text_offsets(token) if located else written.skip(token)
-            if pending:
-                token.children = _link_citations(token.children, offsets, pending, env)
+            if pending:  # a copy: the parsed tokens are kept for the next view (`_parsed`)
+                linked = _link_citations(token.children, offsets, pending, env)
+                token = dataclasses.replace(token, children=linked)
         yield token
         if index in ends:
             in_block = _in_lines(cited, states, *ends[index])
