@@ -524,20 +524,22 @@ def _concurrent(name: str, run_once: RunOnce, request: dict[str, Any]) -> dict[s
     calls, count = int(request["calls"]), int(request["concurrent"])
     Latency.seconds = float(request["latency"])
 
-    async def together() -> float:
+    async def together() -> tuple[float, float]:
         _Counter.calls = 0
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(run_once(calls, []) for _ in range(count)))
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         if not name.startswith("runlens") and _Counter.calls != calls * count:
             raise RuntimeError(f"{name}: {_Counter.calls} tool calls, not {calls * count}")
-        return wall
+        return wall, cpu
 
     try:
-        wall = asyncio.run(together())
+        wall, cpu = asyncio.run(together())
     finally:
         Latency.seconds = 0.0
-    return {"wall_s": wall, "ideal_s": (calls + 1) * float(request["latency"])}
+    # The process's CPU (every thread) while the runs lasted: with it near the wall time, the
+    # runs wait on the CPU, not on each other.
+    return {"wall_s": wall, "cpu_s": cpu, "ideal_s": (calls + 1) * float(request["latency"])}
 
 
 # --- the driver ----------------------------------------------------------------------------
@@ -639,15 +641,19 @@ def concurrent_rounds(
 def print_concurrent(
     figures: dict[str, list[dict[str, float]]], count: int, calls: int, latency: float
 ) -> None:
-    """Wall time of the runs at once, over the ideal and over RunLens's (SQLite store) within a
-    round, and the goal rows: ≤ 1.3× the ideal with the SQLite store, ≤ 1.6× with PostgreSQL."""
+    """Wall time of the runs at once, over the ideal, the process's CPU meanwhile (all its
+    threads) and over RunLens's (SQLite store) within a round, and the goal rows: ≤ 1.3× the
+    ideal with the SQLite store, ≤ 1.6× with PostgreSQL."""
     ideal = (calls + 1) * latency
     reference = "runlens-sqlite"
     print(
         f"\n{count} runs at once, {calls} tool calls each, the model waiting "
         f"{latency * 1000:.0f} ms per call (ideal {ideal * 1000:.0f} ms)"
     )
-    print(f"  {'':<24} {'wall ms':>9} {'range':>13} {'x ideal':>8} {'x ' + reference:>20}")
+    print(
+        f"  {'':<24} {'wall ms':>9} {'range':>13} {'x ideal':>8} {'CPU ms':>8} "
+        f"{'x ' + reference:>20}"
+    )
     over: dict[str, float] = {}
     for name, rounds in figures.items():
         walls = [figure["wall_s"] for figure in rounds]
@@ -657,9 +663,10 @@ def print_concurrent(
             pairs = zip(walls, figures[reference], strict=True)
             ratio = f"{statistics.median(wall / theirs['wall_s'] for wall, theirs in pairs):.2f}"
         spread = f"{min(walls) * 1000:.0f}-{max(walls) * 1000:.0f}"
+        cpu = statistics.median(figure["cpu_s"] for figure in rounds)
         print(
             f"  {name:<24} {statistics.median(walls) * 1000:>9.0f} {spread:>13} "
-            f"{over[name]:>8.2f} {ratio:>20}"
+            f"{over[name]:>8.2f} {cpu * 1000:>8.0f} {ratio:>20}"
         )
     print("\nGoals\n| goal | figure | comparison | met? |\n| --- | --- | --- | --- |")
     for name, label, limit in (

@@ -64,6 +64,23 @@ def test_runlens_worker_mirrors_each_run_into_the_sqlite_store(
     assert {summary.status for summary in runs} == {"completed"}
 
 
+def test_concurrent_runs_are_timed_with_the_cpu_the_process_spent(
+    bench_peers: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs at once report their wall time, the ideal and the process's CPU meanwhile; the
+    table prints that CPU beside the wall time."""
+    run_once, _clean_up, _version = bench_peers._setup("runlens")
+    request = {"calls": 2, "concurrent": 3, "latency": 0.01}
+    figure = bench_peers._concurrent("runlens", run_once, request)
+    assert figure["ideal_s"] == pytest.approx(0.03)
+    assert figure["wall_s"] >= figure["ideal_s"]
+    assert 0 < figure["cpu_s"] < 60
+    bench_peers.print_concurrent({"runlens": [figure]}, 3, 2, 0.01)
+    header, row = capsys.readouterr().out.splitlines()[2:4]
+    assert "CPU ms" in header
+    assert row.split()[0] == "runlens" and row.split()[4] == f"{figure['cpu_s'] * 1000:.0f}"
+
+
 def test_gap_is_the_median_time_between_model_calls(bench_peers: ModuleType) -> None:
     assert bench_peers._gap_us([0.0, 0.001, 0.003, 0.004]) == pytest.approx(1000.0)
     assert bench_peers._gap_us([0.0]) == 0.0
