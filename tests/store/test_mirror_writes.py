@@ -53,6 +53,15 @@ def _rows(store: RunStore, run_id: str) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
+def _assert_a_reindex_writes(
+    store: RunStore, workspace: Path, run_id: str, rows: dict[str, list[dict[str, Any]]]
+) -> None:
+    """The run's rows deleted, a reindex of its workspace alone writes `rows` again."""
+    store.delete_run(run_id)
+    assert sync_workspace(store, workspace) == run_id
+    assert _rows(store, run_id) == rows
+
+
 def _mirrored_run(
     store: RunStore,
     workspace: Path,
@@ -192,9 +201,7 @@ def test_a_mirror_with_nothing_to_redact_stores_what_a_reindex_writes(
     assert mirrored["artifacts"] and mirrored["citations"]
     if failing:
         assert len(mirrored["findings"]) > 1  # ordered by the report's events
-    store.delete_run("run_plain")
-    assert sync_workspace(store, workspace) == "run_plain"
-    assert _rows(store, "run_plain") == mirrored
+    _assert_a_reindex_writes(store, workspace, "run_plain", mirrored)
 
 
 @pytest.mark.parametrize(
@@ -247,9 +254,7 @@ def test_a_run_written_through_sqlite3_stores_the_rows_the_run_store_writes(
     assert store.events("run_sqlite3") == list(read_events(workspace / "runtime" / "events.jsonl"))
     assert mirrored["artifacts"] and mirrored["citations"]
     assert SECRET not in repr(mirrored) and "[REDACTED]" in repr(mirrored["events"])
-    store.delete_run("run_sqlite3")
-    assert sync_workspace(store, workspace) == "run_sqlite3"
-    assert _rows(store, "run_sqlite3") == mirrored
+    _assert_a_reindex_writes(store, workspace, "run_sqlite3", mirrored)
     store.close()
 
 
@@ -292,9 +297,7 @@ def test_the_end_of_a_mirrored_run_reads_no_record_file_the_run_handed_over(
     assert taken[0].citations == (runtime / "citations.json").read_bytes()
     mirrored = _rows(store, "run_handed")
     assert mirrored["runs"][0]["status"] == "completed" and mirrored["citations"]
-    store.delete_run("run_handed")
-    assert sync_workspace(store, workspace) == "run_handed"
-    assert _rows(store, "run_handed") == mirrored
+    _assert_a_reindex_writes(store, workspace, "run_handed", mirrored)
 
 
 def test_a_streamed_run_is_folded_onto_the_record_the_run_handed_over(
@@ -354,9 +357,7 @@ def test_a_streamed_run_is_folded_onto_the_record_the_run_handed_over(
     assert [step["id"] for step in live[-1]["plan"]] == [step.id for step in first.plan]
     mirrored = _rows(store, "run_started")
     assert mirrored["runs"][0]["status"] == "completed"
-    store.delete_run("run_started")
-    assert sync_workspace(store, workspace) == "run_started"
-    assert _rows(store, "run_started") == mirrored
+    _assert_a_reindex_writes(store, workspace, "run_started", mirrored)
 
 
 def test_a_run_record_rewritten_after_the_hand_over_is_read_as_it_is_now(
@@ -393,9 +394,7 @@ def test_a_run_record_rewritten_after_the_hand_over_is_read_as_it_is_now(
     ended = _rows(store, "run_rewritten")
     assert ended["runs"][0]["status"] == "completed" and ended["artifacts"] == []
     assert ended["runs"][0]["warnings"] == record["warnings"]
-    store.delete_run("run_rewritten")
-    assert sync_workspace(store, workspace) == "run_rewritten"
-    assert _rows(store, "run_rewritten") == ended
+    _assert_a_reindex_writes(store, workspace, "run_rewritten", ended)
 
 
 @contextmanager
