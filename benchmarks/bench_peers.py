@@ -33,6 +33,11 @@ records) drop out, and the late gap: the median of the ten gaps before the last 
 the history is longest. The late gap at 100 calls over the late gap at 10 shows whether a
 step gets dearer as the conversation grows.
 
+With `--concurrent C`, C runs at once whose model waits `--latency` before every answer: their
+wall time over the ideal (the waits alone), the process's CPU meanwhile, and the time over
+the ideal split in three from the times of the answers: until the last run's first answer
+(starting), to the last run's last answer (stepping), and to the last run's end (ending).
+
 Every framework runs in a worker process of its own, started once and kept for all rounds:
 RunLens under this interpreter (its `src` on PYTHONPATH, or installed), the peers under
 `--peers-python` (a venv holding benchmarks/requirements-peers.txt). So RunLens's dependencies
@@ -55,6 +60,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
+import contextvars
 import itertools
 import json
 import os
@@ -365,17 +371,19 @@ def _openai_agents() -> tuple[RunOnce, Callable[[], None], str]:
     return run_once, lambda: None, version("openai-agents")
 
 
+#: The list the shared fake chat model appends a run's answer times to (`_graph_runner`).
+_ANSWERS: contextvars.ContextVar[list[float]] = contextvars.ContextVar("answers")
+
+
 def _fake_chat_model() -> Any:
     """A langchain chat model answering from the conversation's length: after k tool results
     it asks for tool call k (stateless, so one compiled graph serves every run)."""
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
-    from pydantic import Field
 
     class FakeToolModel(BaseChatModel):
         calls: int = 10
-        stamps: list[float] = Field(default_factory=list)
 
         @property
         def _llm_type(self) -> str:
@@ -385,7 +393,7 @@ def _fake_chat_model() -> Any:
             return self
 
         def _reply(self, messages: list[Any]) -> ChatResult:
-            self.stamps.append(time.perf_counter())
+            _ANSWERS.get().append(time.perf_counter())
             system = 1 if messages and messages[0].type == "system" else 0
             done = (len(messages) - 1 - system) // 2  # [system?, human, (ai, tool) * done]
             if done < self.calls:
@@ -420,7 +428,10 @@ def _graph_runner(graph: Any, model: Any, package: str) -> tuple[RunOnce, Callab
     from importlib.metadata import version
 
     async def run_once(calls: int, stamps: list[float]) -> None:
-        model.calls, model.stamps = calls, stamps
+        # The model is shared by every run: each run's answers go to its own list through
+        # the run's context (runs at once are tasks of their own, each with a copy).
+        model.calls = calls
+        _ANSWERS.set(stamps)
         state = await graph.ainvoke(
             {"messages": [("user", "Work.")]}, {"recursion_limit": 2 * calls + 10}
         )
@@ -524,22 +535,42 @@ def _concurrent(name: str, run_once: RunOnce, request: dict[str, Any]) -> dict[s
     calls, count = int(request["calls"]), int(request["concurrent"])
     Latency.seconds = float(request["latency"])
 
-    async def together() -> tuple[float, float]:
+    async def together() -> dict[str, float]:
         _Counter.calls = 0
+        stamps: list[list[float]] = [[] for _ in range(count)]
         started, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(run_once(calls, []) for _ in range(count)))
-        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        await asyncio.gather(*(run_once(calls, run) for run in stamps))
+        ended = time.perf_counter()
+        wall, cpu = ended - started, time.process_time() - cpu
         if not name.startswith("runlens") and _Counter.calls != calls * count:
             raise RuntimeError(f"{name}: {_Counter.calls} tool calls, not {calls * count}")
-        return wall, cpu
+        return {"wall_s": wall, "cpu_s": cpu, **_excess(stamps, started, ended, calls)}
 
     try:
-        wall, cpu = asyncio.run(together())
+        figure = asyncio.run(together())
     finally:
         Latency.seconds = 0.0
     # The process's CPU (every thread) while the runs lasted: with it near the wall time, the
     # runs wait on the CPU, not on each other.
-    return {"wall_s": wall, "cpu_s": cpu, "ideal_s": (calls + 1) * float(request["latency"])}
+    return {**figure, "ideal_s": (calls + 1) * float(request["latency"])}
+
+
+def _excess(
+    stamps: list[list[float]], started: float, ended: float, calls: int
+) -> dict[str, float]:
+    """Where the runs at once spent their time beyond the model's waits, from the times of
+    their model answers: `start_s`, until the last run had its first answer (less one wait);
+    `steps_s`, from there to the last run's last answer (less the `calls` waits between);
+    `end_s`, from the last answer to the last run's end. Their sum is the wall time over the
+    ideal; the part that grows shows what the runs queue behind (starting, stepping, ending)."""
+    wait = Latency.seconds
+    first = max(run[0] for run in stamps if run)
+    last = max(run[-1] for run in stamps if run)
+    return {
+        "start_s": first - started - wait,
+        "steps_s": last - first - calls * wait,
+        "end_s": ended - last,
+    }
 
 
 # --- the driver ----------------------------------------------------------------------------
@@ -652,7 +683,7 @@ def print_concurrent(
     )
     print(
         f"  {'':<24} {'wall ms':>9} {'range':>13} {'x ideal':>8} {'CPU ms':>8} "
-        f"{'x ' + reference:>20}"
+        f"{'x ' + reference:>20}   {'over ideal, ms: start':>21} {'steps':>6} {'end':>6}"
     )
     over: dict[str, float] = {}
     for name, rounds in figures.items():
@@ -664,9 +695,13 @@ def print_concurrent(
             ratio = f"{statistics.median(wall / theirs['wall_s'] for wall, theirs in pairs):.2f}"
         spread = f"{min(walls) * 1000:.0f}-{max(walls) * 1000:.0f}"
         cpu = statistics.median(figure["cpu_s"] for figure in rounds)
+        parts = " ".join(
+            f"{statistics.median(figure[part] for figure in rounds) * 1000:>{width}.0f}"
+            for part, width in (("start_s", 21), ("steps_s", 6), ("end_s", 6))
+        )
         print(
             f"  {name:<24} {statistics.median(walls) * 1000:>9.0f} {spread:>13} "
-            f"{over[name]:>8.2f} {cpu * 1000:>8.0f} {ratio:>20}"
+            f"{over[name]:>8.2f} {cpu * 1000:>8.0f} {ratio:>20}   {parts}"
         )
     print("\nGoals\n| goal | figure | comparison | met? |\n| --- | --- | --- | --- |")
     for name, label, limit in (

@@ -79,6 +79,25 @@ def test_concurrent_runs_are_timed_with_the_cpu_the_process_spent(
     header, row = capsys.readouterr().out.splitlines()[2:4]
     assert "CPU ms" in header
     assert row.split()[0] == "runlens" and row.split()[4] == f"{figure['cpu_s'] * 1000:.0f}"
+    # The time over the ideal, split into starting, stepping and ending, adds up.
+    parts = figure["start_s"] + figure["steps_s"] + figure["end_s"]
+    assert parts == pytest.approx(figure["wall_s"] - figure["ideal_s"])
+    assert figure["end_s"] >= 0
+    assert [float(cell) for cell in row.split()[-3:]] == [
+        float(f"{figure[part] * 1000:.0f}") for part in ("start_s", "steps_s", "end_s")
+    ]
+
+
+def test_time_over_the_ideal_is_split_at_the_last_first_and_last_answers(
+    bench_peers: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs of two tool calls, the model waiting 10 ms: the later run answers first at
+    14 ms (4 ms to start), last at 40 ms (6 ms of steps beyond the two waits), and the runs
+    end at 43 ms (3 ms to end)."""
+    monkeypatch.setattr(bench_peers.Latency, "seconds", 0.01)
+    stamps = [[1.011, 1.022, 1.033], [1.014, 1.027, 1.040]]
+    parts = bench_peers._excess(stamps, 1.0, 1.043, 2)
+    assert parts == pytest.approx({"start_s": 0.004, "steps_s": 0.006, "end_s": 0.003})
 
 
 def test_gap_is_the_median_time_between_model_calls(bench_peers: ModuleType) -> None:
