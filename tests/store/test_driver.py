@@ -514,3 +514,50 @@ def test_the_driver_inserts_nulls_as_sqlalchemy_does(store_url: str, table: d.Ta
     assert len(expected) == len(rows)
     assert any(value is None for row in expected for value in row) == bool(nullable)
     assert driven == expected
+
+
+@pytest.mark.parametrize("table", [d.EVENTS, d.ARTIFACTS, d.FINDINGS, d.CITATIONS, d.RUNS])
+def test_encode_row_encodes_each_value_as_its_column_binds_it(table: d.Table) -> None:
+    """The written-out usual cases of `encode_row` give what `_encode` gives each value,
+    for hostile rows and for values at the edges of the usual: a `str` subclass, a bool
+    or a float where an int goes, ints at and past the column's range, text of exactly
+    and one past its length, a missing column."""
+    edges: list[Any] = [
+        None,
+        _Key.A,
+        True,
+        False,
+        2.5,
+        2**31 - 1,
+        2**31,
+        -(2**31),
+        -(2**31) - 1,
+        2**63,
+        "a" * 200,
+        "a" * 201,
+        "a" * 40,
+        "a" * 41,
+        "x\x00",
+        "é",
+        "",
+    ]
+    rows = _hostile_rows(table, 24)
+    for value in edges:
+        rows.append({column.name: value for column in table.columns})
+    rows.append({})
+    for row in rows:
+        expected = _outcome(
+            lambda row=row: tuple(
+                d._encode(column, row.get(column.name)) for column in table.columns
+            )
+        )
+        assert _outcome(lambda row=row: d.encode_row(table, row)) == expected
+
+
+def _outcome(encode: Any) -> tuple[Any, ...]:
+    """What `encode()` gives, with each value's type, or the type of its error."""
+    try:
+        values = encode()
+    except Exception as error:
+        return ("raised", type(error))
+    return ("encoded", values, [type(value) for value in values])
