@@ -306,6 +306,40 @@ def test_a_second_index_of_an_unchanged_home_writes_nothing(
     assert second == []
 
 
+def test_indexing_reads_each_run_s_row_once_in_the_transaction_that_writes_it(
+    store: RunStore, tmp_path: Path, feedback_csv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row the clash check and the events the store holds go by is read once per
+    workspace (and once for the whole home), not once for each of them."""
+    home = tmp_path / "home"
+    library_run(home / "run_one", feedback_csv, None)
+    library_run(home / "run_two", feedback_csv, None)
+    asked: list[tuple[list[str] | None, bool]] = []
+    read, begin = store.sync_states, store.transaction
+    open_transactions = [0]
+
+    def sync_states(run_ids: Any = None, **options: Any) -> Any:
+        asked.append((None if run_ids is None else list(run_ids), open_transactions[0] > 0))
+        return read(run_ids, **options)
+
+    @contextlib.contextmanager
+    def transaction(**options: Any) -> Iterator[None]:
+        with begin(**options):
+            open_transactions[0] += 1
+            try:
+                yield
+            finally:
+                open_transactions[0] -= 1
+
+    monkeypatch.setattr(store, "sync_states", sync_states)
+    monkeypatch.setattr(store, "transaction", transaction)
+    report = index_home(store, home)
+    assert len(report.added) == 2
+    per_run = [(ids, inside) for ids, inside in asked if ids is not None]
+    assert sorted(ids[0] for ids, _ in per_run) == sorted(report.added)
+    assert all(inside for _, inside in per_run)
+
+
 def test_show_of_an_unchanged_indexed_run_writes_nothing(
     store: RunStore, store_url: str, tmp_path: Path, feedback_csv: Path
 ) -> None:

@@ -16,15 +16,18 @@ from runlens.tools.workspace import Workspace
 
 if TYPE_CHECKING:
     from runlens.store.db import RunStore
+    from runlens.store.listing import SyncState
 
 __all__ = ["WorkspaceClash", "clashing_workspace", "note_clashes", "record_clashes"]
 
 
-def clashing_workspace(store: RunStore, run_id: str, root: Workspace) -> str | None:
+def clashing_workspace(
+    store: RunStore, run_id: str, root: Workspace, state: SyncState | None
+) -> str | None:
     """The other folder the store knows the run at, when it is on this machine and its
     record still names the run (so `root` is a copy, not the run's folder moved); None
-    when `root` may be indexed as the run's workspace."""
-    state = store.sync_states([run_id]).get(run_id)
+    when `root` may be indexed as the run's workspace. `state` is what the store holds of
+    the run (`RunStore.sync_states`)."""
     if state is None or not state.workspace or state.host not in (None, store.host):
         return None
     known = Path(state.workspace)

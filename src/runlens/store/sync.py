@@ -165,38 +165,51 @@ def _sync(
             return ended, False
     named = read_run_record(root.run_record).view
     named_id = named.run_id if named is not None else None
-    state = store.sync_states([named_id]).get(named_id) if named_id is not None else None
-    held = state is not None and state.worker is not None
-    view = load_run(root.root, settle=not held)
-    record = view.record
-    run_id = str(record.run_id)
-    if held and view.status not in TERMINAL:
+    # All of the workspace's state reaches the store, or none of it; and the run's row is
+    # read once, in the transaction that writes it (the clash check and the events the
+    # store holds go by that read). The events are read once the run is settled: settling
+    # a run whose process died adds its last event.
+    with store.transaction(lock_seconds=lock_seconds):
+        state = store.sync_states([named_id]).get(named_id) if named_id is not None else None
+        held = state is not None and state.worker is not None
+        view = load_run(root.root, settle=not held)
+        record = view.record
+        run_id = str(record.run_id)
         # Durable: a dead worker's run is resumed by another worker, not settled here.
+        resumable = held and view.status not in TERMINAL
+        if not resumable:
+            if view.problems and record.status is None:
+                # A record too damaged to name its run: keep the id the store knows this
+                # folder by.
+                run_id = next(
+                    (
+                        known
+                        for known, s in store.sync_states().items()
+                        if s.workspace == str(root.root)
+                    ),
+                    run_id,
+                )
+            if run_id != named_id:
+                state = store.sync_states([run_id]).get(run_id)
+            known = clashing_workspace(store, run_id, root, state)
+            if known is not None:
+                raise WorkspaceClash(root.root, run_id, known)
+            events = read_events(root.events)
+            _write_state(
+                store,
+                run_id,
+                root,
+                view,
+                events.events,
+                [*events.problems, *events.damaged],
+                origin,
+                upload_files,
+                state,
+            )
+    if resumable:
         if upload_files:
             upload_workspace(store, run_id, root.root)
         return run_id, False
-    if view.problems and record.status is None:
-        # A record too damaged to name its run: keep the id the store knows this folder by.
-        run_id = next(
-            (known for known, s in store.sync_states().items() if s.workspace == str(root.root)),
-            run_id,
-        )
-    known = clashing_workspace(store, run_id, root)
-    if known is not None:
-        raise WorkspaceClash(root.root, run_id, known)
-    events = read_events(root.events)
-    # All of the workspace's state reaches the store, or none of it.
-    with store.transaction(lock_seconds=lock_seconds):
-        _write_state(
-            store,
-            run_id,
-            root,
-            view,
-            events.events,
-            [*events.problems, *events.damaged],
-            origin,
-            upload_files,
-        )
     return run_id, True
 
 
@@ -325,10 +338,11 @@ def _write_state(
     event_problems: list[str],
     origin: Origin | None,
     upload_files: bool,
+    state: SyncState | None,
 ) -> None:
     """Write the run's state: its fields, the events the store does not hold, with
-    `upload_files` its files, its results once it has ended, and its end state last."""
-    state = store.sync_states([run_id]).get(run_id)
+    `upload_files` its files, its results once it has ended, and its end state last.
+    `state` is what the store holds of the run, read in this transaction."""
     known = state.last_seq if state is not None else 0
     if known and store.event_count(run_id) < known:
         known = 0  # some events never reached the store (it failed a while): add them all
