@@ -100,6 +100,11 @@ class Table:
     def by_name(self) -> dict[str, Column]:
         return {column.name: column for column in self.columns}
 
+    @functools.cached_property
+    def plan(self) -> tuple[tuple[Column, str, Kind, int | None], ...]:
+        """The columns as `encode_row` walks them."""
+        return tuple((column, column.name, column.kind, column.length) for column in self.columns)
+
 
 def _table(name: str, *columns: tuple[str, Kind] | tuple[str, Kind, int]) -> Table:
     return Table(name, tuple(Column(*column) for column in columns))
@@ -284,7 +289,7 @@ def encode_row(table: Table, row: Mapping[str, Any]) -> tuple[Any, ...]:
     values: list[Any] = []
     append = values.append
     get = row.get
-    for column, name, kind, length in _plan(table):
+    for column, name, kind, length in table.plan:
         value = get(name)
         if value is None and kind != "json":
             append(None)
@@ -303,12 +308,6 @@ def encode_row(table: Table, row: Mapping[str, Any]) -> tuple[Any, ...]:
         else:
             append(_encode(column, value))
     return tuple(values)
-
-
-@functools.cache
-def _plan(table: Table) -> tuple[tuple[Column, str, Kind, int | None], ...]:
-    """`table`'s columns as `encode_row` walks them."""
-    return tuple((column, column.name, column.kind, column.length) for column in table.columns)
 
 
 def _marks(engine: Engine, columns: Iterable[Column]) -> list[str]:
