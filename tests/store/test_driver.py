@@ -561,3 +561,26 @@ def _outcome(encode: Any) -> tuple[Any, ...]:
     except Exception as error:
         return ("raised", type(error))
     return ("encoded", values, [type(value) for value in values])
+
+
+def test_a_citation_s_row_holds_its_fields_as_model_dump_gives_them() -> None:
+    from runlens.store.rows import CitationRow
+    from runlens.store.writes import _citation_row
+
+    full = CitationRow(
+        ordinal=3, artifact="a.md", location="line 4", row_id="r\x00", quote="q é",
+        start=1, end=4, line=4, column=2, status="failed", code="c", reason="why",
+        span_start=10, span_end=14, span_line=4, id_start=15, id_end=17,
+    )  # fmt: skip
+    bare = CitationRow(ordinal=0, artifact="x.json", location="items[0]", row_id="1",
+                       status="verified")  # fmt: skip
+    for citation in (full, bare):
+        expected = citation.model_dump()
+        expected["col"] = expected.pop("column")
+        expected["start_offset"], expected["end_offset"] = (
+            expected.pop("start"),
+            expected.pop("end"),
+        )
+        row = _citation_row("run_x", citation)
+        assert row == {"run_id": "run_x", **expected}
+        assert set(row) == {column.name for column in d.CITATIONS.columns}
