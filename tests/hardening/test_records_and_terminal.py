@@ -108,6 +108,33 @@ def test_run_ids_stay_whole_at_80_columns(finished: Path, tmp_path: Path) -> Non
     assert max(map(len, result.stdout.splitlines())) <= 80
 
 
+def test_at_80_columns_only_the_input_and_the_model_give_way(
+    finished: Path, tmp_path: Path
+) -> None:
+    """A long model name (a script's path) and input name never push the run's status,
+    review, time and findings out of an 80-column terminal; with room, they are whole."""
+    home, workspace = _copy(finished, tmp_path)
+    record = workspace / "runtime" / "run.json"
+    model = "scripted:/home/someone/projects/" + "deeply/nested/" * 6 + "script.json"
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["model"] = model
+    record.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    for columns in ("80", "250"):
+        result = subprocess.run(
+            runlens_command("runs"),
+            capture_output=True,
+            text=True,
+            env={**child_env(home), "COLUMNS": columns},
+            timeout=60,
+        )
+        header, row = result.stdout.splitlines()[:2]
+        assert max(map(len, result.stdout.splitlines())) <= int(columns)
+        assert header.split()[:6] == ["run", "status", "review", "created", "took", "findings"]
+        assert row.split()[:3] == [data["run_id"], data["status"], "unreviewed"]
+        assert row.split()[7] == str(sum(data["metrics"]["findings_by_code"].values()))
+        assert (model in row) == (columns == "250")
+
+
 @pytest.mark.parametrize(
     "change",
     ["edit the backlog", "delete the report", "edit the index", "edit the input"],
@@ -195,3 +222,24 @@ def test_no_step_is_shown_running_while_an_earlier_one_still_is(tmp_path: Path) 
             )
         shown[step] = status.split(",")[0]
     assert shown == dict.fromkeys(order, "completed")
+
+
+@pytest.mark.parametrize(
+    ("room", "widths"),
+    [
+        (200, [("input", 19), ("plugin · model", 135)]),  # both whole
+        (60, [("input", 19), ("plugin · model", 37)]),  # the wider gives way alone
+        (40, [("input", 18), ("plugin · model", 18)]),  # both: each its share
+        (19, [("input", 17)]),  # no room for two: the last is left out
+        (9, []),  # nor for one
+    ],
+)
+def test_the_columns_that_give_way_share_the_room_left(
+    room: int, widths: list[tuple[str, int]]
+) -> None:
+    from runlens.cli.runs import _flexible_widths
+
+    texts = [("input", ["sample_feedback.csv"]), ("plugin · model", ["m" * 135])]
+    assert _flexible_widths(room, texts) == widths
+    # What is shown, with a gap before each column, fits in the room.
+    assert sum(width + 2 for _, width in widths) <= room

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import click
 from rich.markup import escape
@@ -82,6 +82,7 @@ def runs_command(
     started yet are `queued`.
     """
 
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.table import Table
 
@@ -102,7 +103,8 @@ def runs_command(
         return
     # Ids never wrap nor shrink: they are what `runlens show` takes (or a unique prefix or
     # suffix of one). A run that recorded warnings has `⚠ N` beside its status (the warnings
-    # follow the table). At 80 columns the input and the plugin and model give way first.
+    # follow the table). At 80 columns the input and the plugin and model give way first
+    # (`_flexible_widths`): every other column keeps its width.
     rows = [
         (
             terminal_safe(run.run_id),
@@ -117,19 +119,29 @@ def runs_command(
         )
         for run in summaries
     ]
-    status_width = max(len(row[1]) + (len(row[2]) + 1 if row[2] else 0) for row in rows)
+    fixed = [
+        ("run", max(cell_len(row[0]) for row in rows)),
+        ("status", max(cell_len(row[1]) + (cell_len(row[2]) + 1 if row[2] else 0) for row in rows)),
+        ("review", max(cell_len(row[3]) for row in rows)),
+        ("created", max(cell_len(row[4]) for row in rows)),
+        ("took", max(cell_len(row[5]) for row in rows)),
+        ("findings", max(cell_len(row[6]) for row in rows)),
+    ]
+    flexible = _flexible_widths(
+        console.width
+        - sum(max(width, len(name)) for name, width in fixed)
+        - _GAP * (len(fixed) - 1),
+        [("input", [row[7] for row in rows]), ("plugin · model", [row[8] for row in rows])],
+    )
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-    table.add_column("run", no_wrap=True, min_width=max(len(row[0]) for row in rows))
-    table.add_column("status", no_wrap=True, min_width=status_width)
-    table.add_column("review", no_wrap=True, min_width=max(len(row[3]) for row in rows))
-    table.add_column("created", no_wrap=True, min_width=11)
-    table.add_column("took", justify="right", no_wrap=True, min_width=7)
-    table.add_column("findings", justify="right", no_wrap=True, min_width=8)
-    table.add_column("input", no_wrap=True, overflow="ellipsis", ratio=1)
-    table.add_column("plugin · model", no_wrap=True, overflow="ellipsis", ratio=1)
+    for name, width in fixed:
+        justify: Literal["left", "right"] = "right" if name in ("took", "findings") else "left"
+        table.add_column(name, justify=justify, no_wrap=True, min_width=width)
+    for name, width in flexible:
+        table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=width)
     for run_id, run_status, warned, review, created, took, findings, input_name, what in rows:
         mark = f" [yellow]{warned}[/]" if warned else ""
-        table.add_row(
+        cells = [
             escape(run_id),
             f"[{STATUS_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]{mark}",
             review_markup(review),
@@ -138,7 +150,8 @@ def runs_command(
             findings,
             markup_safe(input_name),
             markup_safe(what),
-        )
+        ]
+        table.add_row(*cells[: len(fixed) + len(flexible)])
     console.print(table)
     for run in summaries:
         for warning in run.warnings:
@@ -225,6 +238,35 @@ def _print_clash(console: Any, clash: WorkspaceClash) -> None:
         highlight=False,
         soft_wrap=True,
     )
+
+
+#: The cells between two columns of the runs table (its padding on either side).
+_GAP = 2
+#: The narrowest a column that gives way is shown at; with less room it is left out.
+_NARROWEST = 8
+
+
+def _flexible_widths(room: int, columns: list[tuple[str, list[str]]]) -> list[tuple[str, int]]:
+    """The columns that give way (each a name and its texts), with the most cells each is
+    shown at, so that the table fits in `room` cells after the fixed columns (each column
+    after one more gap): the narrower one whole when the wider one keeps at least half of
+    the room, else each its share; the last ones are left out where there is not room for
+    `_NARROWEST` cells each."""
+    from rich.cells import cell_len
+
+    wanted = [max(cell_len(name), *map(cell_len, texts)) for name, texts in columns]
+    while columns and room - _GAP * len(columns) < _NARROWEST * len(columns):
+        columns, wanted = columns[:-1], wanted[:-1]
+    room -= _GAP * len(columns)
+    # The widest give way first: every column is cut to one width, the largest that fits.
+    cap, left = room, room
+    for taken, width in enumerate(sorted(wanted)):
+        sharing = len(wanted) - taken
+        if width * sharing > left:
+            cap = left // sharing
+            break
+        left -= width
+    return [(name, min(width, cap)) for (name, _), width in zip(columns, wanted, strict=True)]
 
 
 def _warnings_mark(run: ListedRun | RunSummary) -> str:
