@@ -212,3 +212,34 @@ def test_runs_and_show_with_queued_and_worker_runs(
     assert from_store["worker"] == "w-done"
     assert from_store["artifact_hashes"] == {a["name"]: a["sha256"] for a in manifest["artifacts"]}
     assert any(h for h in from_store["artifact_hashes"].values())
+
+
+def test_a_home_of_runs_the_store_has_never_seen_says_it_is_indexing_them(
+    tmp_path: Path, feedback_csv: Path, good_documents: Documents
+) -> None:
+    """From `SAY_INDEXING_FROM` workspaces to index, `runlens runs` says on stderr what the
+    wait is for (stdout stays the listing); once they are in the store, it says nothing."""
+    from runlens.cli.runs import SAY_INDEXING_FROM
+
+    home = tmp_path / "home"
+    first = library_run(home / "run_20261201T100000Z_000000", feedback_csv, good_documents)
+    source = home / "run_20261201T100000Z_000000"
+    original = first.run_id.encode()
+    files = [path for path in source.rglob("*") if path.is_file()]
+    for number in range(1, SAY_INDEXING_FROM):  # copies, each under a run id of its own
+        run_id = f"{first.run_id[:-6]}{number:06x}".encode()
+        for path in files:
+            copy = home / f"run_20261201T100000Z_{number:06x}" / path.relative_to(source)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(path.read_bytes().replace(original, run_id))
+    for name in ("runlens.db", "runlens.db-wal", "runlens.db-shm"):
+        (home / name).unlink(missing_ok=True)
+    listed = runlens("runs", "--json", "--limit", "100", home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)) == SAY_INDEXING_FROM
+    assert f"Indexing {SAY_INDEXING_FROM} runs the run store does not hold yet" in listed.stderr
+    again = runlens("runs", "--json", home=home)
+    assert again.returncode == 0 and "Indexing" not in again.stderr
+    reread = runlens("reindex", home=home)
+    assert f"Reading {SAY_INDEXING_FROM} runs into the run store" in reread.stderr
+    assert f"0 added, {SAY_INDEXING_FROM} updated" in reread.stdout

@@ -333,11 +333,14 @@ def test_indexing_reads_each_run_s_row_once_in_the_transaction_that_writes_it(
 
     monkeypatch.setattr(store, "sync_states", sync_states)
     monkeypatch.setattr(store, "transaction", transaction)
-    report = index_home(store, home)
-    assert len(report.added) == 2
+    pending: list[int] = []
+    report = index_home(store, home, on_pending=pending.append)
+    assert len(report.added) == 2 and pending == [2]  # told before the first is synced
     per_run = [(ids, inside) for ids, inside in asked if ids is not None]
     assert sorted(ids[0] for ids, _ in per_run) == sorted(report.added)
     assert all(inside for _, inside in per_run)
+    assert index_home(store, home, on_pending=pending.append).unchanged == 2
+    assert pending == [2]  # nothing pending: not told
 
 
 def test_show_of_an_unchanged_indexed_run_writes_nothing(

@@ -214,9 +214,31 @@ def catch_up(store: RunStore, home: Path | None) -> IndexReport:
             store = store.full
     from runlens.store.sync import index_home, refresh_live
 
-    report = index_home(store, folder)
+    report = index_home(store, folder, on_pending=_say_indexing)
     refresh_live(store)
     return report
+
+
+#: From how many workspaces to index a command says so first: each takes a few milliseconds,
+#: so a home of runs the store has never seen (runs made before it existed, a home copied
+#: from another machine) takes seconds, once.
+SAY_INDEXING_FROM = 20
+
+
+def _say_indexing(count: int) -> None:
+    """On stderr (a command's JSON on stdout stays one document): what the wait is for."""
+    if count >= SAY_INDEXING_FROM:
+        click.echo(
+            f"Indexing {count:,} runs the run store does not hold yet (once: later calls read "
+            "the store)...",
+            err=True,
+        )
+
+
+def _say_reading(count: int) -> None:
+    """`runlens reindex`'s `_say_indexing`: it reads every workspace again."""
+    if count >= SAY_INDEXING_FROM:
+        click.echo(f"Reading {count:,} runs into the run store...", err=True)
 
 
 def _listed(
@@ -355,7 +377,7 @@ def reindex_command(
             note_clashes(store, report.clashes)
             where = f"{len(workspaces)} workspace(s)"
         else:
-            report = index_home(store, runs_home(home), force=True)
+            report = index_home(store, runs_home(home), force=True, on_pending=_say_reading)
             where = str(runs_home(home))
         console.print(
             f"Indexed {where} into {markup_safe(store.url)}: {len(report.added)} added, "

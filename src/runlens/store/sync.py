@@ -422,9 +422,16 @@ def settle_review_state(store: RunStore, run_id: str, workspace: Path) -> str | 
     return state
 
 
-def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexReport:
+def index_home(
+    store: RunStore,
+    home: Path,
+    *,
+    force: bool = False,
+    on_pending: Callable[[int], None] | None = None,
+) -> IndexReport:
     """Sync every workspace under `home` the store does not hold in its current state
-    (`force`: every one, whatever the store holds).
+    (`force`: every one, whatever the store holds). `on_pending` is told how many that is
+    before the first is synced, when there is any.
 
     A workspace is current when the store holds its run ended with the `record_stamp` its
     `run.json` has now: one stat, nothing read. The others are synced in transactions of
@@ -439,6 +446,8 @@ def index_home(store: RunStore, home: Path, *, force: bool = False) -> IndexRepo
             report.unchanged += 1
             continue
         pending.append((Path(folder), state))
+    if pending and on_pending is not None:
+        on_pending(len(pending))
     written: list[tuple[Path, str]] = []
     done = 0
     while done < len(pending):
