@@ -9,6 +9,7 @@ while it could not be reached, are listed all the same.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -214,7 +215,7 @@ def catch_up(store: RunStore, home: Path | None) -> IndexReport:
             store = store.full
     from runlens.store.sync import index_home, refresh_live
 
-    report = index_home(store, folder, on_pending=_say_indexing)
+    report = index_home(store, folder, on_pending=functools.partial(_say_indexing, _INDEXING))
     refresh_live(store)
     return report
 
@@ -225,20 +226,18 @@ def catch_up(store: RunStore, home: Path | None) -> IndexReport:
 SAY_INDEXING_FROM = 20
 
 
-def _say_indexing(count: int) -> None:
+#: What `runlens runs`, `show` and `review` say first, and `runlens reindex` (which reads
+#: every workspace again).
+_INDEXING = (
+    "Indexing {count:,} runs the run store does not hold yet (once: later calls read the store)..."
+)
+_READING = "Reading {count:,} runs into the run store..."
+
+
+def _say_indexing(message: str, count: int) -> None:
     """On stderr (a command's JSON on stdout stays one document): what the wait is for."""
     if count >= SAY_INDEXING_FROM:
-        click.echo(
-            f"Indexing {count:,} runs the run store does not hold yet (once: later calls read "
-            "the store)...",
-            err=True,
-        )
-
-
-def _say_reading(count: int) -> None:
-    """`runlens reindex`'s `_say_indexing`: it reads every workspace again."""
-    if count >= SAY_INDEXING_FROM:
-        click.echo(f"Reading {count:,} runs into the run store...", err=True)
+        click.echo(message.format(count=count), err=True)
 
 
 def _listed(
@@ -377,7 +376,12 @@ def reindex_command(
             note_clashes(store, report.clashes)
             where = f"{len(workspaces)} workspace(s)"
         else:
-            report = index_home(store, runs_home(home), force=True, on_pending=_say_reading)
+            report = index_home(
+                store,
+                runs_home(home),
+                force=True,
+                on_pending=functools.partial(_say_indexing, _READING),
+            )
             where = str(runs_home(home))
         console.print(
             f"Indexed {where} into {markup_safe(store.url)}: {len(report.added)} added, "
