@@ -120,19 +120,26 @@ def runs_command(
         )
         for run in summaries
     ]
+    ids, statuses, marks, reviews, created, took, findings, inputs, whats = zip(*rows, strict=True)
+    shown_statuses = [
+        f"{status} {mark}" if mark else status for status, mark in zip(statuses, marks, strict=True)
+    ]
     fixed = [
-        ("run", max(cell_len(row[0]) for row in rows)),
-        ("status", max(cell_len(row[1]) + (cell_len(row[2]) + 1 if row[2] else 0) for row in rows)),
-        ("review", max(cell_len(row[3]) for row in rows)),
-        ("created", max(cell_len(row[4]) for row in rows)),
-        ("took", max(cell_len(row[5]) for row in rows)),
-        ("findings", max(cell_len(row[6]) for row in rows)),
+        (name, max(map(cell_len, texts)))
+        for name, texts in (
+            ("run", ids),
+            ("status", shown_statuses),
+            ("review", reviews),
+            ("created", created),
+            ("took", took),
+            ("findings", findings),
+        )
     ]
     flexible = _flexible_widths(
         console.width
         - sum(max(width, len(name)) for name, width in fixed)
         - _GAP * (len(fixed) - 1),
-        [("input", [row[7] for row in rows]), ("plugin · model", [row[8] for row in rows])],
+        [("input", list(inputs)), ("plugin · model", list(whats))],
     )
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     for name, width in fixed:
@@ -140,15 +147,15 @@ def runs_command(
         table.add_column(name, justify=justify, no_wrap=True, min_width=width)
     for name, width in flexible:
         table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=width)
-    for run_id, run_status, warned, review, created, took, findings, input_name, what in rows:
+    for run_id, run_status, warned, review, created_at, took_for, found, input_name, what in rows:
         mark = f" [yellow]{warned}[/]" if warned else ""
         cells = [
             escape(run_id),
             f"[{STATUS_STYLE.get(run_status, 'cyan')}]{escape(run_status)}[/]{mark}",
             review_markup(review),
-            markup_safe(created),
-            took,
-            findings,
+            markup_safe(created_at),
+            took_for,
+            found,
             markup_safe(input_name),
             markup_safe(what),
         ]
